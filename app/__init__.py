@@ -1,0 +1,1 @@
+"""Front ends: the ``codesign`` CLI and the Streamlit dashboard (no modelling here)."""

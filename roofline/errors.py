@@ -1,0 +1,42 @@
+"""The one error type that front ends turn into a one-line message (exit code 2)."""
+
+
+class InputError(ValueError):
+    """Bad user input: an unknown name, a value outside its range, a malformed file.
+
+    The message is a single line that names the offending field and the accepted
+    range or names, so the CLI and dashboard can show it verbatim.
+    """
+
+
+def require_positive(field: str, value: float) -> float:
+    """Return ``value`` as float if it is finite and > 0, else raise `InputError`."""
+    number = _as_float(field, value)
+    if not number > 0 or number == float("inf"):
+        raise InputError(f"{field} must be a finite number > 0, got {value!r}")
+    return number
+
+
+def require_non_negative(field: str, value: float) -> float:
+    """Return ``value`` as float if it is finite and >= 0, else raise `InputError`."""
+    number = _as_float(field, value)
+    if not number >= 0 or number == float("inf"):
+        raise InputError(f"{field} must be a finite number >= 0, got {value!r}")
+    return number
+
+
+def require_fraction(field: str, value: float) -> float:
+    """Return ``value`` as float if it lies in (0, 1], else raise `InputError`."""
+    number = _as_float(field, value)
+    if not 0 < number <= 1:
+        raise InputError(f"{field} must be in (0, 1], got {value!r}")
+    return number
+
+
+def _as_float(field: str, value: object) -> float:
+    if isinstance(value, bool):
+        raise InputError(f"{field} must be a number, got {value!r}")
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise InputError(f"{field} must be a number, got {value!r}") from None

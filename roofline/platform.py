@@ -1,0 +1,223 @@
+"""Parameterised hardware platforms (one device) and derived what-if variants.
+
+All fields are SI: FLOP/s, bytes/s, bytes, seconds, watts, US dollars.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from .dtypes import DTYPE_BITS, dtype_bits
+from .errors import InputError, require_fraction, require_non_negative, require_positive
+
+
+@dataclass(frozen=True)
+class MemoryLevel:
+    """One level of the memory hierarchy (HBM, LPDDR, unified DRAM, on-chip SRAM)."""
+
+    name: str
+    bandwidth_bytes_per_s: float
+    capacity_bytes: float
+
+    def __post_init__(self) -> None:
+        require_positive(f"memory[{self.name}].bandwidth_bytes_per_s", self.bandwidth_bytes_per_s)
+        require_positive(f"memory[{self.name}].capacity_bytes", self.capacity_bytes)
+
+
+@dataclass(frozen=True)
+class Interconnect:
+    """Device-to-device links.
+
+    ``link_bandwidth_bytes_per_s`` is the per-device, per-direction bandwidth of the
+    scale-up fabric (NVLink, Infinity Fabric, PCIe); ``scaleout_*`` describe the
+    network between nodes of ``devices_per_node`` devices.
+    """
+
+    link_bandwidth_bytes_per_s: float
+    link_latency_s: float
+    devices_per_node: int = 1
+    scaleout_bandwidth_bytes_per_s: float | None = None
+    scaleout_latency_s: float | None = None
+
+    def __post_init__(self) -> None:
+        require_positive("interconnect.link_bandwidth_bytes_per_s", self.link_bandwidth_bytes_per_s)
+        require_non_negative("interconnect.link_latency_s", self.link_latency_s)
+        if not isinstance(self.devices_per_node, int) or self.devices_per_node < 1:
+            raise InputError(
+                f"interconnect.devices_per_node must be an integer >= 1, got {self.devices_per_node!r}"
+            )
+        if self.scaleout_bandwidth_bytes_per_s is not None:
+            require_positive(
+                "interconnect.scaleout_bandwidth_bytes_per_s", self.scaleout_bandwidth_bytes_per_s
+            )
+        if self.scaleout_latency_s is not None:
+            require_non_negative("interconnect.scaleout_latency_s", self.scaleout_latency_s)
+
+
+@dataclass(frozen=True)
+class Efficiency:
+    """Achievable fraction of peak, one set per platform (never fitted per workload)."""
+
+    compute: float = 0.7
+    memory: float = 0.8
+    interconnect: float = 0.8
+
+    def __post_init__(self) -> None:
+        require_fraction("efficiency.compute", self.compute)
+        require_fraction("efficiency.memory", self.memory)
+        require_fraction("efficiency.interconnect", self.interconnect)
+
+
+@dataclass(frozen=True)
+class Platform:
+    """One device: compute peaks per dtype, memory levels, links, efficiencies, cost.
+
+    Parameters
+    ----------
+    peak_flops_per_s
+        Dense peak rate per dtype name (``'bf16'``, ``'int8'``...), FLOP/s (or OP/s).
+    memory
+        Memory levels; the one with the largest capacity is the main memory that
+        holds weights and the KV cache.
+    kernel_overhead_s
+        Fixed time added to every operator (launch / dispatch), seconds.
+    """
+
+    name: str
+    display_name: str
+    peak_flops_per_s: Mapping[str, float]
+    memory: tuple[MemoryLevel, ...]
+    interconnect: Interconnect | None = None
+    efficiency: Efficiency = field(default_factory=Efficiency)
+    kernel_overhead_s: float = 0.0
+    power_w: float | None = None
+    price_usd: float | None = None
+    price_usd_per_hour: float | None = None
+    kind: str = "gpu"
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            raise InputError("name must be a non-empty string")
+        if not self.peak_flops_per_s:
+            raise InputError(f"{self.name}: peak_flops_per_s needs at least one dtype")
+        for dtype, peak in self.peak_flops_per_s.items():
+            dtype_bits(dtype)
+            require_positive(f"{self.name}: peak_flops_per_s[{dtype}]", peak)
+        if not self.memory:
+            raise InputError(f"{self.name}: memory needs at least one level")
+        require_non_negative("kernel_overhead_s", self.kernel_overhead_s)
+        for label in ("power_w", "price_usd", "price_usd_per_hour"):
+            value = getattr(self, label)
+            if value is not None:
+                require_positive(label, value)
+
+    @property
+    def main_memory(self) -> MemoryLevel:
+        """The largest-capacity level: where weights and KV cache are resident."""
+        return max(self.memory, key=lambda level: level.capacity_bytes)
+
+    def memory_level(self, name: str) -> MemoryLevel:
+        """Look a memory level up by name."""
+        for level in self.memory:
+            if level.name == name:
+                return level
+        names = ", ".join(level.name for level in self.memory)
+        raise InputError(f"{self.name} has no memory level {name!r}; accepted: {names}")
+
+    def peak(self, dtype: str) -> float:
+        """Dense peak FLOP/s for ``dtype``; bf16 and fp16 stand in for each other."""
+        if dtype in self.peak_flops_per_s:
+            return float(self.peak_flops_per_s[dtype])
+        twin = {"bf16": "fp16", "fp16": "bf16"}.get(dtype)
+        if twin in self.peak_flops_per_s:
+            return float(self.peak_flops_per_s[twin])
+        dtype_bits(dtype)
+        names = ", ".join(self.peak_flops_per_s)
+        raise InputError(f"{self.name} lists no peak for dtype {dtype!r}; accepted: {names}")
+
+    def compute_dtype_for_bits(self, bits: float) -> str:
+        """The dtype that executes operands of ``bits`` bits fastest.
+
+        Among listed dtypes at least ``bits`` wide, the narrowest; ties go to the
+        higher peak. Operands wider than every listed dtype use the widest one.
+        """
+        wide_enough = [d for d in self.peak_flops_per_s if DTYPE_BITS[d] >= bits]
+        if not wide_enough:
+            return max(self.peak_flops_per_s, key=lambda d: DTYPE_BITS[d])
+        return min(wide_enough, key=lambda d: (DTYPE_BITS[d], -self.peak_flops_per_s[d]))
+
+    def ridge_point(self, dtype: str, memory_level: str | None = None) -> float:
+        """Operational intensity (FLOP/byte) where the roofline turns flat: peak / bw."""
+        level = self.main_memory if memory_level is None else self.memory_level(memory_level)
+        return self.peak(dtype) / level.bandwidth_bytes_per_s
+
+
+def derive_platform(
+    base: Platform,
+    *,
+    name: str | None = None,
+    compute_scale: float = 1.0,
+    memory_bandwidth_scale: float = 1.0,
+    memory_capacity_scale: float = 1.0,
+    link_bandwidth_scale: float = 1.0,
+    **overrides: object,
+) -> Platform:
+    """A what-if variant of ``base``: scale resources, then replace any field.
+
+    ``derive_platform(h100, memory_bandwidth_scale=2)`` is "H100 with 2x bandwidth".
+    Scales multiply every compute peak, every memory level's bandwidth or capacity,
+    and the link bandwidths. ``overrides`` are `Platform` fields set verbatim.
+    """
+    for label, scale in (
+        ("compute_scale", compute_scale),
+        ("memory_bandwidth_scale", memory_bandwidth_scale),
+        ("memory_capacity_scale", memory_capacity_scale),
+        ("link_bandwidth_scale", link_bandwidth_scale),
+    ):
+        require_positive(label, scale)
+    known = {f.name for f in dataclasses.fields(Platform)}
+    unknown = sorted(set(overrides) - known)
+    if unknown:
+        raise InputError(
+            f"unknown platform field {unknown[0]!r}; accepted: {', '.join(sorted(known))}"
+        )
+    memory = tuple(
+        MemoryLevel(
+            level.name,
+            level.bandwidth_bytes_per_s * memory_bandwidth_scale,
+            level.capacity_bytes * memory_capacity_scale,
+        )
+        for level in base.memory
+    )
+    interconnect = base.interconnect
+    if interconnect is not None and link_bandwidth_scale != 1.0:
+        scaleout = interconnect.scaleout_bandwidth_bytes_per_s
+        interconnect = dataclasses.replace(
+            interconnect,
+            link_bandwidth_bytes_per_s=interconnect.link_bandwidth_bytes_per_s
+            * link_bandwidth_scale,
+            scaleout_bandwidth_bytes_per_s=None
+            if scaleout is None
+            else scaleout * link_bandwidth_scale,
+        )
+    scaled = {dtype: peak * compute_scale for dtype, peak in base.peak_flops_per_s.items()}
+    is_variant = any(
+        s != 1.0
+        for s in (
+            compute_scale,
+            memory_bandwidth_scale,
+            memory_capacity_scale,
+            link_bandwidth_scale,
+        )
+    ) or bool(overrides)
+    changes: dict[str, object] = {
+        "name": name or (f"{base.name}-custom" if is_variant else base.name),
+        "peak_flops_per_s": scaled,
+        "memory": memory,
+        "interconnect": interconnect,
+    }
+    changes.update(overrides)
+    return dataclasses.replace(base, **changes)  # type: ignore[arg-type]

@@ -1,0 +1,83 @@
+"""Every shipped hardware preset loads, carries a source, and bad files fail clearly."""
+
+import pytest
+
+from roofline import InputError, list_platforms, load_platform
+
+REQUIRED_PRESETS = {
+    "a100-sxm-80gb",
+    "h100-sxm",
+    "h200-sxm",
+    "b200",
+    "l4",
+    "rtx-4090",
+    "jetson-agx-orin-64gb",
+    "jetson-orin-nano-8gb",
+    "mi300x",
+    "apple-m2-ultra",
+    "apple-m4-pro",
+    "xeon-8480",
+    "raspberry-pi-5",
+}
+
+
+def test_required_presets_are_shipped():
+    assert set(list_platforms()) >= REQUIRED_PRESETS
+
+
+@pytest.mark.parametrize("name", list_platforms())
+def test_preset_loads_with_source_and_sane_values(name):
+    platform = load_platform(name)
+    assert platform.name == name
+    assert len(platform.source) > 20
+    assert platform.main_memory.bandwidth_bytes_per_s > 1e9
+    assert platform.main_memory.capacity_bytes >= 4e9
+    assert all(peak > 1e10 for peak in platform.peak_flops_per_s.values())
+
+
+def test_h100_values_are_spec_sheet_values():
+    h100 = load_platform("h100-sxm")
+    assert h100.peak("bf16") == pytest.approx(989.4e12)
+    assert h100.main_memory.bandwidth_bytes_per_s == pytest.approx(3.35e12)
+    assert h100.main_memory.capacity_bytes == pytest.approx(80e9)
+
+
+def _write(tmp_path, text):
+    path = tmp_path / "hw.yaml"
+    path.write_text(text)
+    return path
+
+
+MINIMAL = "name: x\nsource: test\npeak_tflops: {bf16: 1}\nmemory: [{name: m, bandwidth_gb_per_s: 1, capacity_gb: 1}]\n"
+
+
+def test_minimal_file_loads(tmp_path):
+    assert load_platform(_write(tmp_path, MINIMAL)).peak("bf16") == 1e12
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("name: [unclosed", "not valid YAML"),
+        ("- a\n- b\n", "expected a mapping"),
+        (MINIMAL + "bandwith: 3\n", "unknown key 'bandwith'"),
+        (MINIMAL.replace("source: test\n", ""), "missing required key 'source'"),
+        (
+            MINIMAL.replace("bandwidth_gb_per_s: 1", "bandwidth_gb_per_s: -1"),
+            "must be a finite number > 0",
+        ),
+        (MINIMAL.replace("{bf16: 1}", "{bf17: 1}"), "unknown dtype 'bf17'"),
+        (MINIMAL.replace("{bf16: 1}", "{bf16: fast}"), "must be a number"),
+        (MINIMAL + "efficiency: {compute: 1.5}\n", "efficiency.compute must be in (0, 1]"),
+    ],
+)
+def test_bad_yaml_gives_one_line_error(tmp_path, text, message):
+    with pytest.raises(InputError) as info:
+        load_platform(_write(tmp_path, text))
+    assert message in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_unknown_preset_lists_names():
+    with pytest.raises(InputError, match=r"unknown hardware 'h1000'; accepted: .*h100-sxm"):
+        load_platform("h1000")

@@ -1,0 +1,136 @@
+"""Roofline maths: hand-checked cases, properties, collectives and capacity."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from roofline import (
+    Bound,
+    CapacityFootprint,
+    Gemm,
+    InputError,
+    Operator,
+    all_reduce_time,
+    attainable_flops_per_s,
+    bytes_per_element,
+    check_capacity,
+    cost,
+    derive_platform,
+    load_platform,
+    roofline_time,
+)
+
+
+def test_a100_bf16_ridge_point_matches_spec_sheet():
+    a100 = load_platform("a100-sxm-80gb")
+    assert a100.ridge_point("bf16") == pytest.approx(312e12 / 2.039e12, rel=0.01)
+
+
+def test_memory_bound_operator_time_is_bytes_over_bandwidth(simple_platform):
+    op = Operator("axpy", flop=1e9, bytes_main=1e10, dtype="bf16")
+    result = cost(op, simple_platform)
+    assert result.time_s == pytest.approx(1e10 / 1e12)
+    assert result.bound is Bound.MEMORY_BANDWIDTH
+    assert result.attainable_flops_per_s == pytest.approx(1e9 / 1e-2)
+
+
+def test_compute_bound_operator_uses_dtype_peak(simple_platform):
+    op = Operator("gemm", flop=1e15, bytes_main=1e9, dtype="int8")
+    result = cost(op, simple_platform)
+    assert result.time_s == pytest.approx(1e15 / 200e12)
+    assert result.bound is Bound.COMPUTE
+
+
+def test_efficiency_and_overhead_enter_the_time(simple_platform):
+    derated = derive_platform(
+        simple_platform,
+        efficiency=type(simple_platform.efficiency)(compute=0.5, memory=0.5),
+        kernel_overhead_s=1e-6,
+    )
+    op = Operator("x", flop=0.0, bytes_main=1e12)
+    assert cost(op, derated).time_s == pytest.approx(2.0 + 1e-6)
+
+
+def test_tiny_operator_is_overhead_bound(simple_platform):
+    platform = derive_platform(simple_platform, kernel_overhead_s=5e-6)
+    assert cost(Operator("tiny", 10.0, 10.0), platform).bound is Bound.OVERHEAD
+
+
+def test_gemm_counts_and_int4_half_of_int8():
+    gemm = Gemm("g", m=4, n=8, k=16, b_bits=8)
+    assert gemm.flops() == 2 * 4 * 8 * 16
+    int8_bytes = 8 * 16 * 1.0
+    int4 = Gemm("g", m=4, n=8, k=16, b_bits=4)
+    assert int4.bytes_moved() - (gemm.bytes_moved() - int8_bytes) == pytest.approx(int8_bytes / 2)
+    assert bytes_per_element(4) == 0.5 * bytes_per_element(8)
+
+
+def test_attainable_is_min_of_peak_and_bandwidth_slope(simple_platform):
+    oi = np.array([1.0, 100.0, 1000.0])
+    np.testing.assert_allclose(
+        attainable_flops_per_s(oi, simple_platform, "bf16"), [1e12, 100e12, 100e12]
+    )
+
+
+def test_ring_all_reduce_formula(simple_platform):
+    size, n = 1e9, 4
+    expected = 2 * (n - 1) / n * size / 100e9 + 2 * (n - 1) * 1e-6
+    assert all_reduce_time(simple_platform, size, n) == pytest.approx(expected)
+    assert all_reduce_time(simple_platform, size, 1) == 0.0
+
+
+def test_capacity_wall_verdict():
+    verdict = check_capacity(CapacityFootprint(weights_bytes=70e9, kv_cache_bytes=20e9), 80e9)
+    assert not verdict.fits
+    assert verdict.headroom_bytes == pytest.approx(-10e9)
+    assert verdict.utilization == pytest.approx(90 / 80)
+    assert check_capacity(50e9, 80e9).fits
+
+
+def test_derive_scales_bandwidth_and_names_the_variant():
+    h100 = load_platform("h100-sxm")
+    fast = derive_platform(h100, memory_bandwidth_scale=2.0)
+    assert fast.main_memory.bandwidth_bytes_per_s == pytest.approx(2 * 3.35e12)
+    assert fast.peak("bf16") == h100.peak("bf16")
+    assert fast.name != h100.name
+
+
+def test_derive_rejects_unknown_field_and_bad_scale(simple_platform):
+    with pytest.raises(InputError, match="unknown platform field 'bandwith'"):
+        derive_platform(simple_platform, bandwith=1)
+    with pytest.raises(InputError, match="memory_bandwidth_scale must be a finite number > 0"):
+        derive_platform(simple_platform, memory_bandwidth_scale=-2)
+
+
+def test_compute_dtype_for_bits_picks_narrowest_supported():
+    a100 = load_platform("a100-sxm-80gb")
+    assert a100.compute_dtype_for_bits(8) == "int8"
+    assert a100.compute_dtype_for_bits(16) in ("bf16", "fp16")
+    m2 = load_platform("apple-m2-ultra")
+    assert m2.compute_dtype_for_bits(4) in ("fp16", "bf16")
+
+
+def test_unknown_dtype_names_the_accepted_ones(simple_platform):
+    with pytest.raises(InputError, match="lists no peak for dtype 'fp8'; accepted: bf16, int8"):
+        simple_platform.peak("fp8")
+
+
+positive = st.floats(min_value=1e-3, max_value=1e18, allow_nan=False, allow_infinity=False)
+scale = st.floats(min_value=1.0, max_value=1e3)
+
+
+@given(flop=positive, moved=positive, peak=positive, bw=positive, more=scale)
+def test_more_bandwidth_or_compute_never_slower(flop, moved, peak, bw, more):
+    base = roofline_time(flop, moved, peak, bw)
+    assert roofline_time(flop, moved, peak, bw * more) <= base * (1 + 1e-12)
+    assert roofline_time(flop, moved, peak * more, bw) <= base * (1 + 1e-12)
+
+
+@given(flop=positive, moved=positive, peak=positive, bw=positive, factor=st.floats(0.01, 100))
+def test_time_scales_linearly_with_work(flop, moved, peak, bw, factor):
+    base = float(roofline_time(flop, moved, peak, bw))
+    scaled = float(roofline_time(flop * factor, moved * factor, peak, bw))
+    assert math.isclose(scaled, base * factor, rel_tol=1e-9)
