@@ -1,68 +1,91 @@
 """Collective-communication times on a platform's interconnect (seconds).
 
-Alpha-beta models: ``time = steps * latency + bytes_on_the_wire / (link_bw * eff)``.
+Alpha-beta models, ``time = steps * latency + bytes_on_the_wire / (link_bw * eff)``:
+
+- ring all-reduce of S bytes over n devices: ``2(n-1)/n * S / bw + 2(n-1) * latency``
+- ring all-gather / all-to-all: ``(n-1)/n * S / bw + (n-1) * latency``
+- point-to-point: ``S / bw + latency``
+
 Groups larger than ``devices_per_node`` use the scale-out network when the
-platform gives one (the slowest link in a ring sets its pace).
+platform gives one (the slowest link in a ring sets its pace). Every function
+broadcasts over numpy arrays of message sizes and group sizes.
 """
 
 from __future__ import annotations
 
-from .errors import InputError, require_non_negative
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .errors import InputError
 from .platform import Platform
 
 
-def _link(platform: Platform, group_size: int) -> tuple[float, float]:
-    """Effective (bandwidth bytes/s, latency s) for a group of ``group_size`` devices."""
+def link_parameters(
+    platform: Platform, group_size: ArrayLike
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Effective (bandwidth bytes/s after efficiency, latency s) for groups of ``group_size``."""
+    n = np.asarray(group_size, float)
     link = platform.interconnect
     if link is None:
-        raise InputError(
-            f"{platform.name} has no interconnect; parallel degree must be 1, got {group_size}"
+        if np.any(n > 1):
+            raise InputError(
+                f"{platform.name} has no interconnect; parallel degree must be 1, got {int(n.max())}"
+            )
+        return np.full_like(n, np.inf), np.zeros_like(n)
+    bandwidth = np.full_like(n, link.link_bandwidth_bytes_per_s)
+    latency = np.full_like(n, link.link_latency_s)
+    if link.scaleout_bandwidth_bytes_per_s is not None:
+        off_node = n > link.devices_per_node
+        bandwidth = np.where(
+            off_node,
+            min(link.link_bandwidth_bytes_per_s, link.scaleout_bandwidth_bytes_per_s),
+            bandwidth,
         )
-    bandwidth, latency = link.link_bandwidth_bytes_per_s, link.link_latency_s
-    if group_size > link.devices_per_node and link.scaleout_bandwidth_bytes_per_s is not None:
-        bandwidth = min(bandwidth, link.scaleout_bandwidth_bytes_per_s)
-        latency = max(latency, link.scaleout_latency_s or 0.0)
+        latency = np.where(
+            off_node, max(link.link_latency_s, link.scaleout_latency_s or 0.0), latency
+        )
     return bandwidth * platform.efficiency.interconnect, latency
 
 
-def _check(group_size: int, message_bytes: float) -> None:
-    if not isinstance(group_size, int) or group_size < 1:
-        raise InputError(f"group_size must be an integer >= 1, got {group_size!r}")
-    require_non_negative("message_bytes", message_bytes)
+def _ring(
+    platform: Platform, message_bytes: ArrayLike, group_size: ArrayLike, passes: int
+) -> NDArray[np.float64]:
+    n = np.asarray(group_size, float)
+    if np.any(n < 1) or np.any(np.asarray(message_bytes, float) < 0):
+        raise InputError("group_size must be >= 1 and message_bytes >= 0")
+    bandwidth, latency = link_parameters(platform, n)
+    steps = passes * (n - 1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        wire = np.where(
+            n > 1, passes * (n - 1) / n * np.asarray(message_bytes, float) / bandwidth, 0.0
+        )
+    return wire + steps * latency
 
 
-def all_reduce_time(platform: Platform, message_bytes: float, group_size: int) -> float:
-    """Ring all-reduce of ``message_bytes`` per device: ``2(n-1)/n S/bw + 2(n-1) lat``."""
-    _check(group_size, message_bytes)
-    if group_size == 1:
-        return 0.0
-    bandwidth, latency = _link(platform, group_size)
-    n = group_size
-    return 2 * (n - 1) / n * message_bytes / bandwidth + 2 * (n - 1) * latency
+def all_reduce_time(
+    platform: Platform, message_bytes: ArrayLike, group_size: ArrayLike
+) -> NDArray[np.float64]:
+    """Ring all-reduce of ``message_bytes`` per device over ``group_size`` devices, seconds."""
+    return _ring(platform, message_bytes, group_size, passes=2)
 
 
-def all_gather_time(platform: Platform, message_bytes: float, group_size: int) -> float:
-    """Ring all-gather of a ``message_bytes`` result: ``(n-1)/n S/bw + (n-1) lat``."""
-    _check(group_size, message_bytes)
-    if group_size == 1:
-        return 0.0
-    bandwidth, latency = _link(platform, group_size)
-    n = group_size
-    return (n - 1) / n * message_bytes / bandwidth + (n - 1) * latency
+def all_gather_time(
+    platform: Platform, message_bytes: ArrayLike, group_size: ArrayLike
+) -> NDArray[np.float64]:
+    """Ring all-gather producing ``message_bytes`` on every device, seconds."""
+    return _ring(platform, message_bytes, group_size, passes=1)
 
 
-def all_to_all_time(platform: Platform, message_bytes: float, group_size: int) -> float:
-    """All-to-all where each device holds ``message_bytes`` and keeps 1/n of it."""
-    _check(group_size, message_bytes)
-    if group_size == 1:
-        return 0.0
-    bandwidth, latency = _link(platform, group_size)
-    n = group_size
-    return (n - 1) / n * message_bytes / bandwidth + (n - 1) * latency
+def all_to_all_time(
+    platform: Platform, message_bytes: ArrayLike, group_size: ArrayLike
+) -> NDArray[np.float64]:
+    """All-to-all where each device holds ``message_bytes`` and keeps 1/n of it, seconds."""
+    return _ring(platform, message_bytes, group_size, passes=1)
 
 
-def point_to_point_time(platform: Platform, message_bytes: float) -> float:
-    """One send of ``message_bytes`` to a neighbouring device (pipeline stage hand-off)."""
-    _check(2, message_bytes)
-    bandwidth, latency = _link(platform, 2)
-    return message_bytes / bandwidth + latency
+def point_to_point_time(platform: Platform, message_bytes: ArrayLike) -> NDArray[np.float64]:
+    """One send of ``message_bytes`` to a neighbouring device, seconds."""
+    if np.any(np.asarray(message_bytes, float) < 0):
+        raise InputError("message_bytes must be >= 0")
+    bandwidth, latency = link_parameters(platform, 2)
+    return np.asarray(message_bytes, float) / bandwidth + latency

@@ -9,8 +9,13 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from .dtypes import DTYPE_BITS, dtype_bits
 from .errors import InputError, require_fraction, require_non_negative, require_positive
+
+#: Dtypes never chosen automatically for an operand width (TF32 is not FP32 arithmetic).
+EXPLICIT_ONLY_DTYPES = frozenset({"tf32"})
 
 
 @dataclass(frozen=True)
@@ -143,10 +148,12 @@ class Platform:
 
         Among listed dtypes at least ``bits`` wide, the narrowest; ties go to the
         higher peak. Operands wider than every listed dtype use the widest one.
+        TF32 is used only when asked for by name (fp32 operands run at the fp32 rate).
         """
-        wide_enough = [d for d in self.peak_flops_per_s if DTYPE_BITS[d] >= bits]
+        candidates = [d for d in self.peak_flops_per_s if d not in EXPLICIT_ONLY_DTYPES]
+        wide_enough = [d for d in candidates if DTYPE_BITS[d] >= bits]
         if not wide_enough:
-            return max(self.peak_flops_per_s, key=lambda d: DTYPE_BITS[d])
+            return max(candidates, key=lambda d: DTYPE_BITS[d])
         return min(wide_enough, key=lambda d: (DTYPE_BITS[d], -self.peak_flops_per_s[d]))
 
     def ridge_point(self, dtype: str, memory_level: str | None = None) -> float:
@@ -221,3 +228,17 @@ def derive_platform(
     }
     changes.update(overrides)
     return dataclasses.replace(base, **changes)  # type: ignore[arg-type]
+
+
+def peak_for_bits(platform: Platform, bits: object) -> np.ndarray:
+    """Vectorised `Platform.compute_dtype_for_bits` followed by `Platform.peak`, FLOP/s."""
+    operand_bits = np.asarray(bits, float)
+    by_width = sorted(
+        (item for item in platform.peak_flops_per_s.items() if item[0] not in EXPLICIT_ONLY_DTYPES),
+        key=lambda item: (-DTYPE_BITS[item[0]], item[1]),
+    )
+    widest_peak = float(by_width[0][1])
+    result = np.full(operand_bits.shape, widest_peak)
+    for dtype, peak in by_width:
+        result = np.where(DTYPE_BITS[dtype] >= operand_bits, float(peak), result)
+    return result

@@ -1,0 +1,192 @@
+"""``codesign predict`` and ``codesign models``: one model, platform and scenario."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from genz.bits_file import load_precision
+from genz.model import list_models, load_model
+from genz.params import parameter_count
+from genz.predict import predict
+from genz.result import Prediction
+from genz.scenario import Parallelism, Precision, Scenario
+from genz.use_cases import load_use_cases, use_case
+
+from .formatting import human_bytes, human_seconds, print_json, print_key_values, print_table
+from .platform_args import add_platform_arguments, platform_from_args
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``predict`` and ``models``."""
+    models = subparsers.add_parser("models", help="list model presets with parameter counts")
+    models.add_argument("--json", action="store_true", help="machine-readable output")
+    models.set_defaults(func=run_models)
+
+    parser = subparsers.add_parser("predict", help="TTFT, TPOT, throughput, memory and bounds")
+    parser.add_argument("--model", required=True, help="model preset name or path to a config.json")
+    add_platform_arguments(parser)
+    add_scenario_arguments(parser)
+    output = parser.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="summary and operators as JSON")
+    output.add_argument("--csv", action="store_true", help="per-operator breakdown as CSV")
+    parser.add_argument(
+        "--ops", action="store_true", help="print every operator, not the top 6 per phase"
+    )
+    parser.set_defaults(func=run_predict)
+
+
+def add_scenario_arguments(parser: argparse.ArgumentParser) -> None:
+    """Batch, tokens, bits, chunking and parallelism options."""
+    parser.add_argument(
+        "--use-case", help=f"token shape preset: {', '.join(sorted(load_use_cases()))}"
+    )
+    parser.add_argument("--batch", type=int, default=1, help="concurrent requests (default 1)")
+    parser.add_argument("--input", type=int, help="prompt tokens per request (default 1024)")
+    parser.add_argument("--output", type=int, help="generated tokens per request (default 128)")
+    parser.add_argument(
+        "--wbits", type=float, help="weight bits (default: the model's, 16 for most)"
+    )
+    parser.add_argument("--abits", type=float, default=16.0, help="activation bits (default 16)")
+    parser.add_argument("--kvbits", type=float, default=16.0, help="KV-cache bits (default 16)")
+    parser.add_argument(
+        "--bits-file", help="YAML/JSON bit allocation (overrides --wbits/--abits/--kvbits)"
+    )
+    parser.add_argument("--chunk", type=int, help="chunked-prefill chunk size, tokens")
+    for flag, label in (
+        ("--tp", "tensor"),
+        ("--pp", "pipeline"),
+        ("--ep", "expert"),
+        ("--dp", "data"),
+    ):
+        parser.add_argument(flag, type=int, default=1, help=f"{label}-parallel degree (default 1)")
+
+
+def scenario_from_args(args: argparse.Namespace, default_weight_bits: float) -> Scenario:
+    """Build the `Scenario` from parsed options (explicit tokens override --use-case)."""
+    input_tokens, output_tokens = 1024, 128
+    if args.use_case:
+        case = use_case(args.use_case)
+        input_tokens, output_tokens = case.input_tokens, case.output_tokens
+    if args.bits_file:
+        precision = load_precision(args.bits_file)
+    else:
+        precision = Precision(
+            weight_bits=args.wbits if args.wbits is not None else default_weight_bits,
+            activation_bits=args.abits,
+            kv_bits=args.kvbits,
+        )
+    return Scenario(
+        batch=args.batch,
+        input_tokens=args.input if args.input is not None else input_tokens,
+        output_tokens=args.output if args.output is not None else output_tokens,
+        precision=precision,
+        parallelism=Parallelism(tp=args.tp, pp=args.pp, ep=args.ep, dp=args.dp),
+        prefill_chunk=args.chunk,
+    )
+
+
+def run_models(args: argparse.Namespace) -> None:
+    """Print one row per model preset."""
+    rows = []
+    for name in list_models():
+        model = load_model(name)
+        count = parameter_count(model)
+        rows.append(
+            {
+                "name": name,
+                "attention": model.attention_type,
+                "moe": f"{model.num_experts}x top-{model.experts_per_token}"
+                if model.is_moe
+                else "-",
+                "layers": model.num_layers,
+                "hidden": model.hidden_size,
+                "params (B)": round(count.total / 1e9, 3),
+                "active (B)": round(count.active / 1e9, 3),
+            }
+        )
+    if args.json:
+        print_json(rows)
+    else:
+        print_table(rows)
+
+
+def run_predict(args: argparse.Namespace) -> None:
+    """Predict and print one scenario."""
+    model = load_model(args.model)
+    platform = platform_from_args(args)
+    scenario = scenario_from_args(args, model.default_weight_bits)
+    prediction = predict(model, platform, scenario)
+    if args.json:
+        frame = prediction.to_frame()
+        print_json({"summary": prediction.to_dict(), "operators": frame.to_dict(orient="records")})
+    elif args.csv:
+        prediction.to_frame().to_csv(sys.stdout, index=False)
+    else:
+        print_prediction(prediction, all_ops=args.ops)
+
+
+def print_prediction(prediction: Prediction, all_ops: bool = False) -> None:
+    """Human-readable summary and the heaviest operators of each phase."""
+    s = prediction.scenario
+    mesh = s.parallelism
+    fp = prediction.footprint
+    verdict = prediction.capacity
+    pairs = [
+        (
+            "model / platform",
+            f"{prediction.model} on {prediction.platform} x {mesh.devices} device(s)",
+        ),
+        (
+            "scenario",
+            f"batch {s.batch}, {s.input_tokens} in / {s.output_tokens} out, "
+            f"w{s.precision.weight_bits:g}a{s.precision.activation_bits:g}kv{s.precision.kv_bits:g}, "
+            f"tp{mesh.tp} pp{mesh.pp} ep{mesh.ep} dp{mesh.dp}",
+        ),
+        (
+            "TTFT",
+            f"{human_seconds(prediction.ttft_s)}  (prefill {prediction.prefill.bound.value}-bound)",
+        ),
+        (
+            "TPOT",
+            f"{human_seconds(prediction.tpot_s)}  (decode {prediction.decode.bound.value}-bound)",
+        ),
+        ("end-to-end", human_seconds(prediction.e2e_s)),
+        (
+            "throughput",
+            f"{prediction.throughput_tokens_per_s:.4g} output tok/s total, "
+            f"{prediction.throughput_tokens_per_s_per_device:.4g} per device, "
+            f"{prediction.request_tokens_per_s:.4g} per request",
+        ),
+        (
+            "OI prefill / decode",
+            f"{prediction.prefill.operational_intensity:.4g} / {prediction.decode.operational_intensity:.4g} FLOP/B",
+        ),
+        (
+            "memory per device",
+            f"weights {human_bytes(fp.weights_bytes)} + KV {human_bytes(fp.kv_cache_bytes)} + "
+            f"activations {human_bytes(fp.activation_bytes)} = {human_bytes(fp.total_bytes)} "
+            f"of {human_bytes(verdict.capacity_bytes)} (decimal, {verdict.utilization:.0%})",
+        ),
+    ]
+    if not prediction.fits:
+        pairs.append(("capacity wall", "DOES NOT FIT: " + "; or ".join(prediction.suggestions)))
+    print_key_values(pairs)
+    frame = prediction.to_frame()
+    if frame.empty:
+        return
+    frame["time_ms"] = frame["time_s"] * 1e3
+    frame["share"] = frame["time_s"] / frame.groupby("phase")["time_s"].transform("sum")
+    frame["GFLOP"] = frame["flop"] / 1e9
+    frame["MB"] = frame["bytes"] / 1e6
+    columns = ["phase", "name", "GFLOP", "MB", "operational_intensity", "time_ms", "share", "bound"]
+    frame = frame.sort_values(["phase", "time_s"], ascending=[False, False])
+    if not all_ops:
+        frame = frame.groupby("phase", sort=False).head(6)
+    print()
+    print("heaviest operators per phase (decode: one step at the mean context; MB decimal):")
+    print_table(
+        frame[columns].round(
+            {"GFLOP": 3, "MB": 2, "operational_intensity": 2, "time_ms": 4, "share": 3}
+        )
+    )

@@ -1,0 +1,1 @@
+"""LLM workload model: architectures, prefill/decode operator graphs, predictions."""

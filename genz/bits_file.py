@@ -1,0 +1,86 @@
+"""Read and write bit allocations (YAML or JSON) as `Precision` objects.
+
+Format (every key optional)::
+
+    weight_bits: 16          # default for every weight group
+    activation_bits: 16
+    kv_bits: 16
+    group_bits: {ffn_down: 8, lm_head: 8}
+    layer_bits: {0: {attn_qkv: 8}, 31: {ffn_up_gate: 4}}
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from roofline.errors import InputError
+
+from .scenario import Precision
+
+MAX_FILE_BYTES = 1_000_000
+ALLOWED_KEYS = {"weight_bits", "activation_bits", "kv_bits", "group_bits", "layer_bits"}
+
+
+def precision_from_dict(document: Any, origin: str = "<bits>") -> Precision:
+    """Build a `Precision` from a mapping in the file format above."""
+    if not isinstance(document, dict):
+        raise InputError(f"{origin}: expected a mapping at top level")
+    unknown = sorted(str(key) for key in set(document) - ALLOWED_KEYS)
+    if unknown:
+        raise InputError(
+            f"{origin}: unknown key {unknown[0]!r}; accepted: {', '.join(sorted(ALLOWED_KEYS))}"
+        )
+    layer_bits = {}
+    for layer, groups in (document.get("layer_bits") or {}).items():
+        try:
+            index = int(layer)
+        except (TypeError, ValueError):
+            raise InputError(
+                f"{origin}: layer_bits keys must be layer indices, got {layer!r}"
+            ) from None
+        if not isinstance(groups, dict):
+            raise InputError(f"{origin}: layer_bits[{layer}] must map weight groups to bits")
+        layer_bits[index] = dict(groups)
+    group_bits = document.get("group_bits") or {}
+    if not isinstance(group_bits, dict):
+        raise InputError(f"{origin}: group_bits must map weight groups to bits")
+    return Precision(
+        weight_bits=document.get("weight_bits", 16.0),
+        activation_bits=document.get("activation_bits", 16.0),
+        kv_bits=document.get("kv_bits", 16.0),
+        group_bits=dict(group_bits),
+        layer_bits=layer_bits,
+    )
+
+
+def load_precision(path: str | Path) -> Precision:
+    """Read a bits file (``.yaml``, ``.yml`` or ``.json``)."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"bits file not found: {path}")
+    if path.stat().st_size > MAX_FILE_BYTES:
+        raise InputError(f"{path}: larger than {MAX_FILE_BYTES} bytes; not a bits file")
+    text = path.read_text(encoding="utf-8")
+    try:
+        document = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+    except (json.JSONDecodeError, yaml.YAMLError) as error:
+        first_line = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise InputError(
+            f"{path}: not valid {'JSON' if path.suffix == '.json' else 'YAML'} ({first_line})"
+        ) from None
+    return precision_from_dict(document, origin=str(path))
+
+
+def precision_to_dict(precision: Precision) -> dict[str, Any]:
+    """The file form of a `Precision` (inverse of `precision_from_dict`)."""
+    return {
+        "weight_bits": precision.weight_bits,
+        "activation_bits": precision.activation_bits,
+        "kv_bits": precision.kv_bits,
+        "group_bits": dict(precision.group_bits),
+        "layer_bits": {int(layer): dict(groups) for layer, groups in precision.layer_bits.items()},
+    }

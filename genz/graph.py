@@ -1,0 +1,413 @@
+"""Per-layer operator graphs of prefill and decode, vectorised over scenarios.
+
+Every quantity is a numpy array broadcast over scenarios (batch, tokens, context,
+bit widths, tensor/expert parallel degree), so the same code costs one scenario
+or a grid of 10^4. Work is per device. Conventions (B = sequences per replica,
+q = query tokens per sequence in this pass, c = context attended at the end of
+the pass, t = tp, e = ep, T = B/e * q tokens per device):
+
+- GEMM ``[T, k] x [k, n]``: FLOP ``2 T k n``; bytes: weights ``k n bits_w/8``
+  plus input and output activations ``T (k + n) bits_a/8`` (each crosses memory once).
+- Attention (fused, flash-style): FLOP ``4 (B/e) (heads/t) d pairs`` with causal
+  ``pairs = q c - q (q - 1) / 2``, plus 5 FLOP per score for softmax; bytes:
+  Q read and O written, the attended KV read once, the new KV written.
+- MLA prefill decompresses K and V for the attended context; MLA decode uses the
+  absorbed form that attends over the latent directly.
+- MoE: routed-expert FLOP ``2 T_all k_top (matrices h m) / (e t)``; weight bytes
+  of the experts touched: ``E (1 - (1 - k_top/E)^T_all)`` expected distinct experts
+  per layer for T_all tokens (uniform routing), split over e devices.
+- Collectives: TP all-reduce of ``T h bits_a/8`` bytes after attention and after
+  the FFN; EP all-to-all dispatch and combine of ``T k_top h bits_a/8`` bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from roofline.operator import OperatorKind
+
+from .model import ModelConfig
+from .params import ffn_matrices
+
+Array = NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class OpTerms:
+    """One operator of a pass, over a vector of scenarios.
+
+    ``layers`` is how many times a pass runs it: the layers of the replica that
+    contain it (1 for per-model ops; a fraction for the LM head of chunked prefill);
+    ``collective`` names the collective ('all_reduce', 'all_to_all', 'p2p') whose
+    ``message_bytes`` cross ``group`` devices, for interconnect operators.
+    """
+
+    name: str
+    kind: OperatorKind
+    group: str
+    layers: Array | float
+    flop: Array
+    bytes: Array
+    compute_bits: Array
+    collective: str | None = None
+    message_bytes: Array | None = None
+    group_size: Array | None = None
+
+
+@dataclass(frozen=True)
+class PassShape:
+    """What one forward pass processes, broadcastable numpy arrays (see module doc)."""
+
+    batch: Array
+    query_tokens: Array
+    context: Array
+    weight_bits: Mapping[str, Array]
+    activation_bits: Array
+    kv_bits: Array
+    tp: Array
+    ep: Array
+    pp: Array
+    prefill: bool
+    head_share: Array | float = 1.0
+
+
+def _gemm(
+    name: str,
+    group: str,
+    layers: Array | float,
+    tokens: Array,
+    k: Array,
+    n: Array,
+    shape: PassShape,
+) -> OpTerms:
+    w_bits = shape.weight_bits[group]
+    a_bytes = shape.activation_bits / 8
+    flop = 2.0 * tokens * k * n
+    moved = k * n * w_bits / 8 + tokens * (k + n) * a_bytes
+    return OpTerms(
+        name,
+        OperatorKind.GEMM,
+        group,
+        layers,
+        flop,
+        moved,
+        np.maximum(w_bits, shape.activation_bits),
+    )
+
+
+def _elementwise(
+    name: str,
+    kind: OperatorKind,
+    layers: Array | float,
+    elements: Array,
+    flop_per: float,
+    shape: PassShape,
+) -> OpTerms:
+    moved = 2.0 * elements * shape.activation_bits / 8
+    return OpTerms(
+        name, kind, "activations", layers, flop_per * elements, moved, shape.activation_bits
+    )
+
+
+def _all_reduce(
+    name: str, layers: float, tokens: Array, model: ModelConfig, shape: PassShape
+) -> OpTerms:
+    message = tokens * model.hidden_size * shape.activation_bits / 8
+    zero = np.zeros_like(message)
+    return OpTerms(
+        name,
+        OperatorKind.COLLECTIVE,
+        "collective",
+        layers,
+        zero,
+        zero,
+        shape.activation_bits,
+        collective="all_reduce",
+        message_bytes=message,
+        group_size=shape.tp,
+    )
+
+
+def attention_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
+    """Operators of one attention block (every layer has one)."""
+    layers = float(model.num_layers)
+    h = model.hidden_size
+    t = shape.tp
+    seqs = shape.batch / shape.ep
+    q = shape.query_tokens
+    tokens = seqs * q
+    heads = model.num_heads / t
+    pairs = q * shape.context - q * (q - 1) / 2
+    a_bytes = shape.activation_bits / 8
+    kv_bytes = shape.kv_bits / 8
+    ops = [_elementwise("attn_norm", OperatorKind.NORM, layers, tokens * h, 4.0, shape)]
+    attention_bits = np.maximum(shape.activation_bits, shape.kv_bits)
+    if model.is_mla:
+        qk_head = model.qk_nope_head_dim + model.qk_rope_head_dim
+        latent = model.kv_lora_rank + model.qk_rope_head_dim
+        q_rank = model.q_lora_rank
+        q_weights = (h * q_rank + q_rank * heads * qk_head) if q_rank else h * heads * qk_head
+        qkv_weights = q_weights + h * latent
+        ops.append(
+            OpTerms(
+                "qkv_proj",
+                OperatorKind.GEMM,
+                "attn_qkv",
+                layers,
+                2.0 * tokens * qkv_weights,
+                qkv_weights * shape.weight_bits["attn_qkv"] / 8
+                + tokens * (h + q_rank + heads * qk_head + latent) * a_bytes,
+                np.maximum(shape.weight_bits["attn_qkv"], shape.activation_bits),
+            )
+        )
+        up_weights = model.kv_lora_rank * heads * (model.qk_nope_head_dim + model.v_head_dim)
+        if shape.prefill:
+            decompressed = seqs * shape.context
+            up_flop = 2.0 * decompressed * up_weights
+            up_bytes = up_weights * shape.weight_bits["attn_kv_up"] / 8 + decompressed * (
+                latent * kv_bytes + heads * (model.qk_nope_head_dim + model.v_head_dim) * a_bytes
+            )
+            attn_flop = (
+                2.0 * seqs * heads * pairs * (qk_head + model.v_head_dim)
+                + 5.0 * seqs * heads * pairs
+            )
+            attn_bytes = (
+                tokens * heads * (qk_head + model.v_head_dim) * a_bytes
+                + decompressed * heads * (qk_head + model.v_head_dim) * a_bytes
+                + tokens * latent * kv_bytes
+            )
+        else:
+            up_flop = 2.0 * tokens * up_weights
+            up_bytes = (
+                up_weights * shape.weight_bits["attn_kv_up"] / 8
+                + tokens
+                * heads
+                * (model.qk_nope_head_dim + model.kv_lora_rank + model.v_head_dim)
+                * a_bytes
+            )
+            attn_flop = (
+                2.0 * seqs * heads * pairs * (latent + model.kv_lora_rank)
+                + 5.0 * seqs * heads * pairs
+            )
+            attn_bytes = (
+                tokens * heads * (latent + model.kv_lora_rank) * a_bytes
+                + seqs * shape.context * latent * kv_bytes
+                + tokens * latent * kv_bytes
+            )
+        ops.append(
+            OpTerms(
+                "mla_kv_up",
+                OperatorKind.GEMM,
+                "attn_kv_up",
+                layers,
+                up_flop,
+                up_bytes,
+                np.maximum(shape.weight_bits["attn_kv_up"], shape.activation_bits),
+            )
+        )
+        ops.append(
+            OpTerms(
+                "attention",
+                OperatorKind.ATTENTION,
+                "attention",
+                layers,
+                attn_flop,
+                attn_bytes,
+                attention_bits,
+            )
+        )
+        out_k = heads * model.v_head_dim
+    else:
+        d = model.head_dim
+        kv_heads = np.maximum(model.num_kv_heads / t, 1.0)
+        qkv_n = (heads + 2 * kv_heads) * d
+        ops.append(
+            _gemm("qkv_proj", "attn_qkv", layers, tokens, np.asarray(float(h)), qkv_n, shape)
+        )
+        kv_elements = 2 * kv_heads * d
+        attn_flop = 4.0 * seqs * heads * d * pairs + 5.0 * seqs * heads * pairs
+        attn_bytes = (
+            2.0 * tokens * heads * d * a_bytes
+            + seqs * shape.context * kv_elements * kv_bytes
+            + tokens * kv_elements * kv_bytes
+        )
+        ops.append(
+            OpTerms(
+                "attention",
+                OperatorKind.ATTENTION,
+                "attention",
+                layers,
+                attn_flop,
+                attn_bytes,
+                attention_bits,
+            )
+        )
+        out_k = heads * d
+    ops.append(_gemm("out_proj", "attn_out", layers, tokens, out_k, np.asarray(float(h)), shape))
+    ops.append(_all_reduce("tp_all_reduce_attn", layers, tokens, model, shape))
+    return ops
+
+
+def dense_ffn_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
+    """Operators of the dense FFN blocks (layers without experts)."""
+    layers = float(model.num_dense_layers)
+    if layers == 0:
+        return []
+    h = np.asarray(float(model.hidden_size))
+    tokens = shape.batch / shape.ep * shape.query_tokens
+    width = model.intermediate_size / shape.tp
+    up_n = (ffn_matrices(model) - 1) * width
+    return [
+        _elementwise("ffn_norm", OperatorKind.NORM, layers, tokens * h, 4.0, shape),
+        _gemm("ffn_up_gate", "ffn_up_gate", layers, tokens, h, up_n, shape),
+        _elementwise(
+            "ffn_activation", OperatorKind.ELEMENTWISE, layers, tokens * width, 5.0, shape
+        ),
+        _gemm("ffn_down", "ffn_down", layers, tokens, width, h, shape),
+        _all_reduce("tp_all_reduce_ffn", layers, tokens, model, shape),
+    ]
+
+
+def expected_experts_touched(num_experts: float, top_k: float, tokens: Array) -> Array:
+    """Expected distinct experts hit by ``tokens`` tokens routed uniformly top-k of E."""
+    return num_experts * (1.0 - (1.0 - top_k / num_experts) ** tokens)
+
+
+def moe_ffn_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
+    """Operators of the MoE blocks: router, EP all-to-alls, routed and shared experts."""
+    layers = float(model.num_moe_layers)
+    if layers == 0:
+        return []
+    h = float(model.hidden_size)
+    e, t = shape.ep, shape.tp
+    tokens = shape.batch / e * shape.query_tokens
+    all_tokens = shape.batch * shape.query_tokens
+    k_top = float(model.experts_per_token)
+    m = model.moe_intermediate_size
+    matrices = ffn_matrices(model)
+    a_bytes = shape.activation_bits / 8
+    expert_bits = shape.weight_bits["experts"]
+    touched = expected_experts_touched(model.num_experts, k_top, all_tokens) / e
+    expert_weights = matrices * h * m / t
+    routed_tokens = all_tokens * k_top / e
+    ops = [
+        _elementwise("ffn_norm", OperatorKind.NORM, layers, tokens * h, 4.0, shape),
+        _gemm(
+            "router",
+            "router",
+            layers,
+            tokens,
+            np.asarray(h),
+            np.asarray(float(model.num_experts)),
+            shape,
+        ),
+    ]
+    dispatch = tokens * k_top * h * a_bytes
+    zero = np.zeros_like(dispatch)
+    for name in ("ep_dispatch", "ep_combine"):
+        ops.append(
+            OpTerms(
+                name,
+                OperatorKind.COLLECTIVE,
+                "collective",
+                layers,
+                zero,
+                zero,
+                shape.activation_bits,
+                collective="all_to_all",
+                message_bytes=dispatch,
+                group_size=e,
+            )
+        )
+    ops.append(
+        OpTerms(
+            "routed_experts",
+            OperatorKind.GEMM,
+            "experts",
+            layers,
+            2.0 * routed_tokens * expert_weights,
+            touched * expert_weights * expert_bits / 8
+            + routed_tokens * (2 * h + (matrices - 1) * m / t) * a_bytes,
+            np.maximum(expert_bits, shape.activation_bits),
+        )
+    )
+    if model.num_shared_experts:
+        width = model.num_shared_experts * m / t
+        shared_weights = matrices * h * width
+        shared_bits = shape.weight_bits["shared_experts"]
+        ops.append(
+            OpTerms(
+                "shared_experts",
+                OperatorKind.GEMM,
+                "shared_experts",
+                layers,
+                2.0 * tokens * shared_weights,
+                shared_weights * shared_bits / 8
+                + tokens * (2 * h + (matrices - 1) * width) * a_bytes,
+                np.maximum(shared_bits, shape.activation_bits),
+            )
+        )
+    ops.append(_all_reduce("tp_all_reduce_moe", layers, tokens, model, shape))
+    return ops
+
+
+def model_level_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
+    """Embedding lookup, final norm, LM head (last position of each sequence only,
+    run in ``head_share`` of the passes), and the ``pp - 1`` pipeline hand-offs."""
+    h = np.asarray(float(model.hidden_size))
+    seqs = shape.batch / shape.ep
+    tokens = seqs * shape.query_tokens
+    a_bytes = shape.activation_bits / 8
+    embed_bytes = tokens * h * (shape.weight_bits["embedding"] / 8 + a_bytes)
+    ops = [
+        OpTerms(
+            "embedding",
+            OperatorKind.EMBEDDING,
+            "embedding",
+            1.0,
+            np.zeros_like(embed_bytes),
+            embed_bytes,
+            shape.activation_bits,
+        ),
+        _elementwise("final_norm", OperatorKind.NORM, shape.head_share, seqs * h, 4.0, shape),
+        _gemm(
+            "lm_head",
+            "lm_head",
+            shape.head_share,
+            seqs,
+            h,
+            np.asarray(model.vocab_size / shape.tp),
+            shape,
+        ),
+    ]
+    message = tokens * h * a_bytes
+    zero = np.zeros_like(message)
+    ops.append(
+        OpTerms(
+            "pp_send",
+            OperatorKind.COLLECTIVE,
+            "collective",
+            1.0,
+            zero,
+            zero,
+            shape.activation_bits,
+            collective="p2p",
+            message_bytes=message,
+            group_size=shape.pp,
+        )
+    )
+    return ops
+
+
+def pass_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
+    """All operators of one forward pass of the replica."""
+    return (
+        attention_ops(model, shape)
+        + dense_ffn_ops(model, shape)
+        + moe_ffn_ops(model, shape)
+        + model_level_ops(model, shape)
+    )

@@ -1,0 +1,55 @@
+"""Scenario axes as numpy arrays: the common input of costing and memory sizing."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from .graph import Array
+from .params import WEIGHT_GROUPS
+from .scenario import Scenario
+
+
+@dataclass(frozen=True)
+class GridInputs:
+    """Scenario axes as broadcastable arrays (see `evaluate_grid`)."""
+
+    batch: Array
+    input_tokens: Array
+    output_tokens: Array
+    weight_bits: Mapping[str, Array]
+    activation_bits: Array
+    kv_bits: Array
+    tp: Array
+    pp: Array
+    ep: Array
+    dp: Array
+    chunk: Array
+
+
+def scenario_inputs(
+    scenario: Scenario, group_bits: Mapping[str, float] | None = None
+) -> GridInputs:
+    """One scenario as length-1 arrays (``group_bits`` defaults to the precision's groups)."""
+    precision, mesh = scenario.precision, scenario.parallelism
+    if group_bits is None:
+        group_bits = {group: precision.bits_for(group) for group in WEIGHT_GROUPS}
+
+    def one(value: float) -> Array:
+        return np.asarray([float(value)])
+
+    return GridInputs(
+        batch=one(scenario.batch),
+        input_tokens=one(scenario.input_tokens),
+        output_tokens=one(scenario.output_tokens),
+        weight_bits={group: one(bits) for group, bits in group_bits.items()},
+        activation_bits=one(precision.activation_bits),
+        kv_bits=one(precision.kv_bits),
+        tp=one(mesh.tp),
+        pp=one(mesh.pp),
+        ep=one(mesh.ep),
+        dp=one(mesh.dp),
+        chunk=one(scenario.prefill_chunk or scenario.input_tokens),
+    )

@@ -1,0 +1,119 @@
+"""Capacity footprint per device: weights, KV cache and activations, in bytes.
+
+- weights: every weight group's parameters x bits/8; experts split over tp*ep
+  devices, everything else over tp (norms and MLA down-projections are treated as
+  sharded too: they are < 1% of any shipped model), all divided over pp stages.
+- KV cache at the final context: ``B/ep * (input + output) * layers/pp *
+  kv_elements_per_device * kv_bits/8`` with ``2 * max(kv_heads/tp, 1) * head_dim``
+  elements (GQA heads are replicated once tp exceeds them) or, for MLA, the latent
+  ``kv_lora_rank + rope_dim`` (not sharded by tp).
+- activations: the largest per-layer working set of a prefill chunk
+  ``T (2 h + widest intermediate) * bits_a/8`` plus fp32 logits ``B/ep * vocab/tp * 4``,
+  and for MLA prefill the decompressed K/V of the attended context.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from .graph import Array
+from .inputs import GridInputs
+from .model import ModelConfig
+from .params import ffn_matrices, parameter_count
+
+EXPERT_GROUPS = ("experts",)
+
+
+def weight_bytes_per_device(
+    model: ModelConfig, group_bits: Mapping[str, Array], tp: Array, ep: Array, pp: Array
+) -> Array:
+    """Resident weight bytes on one device."""
+    groups = parameter_count(model).by_group
+    sharded = sum(
+        groups[name] * group_bits[name] / 8 for name in groups if name not in EXPERT_GROUPS
+    )
+    experts = sum(groups[name] * group_bits[name] / 8 for name in EXPERT_GROUPS)
+    return (sharded / tp + experts / (tp * ep)) / pp
+
+
+def kv_elements_per_token_per_device(model: ModelConfig, tp: Array) -> Array:
+    """KV-cache elements per token per layer held by one device."""
+    if model.is_mla:
+        return np.asarray(float(model.kv_elements_per_token_per_layer)) + 0 * np.asarray(tp, float)
+    return 2.0 * np.maximum(model.num_kv_heads / np.asarray(tp, float), 1.0) * model.head_dim
+
+
+def kv_cache_bytes_per_device(
+    model: ModelConfig,
+    batch: Array,
+    context: Array,
+    kv_bits: Array,
+    tp: Array,
+    ep: Array,
+    pp: Array,
+) -> Array:
+    """KV-cache bytes on one device at ``context`` tokens per sequence."""
+    layers = model.num_layers / np.asarray(pp, float)
+    return batch / ep * context * layers * kv_elements_per_token_per_device(model, tp) * kv_bits / 8
+
+
+def activation_bytes_per_device(
+    model: ModelConfig,
+    batch: Array,
+    chunk_tokens: Array,
+    context: Array,
+    activation_bits: Array,
+    tp: Array,
+    ep: Array,
+) -> Array:
+    """Peak activation working set of one prefill chunk on one device."""
+    seqs = batch / ep
+    tokens = seqs * chunk_tokens
+    widths = [
+        (ffn_matrices(model) - 1) * model.intermediate_size,
+        (model.num_heads + 2 * model.num_kv_heads) * model.head_dim,
+    ]
+    if model.is_moe:
+        widths.append(
+            model.experts_per_token * (ffn_matrices(model) - 1) * model.moe_intermediate_size
+        )
+    working = (
+        tokens * (2 * model.hidden_size + max(widths) / np.asarray(tp, float)) * activation_bits / 8
+    )
+    logits = seqs * model.vocab_size / tp * 4.0
+    if model.is_mla:
+        heads = model.num_heads / np.asarray(tp, float)
+        width = model.qk_nope_head_dim + model.qk_rope_head_dim + model.v_head_dim
+        working = working + seqs * context * heads * width * activation_bits / 8
+    return working + logits
+
+
+def footprint_arrays(model: ModelConfig, inputs: GridInputs) -> dict[str, Array]:
+    """Per-device ``weights_bytes``, ``kv_cache_bytes`` (at the final context) and
+    ``activation_bytes`` (one prefill chunk) for every scenario in ``inputs``."""
+    chunks = np.ceil(inputs.input_tokens / inputs.chunk)
+    return {
+        "weights_bytes": weight_bytes_per_device(
+            model, inputs.weight_bits, inputs.tp, inputs.ep, inputs.pp
+        ),
+        "kv_cache_bytes": kv_cache_bytes_per_device(
+            model,
+            inputs.batch,
+            inputs.input_tokens + inputs.output_tokens,
+            inputs.kv_bits,
+            inputs.tp,
+            inputs.ep,
+            inputs.pp,
+        ),
+        "activation_bytes": activation_bytes_per_device(
+            model,
+            inputs.batch,
+            inputs.input_tokens / chunks,
+            inputs.input_tokens,
+            inputs.activation_bits,
+            inputs.tp,
+            inputs.ep,
+        ),
+    }

@@ -1,0 +1,106 @@
+"""Parameter counts of a `ModelConfig`, by weight group (the unit the ILP assigns bits to).
+
+Groups: ``attn_qkv`` (Q, K, V projections; MLA down/up projections of Q and the
+KV latent), ``attn_kv_up`` (MLA only: latent -> K/V), ``attn_out``, ``ffn_up_gate``,
+``ffn_down`` (dense FFN layers), ``experts`` (routed experts), ``shared_experts``,
+``router``, ``norms``, ``embedding``, ``lm_head``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .model import ModelConfig
+
+WEIGHT_GROUPS = (
+    "attn_qkv",
+    "attn_kv_up",
+    "attn_out",
+    "ffn_up_gate",
+    "ffn_down",
+    "experts",
+    "shared_experts",
+    "router",
+    "norms",
+    "embedding",
+    "lm_head",
+)
+
+
+@dataclass(frozen=True)
+class ParameterCount:
+    """Total and per-token-active parameters, and the split by weight group."""
+
+    total: float
+    active: float
+    by_group: dict[str, float]
+
+    @property
+    def embedding(self) -> float:
+        """Input embedding plus untied LM head parameters."""
+        return self.by_group["embedding"] + self.by_group["lm_head"]
+
+    @property
+    def non_embedding(self) -> float:
+        """Parameters outside the embedding and LM head."""
+        return self.total - self.embedding
+
+
+def attention_params_per_layer(model: ModelConfig) -> dict[str, float]:
+    """Parameters of one attention block by group (biases included where present)."""
+    h = model.hidden_size
+    if model.is_mla:
+        qk_head = model.qk_nope_head_dim + model.qk_rope_head_dim
+        if model.q_lora_rank:
+            q = (
+                h * model.q_lora_rank
+                + model.q_lora_rank
+                + model.q_lora_rank * model.num_heads * qk_head
+            )
+        else:
+            q = h * model.num_heads * qk_head
+        kv_down = h * (model.kv_lora_rank + model.qk_rope_head_dim) + model.kv_lora_rank
+        kv_up = model.kv_lora_rank * model.num_heads * (model.qk_nope_head_dim + model.v_head_dim)
+        out = model.num_heads * model.v_head_dim * h
+        return {"attn_qkv": q + kv_down, "attn_kv_up": kv_up, "attn_out": out}
+    q_width = model.num_heads * model.head_dim
+    kv_width = 2 * model.num_kv_heads * model.head_dim
+    bias = (q_width + kv_width) if model.qkv_bias else 0
+    return {
+        "attn_qkv": h * (q_width + kv_width) + bias,
+        "attn_kv_up": 0.0,
+        "attn_out": q_width * h,
+    }
+
+
+def ffn_matrices(model: ModelConfig) -> int:
+    """Matrices per FFN: 3 for gated (gate, up, down), 2 otherwise."""
+    return 3 if model.gated_ffn else 2
+
+
+def parameter_count(model: ModelConfig) -> ParameterCount:
+    """Count parameters from the architecture (no weights needed)."""
+    h = model.hidden_size
+    matrices = ffn_matrices(model)
+    attention = attention_params_per_layer(model)
+    groups = {
+        name: 0.0 for name in ("ffn_up_gate", "ffn_down", "experts", "shared_experts", "router")
+    }
+    groups.update({name: value * model.num_layers for name, value in attention.items()})
+    dense_layers = model.num_dense_layers
+    groups["ffn_up_gate"] = dense_layers * (matrices - 1) * h * model.intermediate_size
+    groups["ffn_down"] = dense_layers * model.intermediate_size * h
+    moe_layers = model.num_moe_layers
+    expert_params = matrices * h * model.moe_intermediate_size
+    groups["experts"] = moe_layers * model.num_experts * expert_params
+    groups["shared_experts"] = moe_layers * model.num_shared_experts * expert_params
+    groups["router"] = moe_layers * h * model.num_experts
+    groups["norms"] = (2 * model.num_layers + 1) * h
+    groups["embedding"] = model.vocab_size * h
+    groups["lm_head"] = 0.0 if model.tie_word_embeddings else model.vocab_size * h
+    total = sum(groups.values())
+    inactive = 0.0
+    if model.is_moe:
+        inactive = moe_layers * (model.num_experts - model.experts_per_token) * expert_params
+    ordered = {name: float(groups.get(name, 0.0)) for name in WEIGHT_GROUPS}
+    return ParameterCount(total=float(total), active=float(total - inactive), by_group=ordered)

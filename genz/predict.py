@@ -1,0 +1,369 @@
+"""Predict TTFT, TPOT, throughput, memory and bounds; one scenario or a grid.
+
+Prefill runs the prompt in ``ceil(input / chunk)`` equal chunks; each is costed at
+the mean attended context (attention FLOP and bytes are linear in the context, so
+totals are exact). Decode runs ``output - 1`` steps at contexts ``input + 1 ...
+input + output - 1``; every decode operator's FLOP and bytes are constant or linear
+in the context, so the mean step time equals the step time at the mean context
+``input + output / 2`` whenever attention stays on one side of the ridge over the
+output (it does for decode on every shipped platform; a test checks the sum).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from roofline import Bound, CapacityFootprint, InputError, Platform, check_capacity
+
+from .advice import capacity_suggestions
+from .costing import BOUND_ORDER, OpTimes, cost_ops, phase_bound, total_time
+from .graph import Array, PassShape, pass_ops
+from .inputs import GridInputs, scenario_inputs
+from .memory import footprint_arrays
+from .model import ModelConfig
+from .params import WEIGHT_GROUPS
+from .result import OperatorCost, PhaseCost, Prediction
+from .scenario import Parallelism, Precision, Scenario
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Timed operators of both phases and per-device memory, as arrays."""
+
+    prefill_ops: list[OpTimes]
+    decode_ops: list[OpTimes]
+    ttft_s: Array
+    tpot_s: Array
+    e2e_s: Array
+    weights_bytes: Array
+    kv_cache_bytes: Array
+    activation_bytes: Array
+
+
+def _shape(model: ModelConfig, inputs: GridInputs, prefill: bool) -> PassShape:
+    if prefill:
+        chunks = np.ceil(inputs.input_tokens / inputs.chunk)
+        query = inputs.input_tokens / chunks
+        context = query * (chunks + 1) / 2
+        head_share: Array | float = 1.0 / chunks
+    else:
+        query = np.ones_like(inputs.input_tokens)
+        context = inputs.input_tokens + inputs.output_tokens / 2
+        head_share = 1.0
+    return PassShape(
+        batch=inputs.batch,
+        query_tokens=query,
+        context=context,
+        weight_bits=inputs.weight_bits,
+        activation_bits=inputs.activation_bits,
+        kv_bits=inputs.kv_bits,
+        tp=inputs.tp,
+        ep=inputs.ep,
+        pp=inputs.pp,
+        prefill=prefill,
+        head_share=head_share,
+    )
+
+
+def evaluate(model: ModelConfig, platform: Platform, inputs: GridInputs) -> Evaluation:
+    """Cost prefill and decode and size the footprint for every scenario in ``inputs``."""
+    prefill_shape = _shape(model, inputs, prefill=True)
+    chunks = np.ceil(inputs.input_tokens / inputs.chunk)
+    prefill_ops = cost_ops(pass_ops(model, prefill_shape), platform)
+    prefill_ops = [_repeat(op, chunks) for op in prefill_ops]
+    decode_ops = cost_ops(pass_ops(model, _shape(model, inputs, prefill=False)), platform)
+    ttft = total_time(prefill_ops)
+    tpot = total_time(decode_ops)
+    e2e = ttft + (inputs.output_tokens - 1) * tpot
+    return Evaluation(
+        prefill_ops=prefill_ops,
+        decode_ops=decode_ops,
+        ttft_s=ttft,
+        tpot_s=tpot,
+        e2e_s=e2e,
+        **footprint_arrays(model, inputs),
+    )
+
+
+def _repeat(timed: OpTimes, count: Array) -> OpTimes:
+    """The same operator run ``count`` times (prefill chunks)."""
+    op = dataclasses.replace(timed.op, layers=timed.op.layers * count)
+    return OpTimes(
+        op,
+        timed.compute_s * count,
+        timed.memory_s * count,
+        timed.interconnect_s * count,
+        timed.overhead_s * count,
+    )
+
+
+def check_parallelism(model: ModelConfig, parallelism: Parallelism) -> None:
+    """Reject meshes the model cannot be split over, naming the accepted range."""
+    if parallelism.tp > model.num_heads:
+        raise InputError(
+            f"tp must be in [1, {model.num_heads}] (attention heads of {model.name}), got {parallelism.tp}"
+        )
+    if parallelism.pp > model.num_layers:
+        raise InputError(
+            f"pp must be in [1, {model.num_layers}] (layers of {model.name}), got {parallelism.pp}"
+        )
+    limit = max(model.num_experts, 1)
+    if parallelism.ep > limit:
+        raise InputError(
+            f"ep must be in [1, {limit}] ({'experts' if model.is_moe else 'dense model'}: {model.name}), got {parallelism.ep}"
+        )
+
+
+def layer_bit_patterns(
+    model: ModelConfig, precision: Precision
+) -> list[tuple[dict[str, float], float]]:
+    """Distinct per-layer weight-bit patterns and the fraction of layers using each."""
+    counts: dict[tuple[float, ...], int] = {}
+    for layer in range(model.num_layers):
+        key = tuple(precision.bits_for(group, layer) for group in WEIGHT_GROUPS)
+        counts[key] = counts.get(key, 0) + 1
+    return [
+        (dict(zip(WEIGHT_GROUPS, key, strict=True)), count / model.num_layers)
+        for key, count in counts.items()
+    ]
+
+
+def predict(model: ModelConfig, platform: Platform, scenario: Scenario) -> Prediction:
+    """Predict one scenario with the full per-operator breakdown.
+
+    Per-layer bit widths (``Precision.layer_bits``) are costed by evaluating each
+    distinct pattern once and weighting it by the share of layers that use it.
+    """
+    check_parallelism(model, scenario.parallelism)
+    patterns = layer_bit_patterns(model, scenario.precision)
+    evaluations = []
+    for bits, share in patterns:
+        evaluation = evaluate(model, platform, scenario_inputs(scenario, bits))
+        evaluations.append((evaluation, share))
+    prefill_ops = _blend([(e.prefill_ops, share) for e, share in evaluations])
+    decode_ops = _blend([(e.decode_ops, share) for e, share in evaluations])
+    whole = evaluate(model, platform, scenario_inputs(scenario))
+    weights = sum(float(e.weights_bytes[0]) * share for e, share in evaluations)
+    return _prediction(model, platform, scenario, prefill_ops, decode_ops, whole, weights)
+
+
+def _blend(weighted: list[tuple[list[OpTimes], float]]) -> list[OpTimes]:
+    """Per-layer operators weighted by layer share; per-model ones from the first pattern."""
+    if len(weighted) == 1:
+        return weighted[0][0]
+    blended = []
+    for index, first in enumerate(weighted[0][0]):
+        per_model = first.op.group in ("embedding", "lm_head") or first.op.name in (
+            "final_norm",
+            "pp_send",
+        )
+        if per_model:
+            blended.append(first)
+            continue
+        parts = [(ops[index], share) for ops, share in weighted]
+        blended.append(
+            OpTimes(
+                first.op,
+                sum(p.compute_s * s for p, s in parts),
+                sum(p.memory_s * s for p, s in parts),
+                sum(p.interconnect_s * s for p, s in parts),
+                sum(p.overhead_s * s for p, s in parts),
+            )
+        )
+    return blended
+
+
+def _phase(name: str, timed: list[OpTimes], fits: bool) -> PhaseCost:
+    operators = tuple(
+        OperatorCost(
+            phase=name,
+            name=t.op.name,
+            kind=t.op.kind.value,
+            group=t.op.group,
+            layers=float(np.asarray(t.op.layers).reshape(-1)[0]),
+            flop=float((t.op.flop * t.op.layers).reshape(-1)[0]),
+            bytes=float((t.op.bytes * t.op.layers).reshape(-1)[0]),
+            compute_s=float(t.compute_s[0]),
+            memory_s=float(t.memory_s[0]),
+            interconnect_s=float(t.interconnect_s[0]),
+            overhead_s=float(t.overhead_s[0]),
+            time_s=float(t.time_s[0]),
+            bound=BOUND_ORDER[int(t.bound_index[0])],
+        )
+        for t in timed
+        if float(t.time_s[0]) > 0
+    )
+    bound = BOUND_ORDER[int(phase_bound(timed)[0])] if fits else Bound.CAPACITY
+    return PhaseCost(
+        phase=name,
+        time_s=float(total_time(timed)[0]),
+        flop=sum(op.flop for op in operators),
+        bytes=sum(op.bytes for op in operators),
+        bound=bound,
+        operators=operators,
+    )
+
+
+def _prediction(
+    model: ModelConfig,
+    platform: Platform,
+    scenario: Scenario,
+    prefill_ops: list[OpTimes],
+    decode_ops: list[OpTimes],
+    whole: Evaluation,
+    weights_bytes: float,
+) -> Prediction:
+    footprint = CapacityFootprint(
+        weights_bytes=weights_bytes,
+        kv_cache_bytes=float(whole.kv_cache_bytes[0]),
+        activation_bytes=float(whole.activation_bytes[0]),
+    )
+    verdict = check_capacity(footprint, platform.main_memory.capacity_bytes)
+    prefill = _phase("prefill", prefill_ops, verdict.fits)
+    decode = _phase("decode", decode_ops, verdict.fits)
+    mesh = scenario.parallelism
+    ttft, tpot = prefill.time_s, decode.time_s
+    e2e = ttft + (scenario.output_tokens - 1) * tpot
+    generated = mesh.dp * scenario.batch * scenario.output_tokens
+    return Prediction(
+        model=model.name,
+        platform=platform.name,
+        scenario=scenario,
+        ttft_s=ttft,
+        tpot_s=tpot,
+        e2e_s=e2e,
+        throughput_tokens_per_s=generated / e2e,
+        throughput_tokens_per_s_per_device=generated / e2e / mesh.devices,
+        request_tokens_per_s=scenario.output_tokens / e2e,
+        decode_tokens_per_s=mesh.dp * scenario.batch / tpot,
+        prefill_tokens_per_s=mesh.dp * scenario.batch * scenario.input_tokens / ttft,
+        footprint=footprint,
+        capacity=verdict,
+        prefill=prefill,
+        decode=decode,
+        suggestions=() if verdict.fits else capacity_suggestions(model, platform, scenario),
+    )
+
+
+def evaluate_grid(
+    model: ModelConfig,
+    platform: Platform,
+    *,
+    batch: ArrayLike = 1,
+    input_tokens: ArrayLike = 1024,
+    output_tokens: ArrayLike = 128,
+    weight_bits: ArrayLike = 16.0,
+    activation_bits: ArrayLike = 16.0,
+    kv_bits: ArrayLike = 16.0,
+    tp: ArrayLike = 1,
+    pp: ArrayLike = 1,
+    ep: ArrayLike = 1,
+    dp: ArrayLike = 1,
+    prefill_chunk: ArrayLike | None = None,
+) -> dict[str, Array]:
+    """Vectorised prediction over broadcastable arrays of scenario axes.
+
+    Returns arrays (SI units) of ``ttft_s``, ``tpot_s``, ``e2e_s``,
+    ``throughput_tokens_per_s``, ``throughput_tokens_per_s_per_device``,
+    ``weights_bytes``, ``kv_cache_bytes``, ``activation_bytes``,
+    ``footprint_bytes``, ``fits``, ``prefill_bound`` and ``decode_bound`` (the
+    `Bound` value strings). Uniform weight bits for every group.
+    """
+    arrays = np.broadcast_arrays(
+        *(
+            np.asarray(v, float)
+            for v in (
+                batch,
+                input_tokens,
+                output_tokens,
+                weight_bits,
+                activation_bits,
+                kv_bits,
+                tp,
+                pp,
+                ep,
+                dp,
+            )
+        )
+    )
+    names = (
+        "batch",
+        "input_tokens",
+        "output_tokens",
+        "weight_bits",
+        "activation_bits",
+        "kv_bits",
+        "tp",
+        "pp",
+        "ep",
+        "dp",
+    )
+    values = dict(zip(names, (np.array(a, float) for a in arrays), strict=True))
+    _check_grid(model, values)
+    chunk = (
+        values["input_tokens"]
+        if prefill_chunk is None
+        else np.broadcast_to(np.asarray(prefill_chunk, float), values["batch"].shape)
+    )
+    inputs = GridInputs(
+        batch=values["batch"],
+        input_tokens=values["input_tokens"],
+        output_tokens=values["output_tokens"],
+        weight_bits={group: values["weight_bits"] for group in WEIGHT_GROUPS},
+        activation_bits=values["activation_bits"],
+        kv_bits=values["kv_bits"],
+        tp=values["tp"],
+        pp=values["pp"],
+        ep=values["ep"],
+        dp=values["dp"],
+        chunk=np.minimum(chunk, values["input_tokens"]),
+    )
+    evaluation = evaluate(model, platform, inputs)
+    footprint = evaluation.weights_bytes + evaluation.kv_cache_bytes + evaluation.activation_bytes
+    fits = footprint <= platform.main_memory.capacity_bytes
+    devices = values["tp"] * values["pp"] * values["ep"] * values["dp"]
+    generated = values["dp"] * values["batch"] * values["output_tokens"]
+    bound_names = np.array([bound.value for bound in BOUND_ORDER])
+    return {
+        "ttft_s": evaluation.ttft_s,
+        "tpot_s": evaluation.tpot_s,
+        "e2e_s": evaluation.e2e_s,
+        "throughput_tokens_per_s": generated / evaluation.e2e_s,
+        "throughput_tokens_per_s_per_device": generated / evaluation.e2e_s / devices,
+        "weights_bytes": evaluation.weights_bytes,
+        "kv_cache_bytes": evaluation.kv_cache_bytes,
+        "activation_bytes": evaluation.activation_bytes,
+        "footprint_bytes": footprint,
+        "fits": fits,
+        "prefill_bound": np.where(
+            fits, bound_names[phase_bound(evaluation.prefill_ops)], Bound.CAPACITY.value
+        ),
+        "decode_bound": np.where(
+            fits, bound_names[phase_bound(evaluation.decode_ops)], Bound.CAPACITY.value
+        ),
+    }
+
+
+def _check_grid(model: ModelConfig, values: Mapping[str, Array]) -> None:
+    limits = {
+        "batch": (1, 1e6),
+        "input_tokens": (1, 1e8),
+        "output_tokens": (1, 1e8),
+        "weight_bits": (1, 32),
+        "activation_bits": (1, 32),
+        "kv_bits": (1, 32),
+        "tp": (1, model.num_heads),
+        "pp": (1, model.num_layers),
+        "ep": (1, max(model.num_experts, 1)),
+        "dp": (1, 4096),
+    }
+    for name, (low, high) in limits.items():
+        column = values[name]
+        bad = ~np.isfinite(column) | (column < low) | (column > high)
+        if np.any(bad):
+            raise InputError(f"{name} must be in [{low:g}, {high:g}], got {column[bad].flat[0]:g}")

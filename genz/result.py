@@ -1,0 +1,143 @@
+"""Result types of a prediction: per-operator breakdown, phases, the whole answer."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import pandas as pd
+
+from roofline import Bound, CapacityFootprint, CapacityVerdict
+
+from .scenario import Scenario
+
+
+@dataclass(frozen=True)
+class OperatorCost:
+    """One operator of a phase (all layers that contain it), per device.
+
+    Times in seconds for one prefill (all chunks) or one decode step.
+    """
+
+    phase: str
+    name: str
+    kind: str
+    group: str
+    layers: float
+    flop: float
+    bytes: float
+    compute_s: float
+    memory_s: float
+    interconnect_s: float
+    overhead_s: float
+    time_s: float
+    bound: Bound
+
+    @property
+    def operational_intensity(self) -> float:
+        """FLOP per main-memory byte (inf for collectives, which move no memory)."""
+        return self.flop / self.bytes if self.bytes > 0 else float("inf")
+
+
+@dataclass(frozen=True)
+class PhaseCost:
+    """Prefill (whole prompt) or decode (one step at the mean context)."""
+
+    phase: str
+    time_s: float
+    flop: float
+    bytes: float
+    bound: Bound
+    operators: tuple[OperatorCost, ...]
+
+    @property
+    def operational_intensity(self) -> float:
+        """FLOP per main-memory byte of the whole phase."""
+        return self.flop / self.bytes if self.bytes > 0 else float("inf")
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """Latency, throughput, memory and bounds of one model on one platform and scenario.
+
+    ``ttft_s`` is the prefill time (the first token comes out of prefill);
+    ``tpot_s`` the mean decode step over the remaining ``output_tokens - 1``
+    tokens (for one output token, the step that a second token would take);
+    ``e2e_s = ttft_s + (output_tokens - 1) * tpot_s``. Throughputs count output
+    tokens: ``throughput_tokens_per_s = dp * batch * output_tokens / e2e_s``.
+    """
+
+    model: str
+    platform: str
+    scenario: Scenario
+    ttft_s: float
+    tpot_s: float
+    e2e_s: float
+    throughput_tokens_per_s: float
+    throughput_tokens_per_s_per_device: float
+    request_tokens_per_s: float
+    decode_tokens_per_s: float
+    prefill_tokens_per_s: float
+    footprint: CapacityFootprint
+    capacity: CapacityVerdict
+    prefill: PhaseCost
+    decode: PhaseCost
+    suggestions: tuple[str, ...] = ()
+
+    @property
+    def fits(self) -> bool:
+        """False past the capacity wall."""
+        return self.capacity.fits
+
+    def operators(self) -> tuple[OperatorCost, ...]:
+        """Every operator of both phases."""
+        return self.prefill.operators + self.decode.operators
+
+    def to_frame(self) -> pd.DataFrame:
+        """Per-operator breakdown of both phases (one row per operator)."""
+        rows = []
+        for op in self.operators():
+            row = asdict(op)
+            row["bound"] = op.bound.value
+            row["operational_intensity"] = op.operational_intensity
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+    def to_dict(self) -> dict[str, object]:
+        """Summary in SI units (JSON-ready)."""
+        scenario = self.scenario
+        precision = scenario.precision
+        parallelism = scenario.parallelism
+        return {
+            "model": self.model,
+            "platform": self.platform,
+            "batch": scenario.batch,
+            "input_tokens": scenario.input_tokens,
+            "output_tokens": scenario.output_tokens,
+            "weight_bits": precision.weight_bits,
+            "activation_bits": precision.activation_bits,
+            "kv_bits": precision.kv_bits,
+            "tp": parallelism.tp,
+            "pp": parallelism.pp,
+            "ep": parallelism.ep,
+            "dp": parallelism.dp,
+            "devices": parallelism.devices,
+            "ttft_s": self.ttft_s,
+            "tpot_s": self.tpot_s,
+            "e2e_s": self.e2e_s,
+            "throughput_tokens_per_s": self.throughput_tokens_per_s,
+            "throughput_tokens_per_s_per_device": self.throughput_tokens_per_s_per_device,
+            "request_tokens_per_s": self.request_tokens_per_s,
+            "decode_tokens_per_s": self.decode_tokens_per_s,
+            "prefill_tokens_per_s": self.prefill_tokens_per_s,
+            "prefill_bound": self.prefill.bound.value,
+            "decode_bound": self.decode.bound.value,
+            "prefill_operational_intensity": self.prefill.operational_intensity,
+            "decode_operational_intensity": self.decode.operational_intensity,
+            "weights_bytes_per_device": self.footprint.weights_bytes,
+            "kv_cache_bytes_per_device": self.footprint.kv_cache_bytes,
+            "activation_bytes_per_device": self.footprint.activation_bytes,
+            "footprint_bytes_per_device": self.footprint.total_bytes,
+            "capacity_bytes_per_device": self.capacity.capacity_bytes,
+            "fits": self.fits,
+            "suggestions": list(self.suggestions),
+        }

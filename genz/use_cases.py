@@ -1,0 +1,49 @@
+"""Use-case presets (token shapes) from ``data/use_cases.yaml``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import yaml
+
+from roofline.errors import InputError
+from roofline.paths import data_dir
+
+ALLOWED_KEYS = {"description", "input_tokens", "output_tokens", "source"}
+
+
+@dataclass(frozen=True)
+class UseCase:
+    """A named request shape: prompt and generated tokens per request."""
+
+    name: str
+    description: str
+    input_tokens: int
+    output_tokens: int
+    source: str
+
+
+def load_use_cases() -> dict[str, UseCase]:
+    """All shipped use cases by name."""
+    document = yaml.safe_load((data_dir() / "use_cases.yaml").read_text(encoding="utf-8"))
+    cases = {}
+    for name, entry in document.items():
+        unknown = sorted(set(entry) - ALLOWED_KEYS)
+        if unknown:
+            raise InputError(f"use case {name}: unknown key {unknown[0]!r}")
+        cases[name] = UseCase(
+            name=name,
+            description=str(entry["description"]),
+            input_tokens=int(entry["input_tokens"]),
+            output_tokens=int(entry["output_tokens"]),
+            source=str(entry["source"]),
+        )
+    return cases
+
+
+def use_case(name: str) -> UseCase:
+    """Look a use case up by name."""
+    cases = load_use_cases()
+    if name not in cases:
+        raise InputError(f"unknown use case {name!r}; accepted: {', '.join(sorted(cases))}")
+    return cases[name]

@@ -1,0 +1,118 @@
+"""Model loading and parameter counting."""
+
+import json
+
+import pytest
+
+from genz.model import load_model, model_from_hf_config
+from genz.params import parameter_count
+from roofline import InputError
+
+LLAMA2_7B = {
+    "architectures": ["LlamaForCausalLM"],
+    "hidden_size": 4096,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 32,
+    "intermediate_size": 11008,
+    "vocab_size": 32000,
+    "rms_norm_eps": 1e-5,
+}
+
+
+def test_llama2_7b_count_is_published_total():
+    # 6,738,415,616 parameters: Meta's Llama 2 7B checkpoint size (model card "7B").
+    assert parameter_count(model_from_hf_config(LLAMA2_7B)).total == 6_738_415_616
+
+
+def test_moe_active_parameters_are_top_k_experts():
+    mixtral = dict(
+        LLAMA2_7B,
+        architectures=["MixtralForCausalLM"],
+        num_key_value_heads=8,
+        intermediate_size=14336,
+        num_local_experts=8,
+        num_experts_per_tok=2,
+    )
+    count = parameter_count(model_from_hf_config(mixtral))
+    # Mistral AI: 46.7B total, 12.9B active per token.
+    assert count.total == pytest.approx(46.7e9, rel=0.01)
+    assert count.active == pytest.approx(12.9e9, rel=0.01)
+
+
+def test_mla_model_counts_deepseek_v3():
+    config = {
+        "architectures": ["DeepseekV3ForCausalLM"],
+        "hidden_size": 7168,
+        "num_hidden_layers": 61,
+        "num_attention_heads": 128,
+        "num_key_value_heads": 128,
+        "intermediate_size": 18432,
+        "moe_intermediate_size": 2048,
+        "vocab_size": 129280,
+        "n_routed_experts": 256,
+        "n_shared_experts": 1,
+        "num_experts_per_tok": 8,
+        "first_k_dense_replace": 3,
+        "kv_lora_rank": 512,
+        "q_lora_rank": 1536,
+        "qk_rope_head_dim": 64,
+        "qk_nope_head_dim": 128,
+        "v_head_dim": 128,
+    }
+    model = model_from_hf_config(config)
+    count = parameter_count(model)
+    assert model.attention_type == "MLA"
+    assert model.kv_elements_per_token_per_layer == 576
+    # DeepSeek-V3 technical report: 671B total, 37B activated per token.
+    assert count.total == pytest.approx(671e9, rel=0.01)
+    assert count.active == pytest.approx(37e9, rel=0.02)
+
+
+def test_misspelt_key_is_rejected_by_name():
+    config = dict(LLAMA2_7B)
+    config["num_key_value_head"] = config.pop("num_key_value_heads")
+    with pytest.raises(
+        InputError, match="unknown key 'num_key_value_head' \\(did you mean 'num_key_value_heads'"
+    ):
+        model_from_hf_config(config)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"hidden_size": -4096}, "hidden_size must be an integer >= 1"),
+        ({"num_key_value_heads": 5}, "must be a multiple of num_key_value_heads"),
+        ({"num_hidden_layers": "32"}, "num_layers must be an integer >= 1"),
+        (
+            {"num_local_experts": 8, "num_experts_per_tok": 9},
+            "num_experts_per_tok must be in [1, 8]",
+        ),
+    ],
+)
+def test_bad_config_values_give_one_line_errors(change, message):
+    with pytest.raises(InputError) as info:
+        model_from_hf_config({**LLAMA2_7B, **change})
+    assert message in str(info.value)
+
+
+def test_missing_key_and_bad_json(tmp_path):
+    config = dict(LLAMA2_7B)
+    del config["vocab_size"]
+    with pytest.raises(InputError, match="missing required key 'vocab_size'"):
+        model_from_hf_config(config)
+    broken = tmp_path / "config.json"
+    broken.write_text("{not json")
+    with pytest.raises(InputError, match="not valid JSON"):
+        load_model(broken)
+
+
+def test_load_from_path(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(LLAMA2_7B))
+    assert load_model(path).num_layers == 32
+
+
+def test_unknown_model_name_lists_presets():
+    with pytest.raises(InputError, match="unknown model 'gpt-9'"):
+        load_model("gpt-9")
