@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from genz.model import load_model, model_from_hf_config
+from genz.model import list_models, load_model, model_from_hf_config
 from genz.params import parameter_count
 from roofline import InputError
 
@@ -116,3 +116,23 @@ def test_load_from_path(tmp_path):
 def test_unknown_model_name_lists_presets():
     with pytest.raises(InputError, match="unknown model 'gpt-9'"):
         load_model("gpt-9")
+
+
+@pytest.mark.parametrize("name", list_models())
+def test_preset_parameter_count_within_1_percent_of_published(name):
+    model = load_model(name)
+    assert model.published_params, f"{name} lacks _published_params"
+    assert "read 2026" in model.source or "huggingface" in model.source.lower()
+    count = parameter_count(model)
+    assert count.total == pytest.approx(model.published_params, rel=0.01)
+    if model.published_active_params:
+        assert count.active == pytest.approx(model.published_active_params, rel=0.02)
+
+
+def test_required_model_presets_are_shipped():
+    required = {
+        "llama-2-7b", "llama-2-13b", "llama-2-70b", "llama-3.1-8b", "llama-3.1-70b",
+        "llama-3.1-405b", "mistral-7b", "mixtral-8x7b", "qwen2.5-0.5b", "qwen2.5-1.5b",
+        "qwen2.5-7b", "deepseek-v3", "bitnet-b1.58-2b",
+    }  # fmt: skip
+    assert required <= set(list_models())
