@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from roofline.errors import InputError
 
-from . import commands_hw, commands_predict
+from . import commands_hw, commands_predict, commands_serving
 
 
 class OneLineArgumentParser(argparse.ArgumentParser):
@@ -18,7 +18,7 @@ class OneLineArgumentParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
-COMMAND_MODULES = (commands_hw, commands_predict)
+COMMAND_MODULES = (commands_hw, commands_predict, commands_serving)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -362,6 +362,9 @@ def model_level_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
     seqs = shape.batch / shape.ep
     tokens = seqs * shape.query_tokens
     a_bytes = shape.activation_bits / 8
+    # Prefill needs logits of the last position only; a decode-style pass of q tokens
+    # (speculative verification) needs all q.
+    head_tokens = seqs if shape.prefill else tokens
     embed_bytes = tokens * h * (shape.weight_bits["embedding"] / 8 + a_bytes)
     ops = [
         OpTerms(
@@ -373,12 +376,14 @@ def model_level_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
             embed_bytes,
             shape.activation_bits,
         ),
-        _elementwise("final_norm", OperatorKind.NORM, shape.head_share, seqs * h, 4.0, shape),
+        _elementwise(
+            "final_norm", OperatorKind.NORM, shape.head_share, head_tokens * h, 4.0, shape
+        ),
         _gemm(
             "lm_head",
             "lm_head",
             shape.head_share,
-            seqs,
+            head_tokens,
             h,
             np.asarray(model.vocab_size / shape.tp),
             shape,

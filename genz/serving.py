@@ -1,0 +1,166 @@
+"""Serving-strategy estimates built on the pass model: speculative decoding and
+disaggregated prefill/decode.
+
+Speculative decoding (Leviathan et al., 2023, "Fast Inference from Transformers via
+Speculative Decoding"): a draft model proposes ``k`` tokens, the target verifies them
+in one pass of ``k + 1`` query tokens. With i.i.d. per-token acceptance ``a`` the
+expected tokens per iteration are ``(1 - a^(k+1)) / (1 - a)``; the iteration takes
+``k * t_draft + t_verify``. Speed-up = expected tokens x t_target_step / iteration time.
+
+Disaggregated serving (DistServe, Splitwise): prefill on one platform, decode on
+another; the prompt's KV cache (all layers, ``input * layers * kv_elements * bits/8``
+bytes per request) crosses a link of ``link_bandwidth_bytes_per_s`` before decoding.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from roofline import InputError, Platform
+from roofline.errors import require_positive
+
+from .costing import cost_ops, total_time
+from .graph import PassShape, pass_ops
+from .inputs import scenario_inputs
+from .model import ModelConfig
+from .predict import check_parallelism, predict
+from .scenario import Scenario
+
+
+def pass_time(
+    model: ModelConfig, platform: Platform, scenario: Scenario, query_tokens: int, context: float
+) -> float:
+    """Time of one forward pass of ``query_tokens`` new tokens per sequence that
+    attend to ``context`` tokens (decode-style: logits for every new token), seconds."""
+    check_parallelism(model, scenario.parallelism)
+    inputs = scenario_inputs(scenario)
+    shape = PassShape(
+        batch=inputs.batch,
+        query_tokens=np.asarray([float(query_tokens)]),
+        context=np.asarray([float(context)]),
+        weight_bits=inputs.weight_bits,
+        activation_bits=inputs.activation_bits,
+        kv_bits=inputs.kv_bits,
+        tp=inputs.tp,
+        ep=inputs.ep,
+        pp=inputs.pp,
+        prefill=False,
+    )
+    return float(total_time(cost_ops(pass_ops(model, shape), platform))[0])
+
+
+@dataclass(frozen=True)
+class SpeculativeEstimate:
+    """Expected effect of speculative decoding on time per output token (seconds)."""
+
+    draft_tokens: int
+    acceptance_rate: float
+    expected_tokens_per_iteration: float
+    target_step_s: float
+    draft_step_s: float
+    verify_s: float
+    tpot_s: float
+    speedup: float
+
+
+def speculative_decoding(
+    target: ModelConfig,
+    draft: ModelConfig,
+    platform: Platform,
+    scenario: Scenario,
+    draft_tokens: int,
+    acceptance_rate: float,
+) -> SpeculativeEstimate:
+    """Estimate TPOT with a draft model on the same platform, at the mean decode context."""
+    if (
+        isinstance(draft_tokens, bool)
+        or not isinstance(draft_tokens, int)
+        or not 1 <= draft_tokens <= 64
+    ):
+        raise InputError(f"draft_tokens must be an integer in [1, 64], got {draft_tokens!r}")
+    if not 0 <= acceptance_rate < 1:
+        raise InputError(f"acceptance_rate must be in [0, 1), got {acceptance_rate!r}")
+    context = scenario.input_tokens + scenario.output_tokens / 2
+    target_step = pass_time(target, platform, scenario, 1, context)
+    draft_step = pass_time(draft, platform, scenario, 1, context)
+    verify = pass_time(target, platform, scenario, draft_tokens + 1, context)
+    a, k = acceptance_rate, draft_tokens
+    expected = (1 - a ** (k + 1)) / (1 - a)
+    iteration = k * draft_step + verify
+    tpot = iteration / expected
+    return SpeculativeEstimate(
+        draft_tokens=k,
+        acceptance_rate=a,
+        expected_tokens_per_iteration=expected,
+        target_step_s=target_step,
+        draft_step_s=draft_step,
+        verify_s=verify,
+        tpot_s=tpot,
+        speedup=target_step / tpot,
+    )
+
+
+@dataclass(frozen=True)
+class DisaggregatedEstimate:
+    """Prefill on one platform, decode on another, KV cache moved between them."""
+
+    prefill_platform: str
+    decode_platform: str
+    ttft_s: float
+    kv_transfer_bytes: float
+    kv_transfer_s: float
+    tpot_s: float
+    e2e_s: float
+    colocated_prefill_platform_e2e_s: float
+    colocated_decode_platform_e2e_s: float
+
+
+def disaggregated_serving(
+    model: ModelConfig,
+    prefill_platform: Platform,
+    decode_platform: Platform,
+    scenario: Scenario,
+    link_bandwidth_bytes_per_s: float | None = None,
+    link_latency_s: float = 10e-6,
+) -> DisaggregatedEstimate:
+    """Estimate end-to-end latency when prefill and decode run on different platforms.
+
+    The link defaults to the prefill platform's scale-out network (else its
+    device link). The first token comes from the prefill platform; decoding
+    starts once the KV cache has arrived: ``e2e = ttft + transfer + (out - 1) tpot``.
+    """
+    if link_bandwidth_bytes_per_s is None:
+        link = prefill_platform.interconnect
+        if link is None:
+            raise InputError(
+                f"{prefill_platform.name} has no interconnect; pass link_bandwidth_bytes_per_s"
+            )
+        link_bandwidth_bytes_per_s = (
+            link.scaleout_bandwidth_bytes_per_s or link.link_bandwidth_bytes_per_s
+        )
+    require_positive("link_bandwidth_bytes_per_s", link_bandwidth_bytes_per_s)
+    on_prefill = predict(model, prefill_platform, scenario)
+    on_decode = predict(model, decode_platform, scenario)
+    kv_bytes = (
+        scenario.batch
+        * scenario.input_tokens
+        * model.num_layers
+        * model.kv_elements_per_token_per_layer
+        * scenario.precision.kv_bits
+        / 8
+    )
+    transfer = kv_bytes / link_bandwidth_bytes_per_s + link_latency_s
+    e2e = on_prefill.ttft_s + transfer + (scenario.output_tokens - 1) * on_decode.tpot_s
+    return DisaggregatedEstimate(
+        prefill_platform=prefill_platform.name,
+        decode_platform=decode_platform.name,
+        ttft_s=on_prefill.ttft_s,
+        kv_transfer_bytes=kv_bytes,
+        kv_transfer_s=transfer,
+        tpot_s=on_decode.tpot_s,
+        e2e_s=e2e,
+        colocated_prefill_platform_e2e_s=on_prefill.e2e_s,
+        colocated_decode_platform_e2e_s=on_decode.e2e_s,
+    )
