@@ -36,11 +36,13 @@ def roofline_time(
     overhead_s: ArrayLike = 0.0,
 ) -> NDArray[np.float64]:
     """Roofline time in seconds, elementwise over broadcastable arrays."""
-    compute_s = np.asarray(flop, float) / (np.asarray(peak_flops_per_s, float) * compute_efficiency)
-    memory_s = np.asarray(bytes_moved, float) / (
-        np.asarray(bandwidth_bytes_per_s, float) * memory_efficiency
+    compute_s = np.asarray(flop, float) / (
+        np.asarray(peak_flops_per_s, float) * np.asarray(compute_efficiency, float)
     )
-    return np.maximum(compute_s, memory_s) + overhead_s
+    memory_s = np.asarray(bytes_moved, float) / (
+        np.asarray(bandwidth_bytes_per_s, float) * np.asarray(memory_efficiency, float)
+    )
+    return np.asarray(np.maximum(compute_s, memory_s) + np.asarray(overhead_s, float), float)
 
 
 @dataclass(frozen=True)

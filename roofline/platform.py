@@ -137,7 +137,7 @@ class Platform:
         if dtype in self.peak_flops_per_s:
             return float(self.peak_flops_per_s[dtype])
         twin = {"bf16": "fp16", "fp16": "bf16"}.get(dtype)
-        if twin in self.peak_flops_per_s:
+        if twin is not None and twin in self.peak_flops_per_s:
             return float(self.peak_flops_per_s[twin])
         dtype_bits(dtype)
         names = ", ".join(self.peak_flops_per_s)
