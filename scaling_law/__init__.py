@@ -1,0 +1,85 @@
+"""Architecture-to-loss scaling laws: fit, predict, uncertainty, low-precision penalty.
+
+Hardware-independent; imports only ``roofline.errors`` from the rest of the project.
+Typical use (the same functions the ``codesign fit`` / ``codesign loss`` commands call)::
+
+    from scaling_law import Architecture, fit_law, load_scaling_csv, predict_loss_interval
+
+    result = fit_law(load_scaling_csv("chinchilla"), "chinchilla", drop_highest_loss=5)
+    print(result.params, result.intervals)
+    prediction = predict_loss_interval(result.law, Architecture(layers=24, hidden=2048), 1e11)
+"""
+
+from .architecture import Architecture, ParameterCounts, count_parameters
+from .data import (
+    COLUMNS,
+    MAX_FILE_BYTES,
+    ScalingData,
+    dataset_path,
+    list_datasets,
+    load_scaling_csv,
+)
+from .diagnostics import CrossValidationReport, ResidualReport
+from .fit import FitResult, fit_law
+from .forms import (
+    CHINCHILLA,
+    CHINCHILLA_SHAPE,
+    FEATURE_NAMES,
+    LawForm,
+    get_form,
+    list_forms,
+    register_form,
+)
+from .law import (
+    LossPrediction,
+    ScalingLaw,
+    precision_loss_penalty,
+    predict_loss,
+    predict_loss_interval,
+)
+from .law_io import check_output_path, law_from_dict, law_to_dict, load_law, save_law
+from .objective import SUPPORTED_METHODS
+from .precision import (
+    DEFAULT_REFERENCE_BITS,
+    KUMAR_GAMMA_W,
+    effective_parameter_fraction,
+    effective_parameters,
+)
+
+__all__ = [
+    "CHINCHILLA",
+    "CHINCHILLA_SHAPE",
+    "COLUMNS",
+    "DEFAULT_REFERENCE_BITS",
+    "FEATURE_NAMES",
+    "KUMAR_GAMMA_W",
+    "MAX_FILE_BYTES",
+    "SUPPORTED_METHODS",
+    "Architecture",
+    "CrossValidationReport",
+    "FitResult",
+    "LawForm",
+    "LossPrediction",
+    "ParameterCounts",
+    "ResidualReport",
+    "ScalingData",
+    "ScalingLaw",
+    "check_output_path",
+    "count_parameters",
+    "dataset_path",
+    "effective_parameter_fraction",
+    "effective_parameters",
+    "fit_law",
+    "get_form",
+    "law_from_dict",
+    "law_to_dict",
+    "list_datasets",
+    "list_forms",
+    "load_law",
+    "load_scaling_csv",
+    "precision_loss_penalty",
+    "predict_loss",
+    "predict_loss_interval",
+    "register_form",
+    "save_law",
+]

@@ -1,0 +1,289 @@
+"""Training-run tables for fitting: CSV loading, validation and law features.
+
+CSV columns (header row required, names exact, unknown names rejected):
+
+=================  ========  ===================================================
+column             required  meaning
+=================  ========  ===================================================
+``loss``           yes       final training/validation loss, nats per token
+``tokens``         one of    training tokens D
+``flop``           these     training FLOP C; then ``D = C / (6 N)``
+``params``         one of    parameter count N (the law's convention)
+``layers``,        these     architecture; N is then counted from it (see
+``hidden``                   `scaling_law.architecture`)
+``ffn``, ``heads``, no       optional architecture columns (defaults as in
+``kv_heads``,               `Architecture`); they also give the shape features
+``head_dim``,
+``vocab``,
+``experts``,
+``top_k``
+``gated_ffn``,     no        0 or 1
+``tie_embeddings``
+``weight_bits``    no        weight precision of the run, bits (N -> N_eff)
+=================  ========  ===================================================
+
+Every value must be a finite number > 0 (flags 0/1); a bad value is reported
+with its line number. Files larger than `MAX_FILE_BYTES` are refused; nothing
+is evaluated or unpickled. When both ``params`` and architecture columns are
+given, ``params`` is N and the architecture only supplies the shape features.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from roofline.errors import InputError
+
+from .architecture import Architecture
+from .precision import DEFAULT_REFERENCE_BITS, KUMAR_GAMMA_W, effective_parameters
+
+MAX_FILE_BYTES = 50_000_000
+ARCHITECTURE_COLUMNS = (
+    "layers",
+    "hidden",
+    "ffn",
+    "heads",
+    "kv_heads",
+    "head_dim",
+    "vocab",
+    "experts",
+    "top_k",
+)
+FLAG_COLUMNS = ("gated_ffn", "tie_embeddings")
+COLUMNS = ("loss", "tokens", "flop", "params", *ARCHITECTURE_COLUMNS, *FLAG_COLUMNS, "weight_bits")
+
+Array = NDArray[np.float64]
+
+
+def data_dir() -> Path:
+    """Folder of the shipped scaling tables (``CODESIGN_DATA_DIR`` overrides ``data/``)."""
+    override = os.environ.get("CODESIGN_DATA_DIR")
+    root = Path(override) if override else Path(__file__).resolve().parent.parent / "data"
+    return root / "scaling"
+
+
+def list_datasets() -> list[str]:
+    """Names of the shipped tables (``chinchilla``...), sorted."""
+    return sorted(path.stem for path in data_dir().glob("*.csv"))
+
+
+def dataset_path(name_or_path: str | Path) -> Path:
+    """A shipped table by name (``'chinchilla'``) or any path ending in ``.csv``."""
+    path = Path(name_or_path)
+    if path.suffix.lower() == ".csv":
+        return path
+    shipped = data_dir() / f"{name_or_path}.csv"
+    if not shipped.is_file():
+        accepted = ", ".join(list_datasets()) or "(none shipped)"
+        raise InputError(
+            f"unknown scaling dataset {str(name_or_path)!r}; accepted: {accepted} or a .csv path"
+        )
+    return shipped
+
+
+@dataclass(frozen=True, eq=False)
+class ScalingData:
+    """Validated training runs: one float array per column, plus provenance.
+
+    ``row_numbers`` locate each run in its source (file line numbers for CSV
+    files, 1-based positions otherwise; ``row_label`` says which), and
+    ``sha256`` identifies the source bytes (for arrays: their canonical bytes).
+    """
+
+    columns: Mapping[str, Array]
+    origin: str
+    sha256: str
+    row_numbers: NDArray[np.int64]
+    row_label: str = "row"
+
+    def __post_init__(self) -> None:
+        _check_columns(self.columns, self.origin, self.row_numbers, self.row_label)
+
+    @classmethod
+    def from_columns(
+        cls, columns: Mapping[str, ArrayLike], origin: str = "<arrays>"
+    ) -> ScalingData:
+        """Build from in-memory arrays (same column names and rules as the CSV)."""
+        arrays = {}
+        for name, values in columns.items():
+            try:
+                arrays[name] = np.atleast_1d(np.asarray(values, dtype=float))
+            except (TypeError, ValueError):
+                raise InputError(f"{origin}: column {name!r} must be numeric") from None
+        lengths = {array.shape for array in arrays.values()}
+        if len(lengths) > 1 or any(array.ndim != 1 for array in arrays.values()):
+            raise InputError(f"{origin}: columns must be 1-D arrays of one common length")
+        digest = hashlib.sha256()
+        for name in sorted(arrays):
+            digest.update(name.encode() + b"\0" + arrays[name].astype("<f8").tobytes())
+        size = len(next(iter(arrays.values()))) if arrays else 0
+        return cls(arrays, origin, digest.hexdigest(), np.arange(1, size + 1), "row")
+
+    def __len__(self) -> int:
+        return len(self.columns["loss"])
+
+    @property
+    def loss(self) -> Array:
+        """Observed losses, nats per token."""
+        return self.columns["loss"]
+
+    def architecture(self) -> Architecture | None:
+        """The runs' architectures when ``layers`` and ``hidden`` are columns, else None."""
+        if "layers" not in self.columns or "hidden" not in self.columns:
+            return None
+        given = {name: self.columns[name] for name in ARCHITECTURE_COLUMNS if name in self.columns}
+        flags = {name: self.columns[name] for name in FLAG_COLUMNS if name in self.columns}
+        try:
+            return Architecture(**given, **flags)
+        except InputError as error:
+            raise InputError(f"{self.origin}: {error}") from None
+
+    def law_features(
+        self,
+        include_embeddings: bool = True,
+        moe_parameters: str = "active",
+        gamma_w: float = KUMAR_GAMMA_W,
+        reference_bits: float = DEFAULT_REFERENCE_BITS,
+    ) -> dict[str, Array]:
+        """Feature arrays for a `LawForm`: ``params`` (N_eff), ``tokens`` and shape ratios.
+
+        N is the ``params`` column or the count from the architecture columns
+        (``include_embeddings``, ``moe_parameters`` choose the convention); D is the
+        ``tokens`` column or ``flop / (6 N)``; a ``weight_bits`` column turns N into
+        ``N_eff`` (see `scaling_law.precision`).
+        """
+        arch = self.architecture()
+        if "params" in self.columns:
+            params = self.columns["params"]
+        else:
+            params = arch.counts().select(include_embeddings, moe_parameters)  # type: ignore[union-attr]
+        tokens = (
+            self.columns["tokens"]
+            if "tokens" in self.columns
+            else self.columns["flop"] / (6 * params)
+        )
+        if "weight_bits" in self.columns:
+            params = effective_parameters(
+                params, self.columns["weight_bits"], gamma_w, reference_bits
+            )
+        features = {"params": params, "tokens": tokens}
+        if arch is not None:
+            features.update(
+                aspect_ratio=arch.aspect_ratio, ffn_ratio=arch.ffn_ratio, gqa_ratio=arch.gqa_ratio
+            )
+        return features
+
+
+def load_scaling_csv(path: str | Path) -> ScalingData:
+    """Read and validate a training-run table (see the module docstring for columns).
+
+    Parameters
+    ----------
+    path
+        A ``.csv`` file, or the name of a shipped table (``'chinchilla'``).
+    """
+    path = dataset_path(path)
+    if not path.is_file():
+        raise InputError(f"scaling data file not found: {path}")
+    if path.stat().st_size > MAX_FILE_BYTES:
+        raise InputError(f"{path}: larger than {MAX_FILE_BYTES} bytes; refusing to read it")
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not UTF-8 text; expected a CSV file") from None
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = next(reader, None)
+        if header is None or not any(cell.strip() for cell in header):
+            raise InputError(f"{path}: empty file; expected a header row naming the columns")
+        names = [cell.strip() for cell in header]
+        _check_header(names, path)
+        values: list[list[float]] = []
+        lines: list[int] = []
+        for record in reader:
+            if not any(cell.strip() for cell in record):
+                continue
+            if len(record) != len(names):
+                raise InputError(
+                    f"{path}: line {reader.line_num}: expected {len(names)} fields, got {len(record)}"
+                )
+            values.append(
+                [
+                    _number(cell, name, path, reader.line_num)
+                    for cell, name in zip(record, names, strict=True)
+                ]
+            )
+            lines.append(reader.line_num)
+    except csv.Error as error:
+        raise InputError(f"{path}: line {reader.line_num}: malformed CSV ({error})") from None
+    if not values:
+        raise InputError(f"{path}: no data rows after the header")
+    table = np.array(values, dtype=float)
+    columns = {name: table[:, index] for index, name in enumerate(names)}
+    return ScalingData(columns, str(path), hashlib.sha256(raw).hexdigest(), np.array(lines), "line")
+
+
+def _check_header(names: list[str], origin: Path) -> None:
+    for name in names:
+        if not name:
+            raise InputError(f"{origin}: empty column name in the header")
+        if name not in COLUMNS:
+            raise InputError(f"{origin}: unknown column {name!r}; accepted: {', '.join(COLUMNS)}")
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise InputError(f"{origin}: column {name!r} appears twice")
+        seen.add(name)
+
+
+def _number(cell: str, column: str, origin: Path, line: int) -> float:
+    text = cell.strip()
+    if not text:
+        raise InputError(f"{origin}: line {line}: missing value in column {column!r}")
+    try:
+        return float(text)
+    except ValueError:
+        raise InputError(
+            f"{origin}: line {line}: column {column!r} must be a number, got {text!r}"
+        ) from None
+
+
+def _check_columns(
+    columns: Mapping[str, Array], origin: str, rows: NDArray[np.int64], label: str
+) -> None:
+    for name in columns:
+        if name not in COLUMNS:
+            raise InputError(f"{origin}: unknown column {name!r}; accepted: {', '.join(COLUMNS)}")
+    if "loss" not in columns:
+        raise InputError(f"{origin}: missing required column 'loss'")
+    if "tokens" not in columns and "flop" not in columns:
+        raise InputError(f"{origin}: needs a 'tokens' or a 'flop' column")
+    if "params" not in columns and not {"layers", "hidden"} <= set(columns):
+        raise InputError(f"{origin}: needs a 'params' column or 'layers' and 'hidden' columns")
+    if len(columns["loss"]) == 0:
+        raise InputError(f"{origin}: no data rows")
+    for name, values in columns.items():
+        if name in FLAG_COLUMNS:
+            bad = (values != 0) & (values != 1)
+            rule = "must be 0 or 1"
+        elif name in ARCHITECTURE_COLUMNS:
+            bad = ~(np.isfinite(values) & (values >= 1) & (values == np.round(values)))
+            rule = "must be a whole number >= 1"
+        else:
+            bad = ~(np.isfinite(values) & (values > 0))
+            rule = "must be a finite number > 0"
+        if np.any(bad):
+            index = int(np.flatnonzero(bad)[0])
+            raise InputError(
+                f"{origin}: {label} {int(rows[index])}: {name} {rule}, got {values[index]:g}"
+            )
