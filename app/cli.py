@@ -8,7 +8,15 @@ from collections.abc import Sequence
 
 from roofline.errors import InputError
 
-from . import commands_hw, commands_predict, commands_serving
+from . import (
+    commands_app,
+    commands_hw,
+    commands_predict,
+    commands_quantize,
+    commands_requirements,
+    commands_scaling,
+    commands_serving,
+)
 
 
 class OneLineArgumentParser(argparse.ArgumentParser):
@@ -18,7 +26,15 @@ class OneLineArgumentParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
-COMMAND_MODULES = (commands_hw, commands_predict, commands_serving)
+COMMAND_MODULES = (
+    commands_hw,
+    commands_predict,
+    commands_serving,
+    commands_app,
+    commands_requirements,
+    commands_quantize,
+    commands_scaling,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

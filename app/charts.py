@@ -1,0 +1,321 @@
+"""Plotly figures for the dashboard and notebooks, each built from a DataFrame.
+
+Every ``*_figure`` function takes the table the dashboard also offers as CSV,
+with the column names documented in its docstring, and returns a
+`plotly.graph_objects.Figure`. `operator_points` and `ceiling_table` shape a
+prediction and a platform into the roofline's tables (no modelling here).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from genz.result import Prediction
+from roofline import Platform, attainable_flops_per_s
+
+BOUND_COLORS = {
+    "compute": "#1f77b4",
+    "memory": "#d62728",
+    "interconnect": "#9467bd",
+    "overhead": "#7f7f7f",
+    "capacity": "#000000",
+}
+PHASE_SYMBOLS = {"prefill": "circle", "decode": "diamond"}
+FOOTPRINT_COLORS = {"weights": "#1f77b4", "KV cache": "#ff7f0e", "activations": "#2ca02c"}
+
+
+def operator_points(result: Prediction) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Operators that have a point on the roofline, and those that do not.
+
+    Collectives move no main-memory bytes (infinite OI) and some operators do no
+    FLOP (zero attained rate): neither has a place on a log-log plot.
+    """
+    frame = result.to_frame()
+    frame["oi_flop_per_byte"] = frame["operational_intensity"]
+    frame["achieved_tflops"] = frame["flop"] / frame["time_s"] / 1e12
+    frame["time_ms"] = frame["time_s"] * 1e3
+    plotted = (frame["flop"] > 0) & (frame["bytes"] > 0)
+    columns = ["phase", "name", "oi_flop_per_byte", "achieved_tflops", "time_ms", "bound"]
+    return frame.loc[plotted, columns].reset_index(drop=True), frame.loc[~plotted]
+
+
+def ceiling_table(platform: Platform, dtype: str, points: pd.DataFrame) -> pd.DataFrame:
+    """The roofline ``min(peak, OI * bw)`` and its derated twin, FLOP/B and TFLOP/s.
+
+    The OI range spans the ``points`` (from `operator_points`) and the ridge point,
+    with a factor 4 of margin on each side.
+    """
+    ridge = platform.ridge_point(dtype)
+    intensities = [ridge, *points["oi_flop_per_byte"]]
+    low, high = min(intensities) / 4, max(intensities) * 4
+    oi = np.logspace(np.log10(low), np.log10(high), 200)
+    return pd.DataFrame(
+        {
+            "oi_flop_per_byte": oi,
+            "peak_tflops": attainable_flops_per_s(oi, platform, dtype) / 1e12,
+            "derated_tflops": attainable_flops_per_s(oi, platform, dtype, efficient=True) / 1e12,
+        }
+    )
+
+
+def roofline_figure(ceiling: pd.DataFrame, points: pd.DataFrame, title: str) -> go.Figure:
+    """Log-log roofline with one marker per operator.
+
+    ``ceiling``: ``oi_flop_per_byte``, ``peak_tflops`` (the roofline ``min(peak,
+    OI * bw)``), ``derated_tflops`` (with the platform's efficiency factors).
+    ``points``: ``phase``, ``name``, ``oi_flop_per_byte``, ``achieved_tflops``,
+    ``time_ms``, ``bound``.
+    """
+    traces = [
+        go.Scatter(
+            x=ceiling["oi_flop_per_byte"].to_numpy(),
+            y=ceiling[column].to_numpy(),
+            mode="lines",
+            name=name,
+            line=line,
+            hovertemplate=f"OI %{{x:.3g}} FLOP/B<br>%{{y:.4g}} TFLOP/s<extra>{name}</extra>",
+        )
+        for column, name, line in (
+            ("peak_tflops", "roofline (peak)", {"color": "black", "width": 2}),
+            ("derated_tflops", "roofline x efficiency", {"color": "gray", "dash": "dash"}),
+        )
+    ]
+    for (phase, bound), group in points.groupby(["phase", "bound"], sort=False):
+        traces.append(
+            go.Scatter(
+                x=group["oi_flop_per_byte"].to_numpy(),
+                y=group["achieved_tflops"].to_numpy(),
+                mode="markers",
+                name=f"{phase}: {bound}-bound",
+                marker={
+                    "symbol": PHASE_SYMBOLS.get(phase, "circle"),
+                    "size": 10,
+                    "color": BOUND_COLORS.get(bound, "#333333"),
+                    "line": {"width": 1, "color": "white"},
+                },
+                customdata=group[["name", "time_ms", "bound", "phase"]].to_numpy(),
+                hovertemplate=(
+                    "<b>%{customdata[0]}</b> (%{customdata[3]})<br>OI %{x:.3g} FLOP/B"
+                    "<br>%{y:.4g} TFLOP/s<br>time %{customdata[1]:.4g} ms"
+                    "<br>%{customdata[2]}-bound<extra></extra>"
+                ),
+            )
+        )
+    layout = {
+        "title": {"text": title},
+        "xaxis": {"type": "log", "title": {"text": "operational intensity (FLOP/byte)"}},
+        "yaxis": {"type": "log", "title": {"text": "attained TFLOP/s"}},
+        "legend": {"orientation": "h", "y": -0.2},
+        "height": 520,
+    }
+    return go.Figure(traces, layout)
+
+
+def breakdown_figure(operators: pd.DataFrame) -> go.Figure:
+    """Horizontal bars of per-operator time, one panel per phase (each its own scale).
+
+    ``operators``: ``phase``, ``name``, ``time_ms``, ``bound``.
+    """
+    phases = list(dict.fromkeys(operators["phase"]))
+    width = 1.0 / max(len(phases), 1)
+    layout: dict[str, object] = {
+        "barmode": "stack",
+        "legend": {"orientation": "h", "y": 1.02, "yanchor": "bottom", "title": {"text": "bound"}},
+    }
+    traces = []
+    shown: set[str] = set()
+    for index, phase in enumerate(phases):
+        suffix = "" if index == 0 else str(index + 1)
+        part = operators[operators["phase"] == phase].sort_values("time_ms")
+        layout[f"xaxis{suffix}"] = {
+            "domain": [index * width + 0.06, (index + 1) * width - 0.02],
+            "title": {"text": f"{phase} time (ms)"},
+            "anchor": f"y{suffix}",
+        }
+        layout[f"yaxis{suffix}"] = {"anchor": f"x{suffix}", "automargin": True, "dtick": 1}
+        for bound, group in part.groupby("bound", sort=False):
+            traces.append(
+                go.Bar(
+                    x=group["time_ms"].to_numpy(),
+                    y=group["name"].to_numpy(),
+                    orientation="h",
+                    name=bound,
+                    legendgroup=bound,
+                    showlegend=bound not in shown,
+                    marker={"color": BOUND_COLORS.get(bound, "#333333")},
+                    xaxis=f"x{suffix}",
+                    yaxis=f"y{suffix}",
+                    hovertemplate=f"%{{y}}: %{{x:.4g}} ms<extra>{phase}, {bound}-bound</extra>",
+                )
+            )
+            shown.add(bound)
+    layout["height"] = max(320, 22 * operators.groupby("phase")["name"].nunique().max())
+    return go.Figure(traces, layout)
+
+
+def _vertical(x: float, color: str, dash: str) -> dict[str, object]:
+    return {
+        "type": "line",
+        "x0": x,
+        "x1": x,
+        "xref": "x",
+        "y0": 0,
+        "y1": 1,
+        "yref": "paper",
+        "line": {"color": color, "dash": dash},
+    }
+
+
+def sweep_figure(
+    sweep: pd.DataFrame,
+    x: str,
+    y: str,
+    x_title: str,
+    y_title: str,
+    current: float,
+    log_y: bool = False,
+) -> go.Figure:
+    """One metric along a scenario axis (log x); points past the capacity wall as crosses.
+
+    ``sweep``: columns ``x``, ``y`` and boolean ``fits``; ``current`` marks the
+    sidebar's value with a dotted vertical line.
+    """
+    traces = [
+        go.Scatter(
+            x=sweep[x].to_numpy(),
+            y=sweep[y].to_numpy(),
+            mode="lines",
+            line={"color": "#1f77b4"},
+            showlegend=False,
+            hoverinfo="skip",
+        )
+    ]
+    fits = sweep["fits"].astype(bool)
+    for mask, label, symbol, color in (
+        (fits, "fits", "circle", "#1f77b4"),
+        (~fits, "past the capacity wall", "x", "#d62728"),
+    ):
+        if mask.any():
+            traces.append(
+                go.Scatter(
+                    x=sweep.loc[mask, x].to_numpy(),
+                    y=sweep.loc[mask, y].to_numpy(),
+                    mode="markers",
+                    name=label,
+                    marker={"symbol": symbol, "size": 9, "color": color},
+                    hovertemplate=f"{x_title} %{{x:.4g}}<br>{y_title} %{{y:.4g}}<extra>{label}</extra>",
+                )
+            )
+    layout = {
+        "xaxis": {"type": "log", "title": {"text": x_title}},
+        "yaxis": {"title": {"text": y_title}, "type": "log" if log_y else "linear"},
+        "shapes": [_vertical(current, "gray", "dot")],
+        "height": 380,
+        "legend": {"orientation": "h", "y": -0.25},
+    }
+    return go.Figure(traces, layout)
+
+
+def footprint_figure(
+    footprint: pd.DataFrame, capacity_gb: float, wall_batch: float | None, current_batch: int
+) -> go.Figure:
+    """Stacked capacity footprint per device versus batch, against capacity.
+
+    ``footprint``: ``batch``, ``weights_gb``, ``kv_cache_gb``, ``activations_gb``
+    (decimal GB). ``wall_batch`` is the largest batch that fits (None: none fits).
+    The y axis stops at twice the capacity (or just above the smallest footprint).
+    """
+    traces = [
+        go.Scatter(
+            x=footprint["batch"].to_numpy(),
+            y=footprint[column].to_numpy(),
+            mode="lines",
+            stackgroup="footprint",
+            name=label,
+            line={"color": FOOTPRINT_COLORS[label]},
+            hovertemplate=f"batch %{{x}}<br>{label} %{{y:.3g}} GB<extra></extra>",
+        )
+        for column, label in (
+            ("weights_gb", "weights"),
+            ("kv_cache_gb", "KV cache"),
+            ("activations_gb", "activations"),
+        )
+    ]
+    traces.append(
+        go.Scatter(
+            x=[footprint["batch"].min(), footprint["batch"].max()],
+            y=[capacity_gb, capacity_gb],
+            mode="lines",
+            name=f"capacity {capacity_gb:.3g} GB",
+            line={"color": "black", "width": 2},
+        )
+    )
+    shapes = [_vertical(current_batch, "gray", "dot")]
+    annotations = []
+    if wall_batch is not None:
+        shapes.append(_vertical(wall_batch, "#d62728", "dash"))
+        annotations.append(
+            {
+                "x": float(np.log10(wall_batch)),
+                "xref": "x",
+                "y": 1,
+                "yref": "paper",
+                "text": f"capacity wall: batch {wall_batch:g}",
+                "showarrow": False,
+                "xanchor": "left",
+                "font": {"color": "#d62728"},
+            }
+        )
+    total_gb = footprint[["weights_gb", "kv_cache_gb", "activations_gb"]].sum(axis=1)
+    top = max(2.0 * capacity_gb, 1.2 * float(total_gb.min()))
+    layout = {
+        "xaxis": {"type": "log", "title": {"text": "batch (concurrent requests)"}},
+        "yaxis": {"title": {"text": "resident bytes per device (GB, decimal)"}, "range": [0, top]},
+        "shapes": shapes,
+        "annotations": annotations,
+        "height": 420,
+        "legend": {"orientation": "h", "y": -0.25},
+    }
+    return go.Figure(traces, layout)
+
+
+def comparison_figure(table: pd.DataFrame, value: str, title: str) -> go.Figure:
+    """Grouped bars of A and B.
+
+    ``table``: ``metric`` (bar group), ``label`` (A or B) and the ``value`` column.
+    """
+    traces = [
+        go.Bar(x=group["metric"].to_numpy(), y=group[value].to_numpy(), name=label)
+        for label, group in table.groupby("label", sort=False)
+    ]
+    layout = {"title": {"text": title}, "barmode": "group", "height": 380}
+    return go.Figure(traces, layout)
+
+
+def bits_heatmap_figure(allocation: pd.DataFrame, bits_range: tuple[float, float]) -> go.Figure:
+    """Weight bits per layer (x) and weight group (y), format names on hover.
+
+    ``allocation``: ``layer``, ``group``, ``bits``, ``format`` (per-layer units only);
+    ``bits_range``: the narrowest and widest candidate, the ends of the colour scale.
+    """
+    bits = allocation.pivot(index="group", columns="layer", values="bits")
+    names = allocation.pivot(index="group", columns="layer", values="format").reindex_like(bits)
+    trace = go.Heatmap(
+        z=bits.to_numpy(),
+        x=bits.columns.to_numpy(),
+        y=bits.index.to_numpy(),
+        text=names.to_numpy(),
+        colorscale="Viridis",
+        zmin=bits_range[0],
+        zmax=bits_range[1],
+        colorbar={"title": {"text": "bits"}},
+        hovertemplate="layer %{x}, %{y}: %{text} (%{z:g} bits)<extra></extra>",
+    )
+    layout = {
+        "xaxis": {"title": {"text": "layer"}},
+        "yaxis": {"title": {"text": ""}, "automargin": True},
+        "height": max(260, 50 * len(bits.index) + 120),
+    }
+    return go.Figure([trace], layout)

@@ -1,0 +1,69 @@
+"""Helpers every page uses: the current selection, errors as one line, charts with
+their data as CSV, and the CLI command that reproduces the page's numbers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from roofline import InputError
+
+from .state import SELECTION_KEY, UPLOADED_CONFIG_NAME, Selection
+
+T = TypeVar("T")
+
+#: Plotly's camera button saves a PNG in the browser (no kaleido / server-side Chrome).
+PLOTLY_CONFIG = {
+    "displaylogo": False,
+    "toImageButtonOptions": {"format": "png", "scale": 2},
+}
+
+
+def tokens_per_s(value: float) -> str:
+    """A token rate for a metric card: ``'158.6 tok/s'``, ``'44,410 tok/s'``."""
+    return f"{value:,.0f} tok/s" if value >= 1000 else f"{value:.4g} tok/s"
+
+
+def current_selection() -> Selection:
+    """The sidebar's selection; stops the page if the sidebar reported an error."""
+    selection = st.session_state.get(SELECTION_KEY)
+    if selection is None:
+        st.stop()
+    return selection
+
+
+def checked(function: Callable[..., T], *args: object) -> T:
+    """Call ``function``; show an `InputError` as one line and stop the page."""
+    try:
+        return function(*args)
+    except InputError as error:
+        st.error(str(error))
+        st.stop()
+
+
+def show_chart(figure: go.Figure, data: pd.DataFrame, name: str) -> None:
+    """Draw ``figure`` and offer its data as CSV (PNG: the chart's camera button)."""
+    config = {**PLOTLY_CONFIG, "toImageButtonOptions": {"format": "png", "filename": name}}
+    st.plotly_chart(figure, config=config, key=f"chart-{name}")
+    st.download_button(
+        f"Download {name}.csv",
+        data.to_csv(index=False).encode("utf-8"),
+        file_name=f"{name}.csv",
+        mime="text/csv",
+        key=f"csv-{name}",
+        on_click="ignore",
+    )
+
+
+def show_commands(selection: Selection, *commands: str, note: str = "") -> None:
+    """An expander with the ``codesign`` call(s) that print this page's numbers."""
+    with st.expander("Reproduce with the CLI"):
+        st.code("\n".join(commands), language="bash")
+        if note:
+            st.caption(note)
+        if selection.model_json is not None:
+            st.caption(f"`{UPLOADED_CONFIG_NAME}` is the uploaded file, saved under that name.")

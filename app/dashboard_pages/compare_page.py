@@ -1,0 +1,144 @@
+"""Compare page: the sidebar's design (A) against another platform or model (B)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from app.charts import comparison_figure
+from app.dashboard_pages.common import (
+    checked,
+    current_selection,
+    show_chart,
+    show_commands,
+    tokens_per_s,
+)
+from app.dashboard_pages.state import (
+    Selection,
+    predict_command,
+    prediction,
+    with_preset_model,
+    with_preset_platform,
+)
+from app.formatting import human_seconds
+from genz.model import list_models
+from genz.result import Prediction
+from roofline import list_platforms
+
+PLATFORMS = "two platforms"
+MODELS = "two models"
+
+
+def summary_table(a: Prediction, b: Prediction) -> pd.DataFrame:
+    """Headline numbers of A and B side by side (SI units), with B / A."""
+    rows = []
+    for label, key in (
+        ("TTFT (s)", "ttft_s"),
+        ("TPOT (s)", "tpot_s"),
+        ("end-to-end (s)", "e2e_s"),
+        ("throughput (tok/s)", "throughput_tokens_per_s"),
+        ("throughput per device (tok/s)", "throughput_tokens_per_s_per_device"),
+        ("footprint per device (bytes)", "footprint_bytes_per_device"),
+        ("capacity per device (bytes)", "capacity_bytes_per_device"),
+    ):
+        value_a, value_b = a.to_dict()[key], b.to_dict()[key]
+        rows.append({"metric": label, "A": value_a, "B": value_b, "B / A": value_b / value_a})
+    return pd.DataFrame(rows)
+
+
+def bounds_table(a: Prediction, b: Prediction) -> pd.DataFrame:
+    """Whether A and B fit, and what bounds each phase."""
+    return pd.DataFrame(
+        [
+            {"": label, "A": str(a.to_dict()[key]), "B": str(b.to_dict()[key])}
+            for label, key in (
+                ("fits", "fits"),
+                ("prefill bound", "prefill_bound"),
+                ("decode bound", "decode_bound"),
+            )
+        ]
+    )
+
+
+def latency_bars(a: Prediction, b: Prediction, names: tuple[str, str]) -> pd.DataFrame:
+    """TTFT and TPOT of A and B in milliseconds, long form for grouped bars."""
+    return pd.DataFrame(
+        [
+            {"metric": metric, "label": label, "time_ms": getattr(result, key) * 1e3}
+            for metric, key in (("TTFT", "ttft_s"), ("TPOT", "tpot_s"))
+            for label, result in zip(names, (a, b), strict=True)
+        ]
+    )
+
+
+def decode_operator_bars(a: Prediction, b: Prediction, names: tuple[str, str]) -> pd.DataFrame:
+    """Per-operator decode-step time of A and B in milliseconds."""
+    rows = []
+    for label, result in zip(names, (a, b), strict=True):
+        for op in result.decode.operators:
+            rows.append({"metric": op.name, "label": label, "time_ms": op.time_s * 1e3})
+    return pd.DataFrame(rows)
+
+
+def _other(options: list[str], current: str, preferred: str) -> int:
+    choice = preferred if preferred != current and preferred in options else None
+    if choice is None:
+        choice = next(name for name in options if name != current)
+    return options.index(choice)
+
+
+def pick_b(selection: Selection, mode: str) -> Selection:
+    """The B design chosen on this page (a preset, unscaled for platforms)."""
+    if mode == PLATFORMS:
+        options = list_platforms()
+        name = st.selectbox(
+            "Platform B (as shipped, no scale factors)",
+            options,
+            index=_other(options, selection.hw, "a100-sxm-80gb"),
+            key="compare_hw",
+        )
+        return with_preset_platform(selection, name)
+    options = list_models()
+    name = st.selectbox(
+        "Model B (same bits and parallelism)",
+        options,
+        index=_other(options, selection.model, "qwen2.5-7b"),
+        key="compare_model",
+    )
+    return with_preset_model(selection, name)
+
+
+def render() -> None:
+    """Draw the page."""
+    selection = current_selection()
+    st.header("Compare")
+    mode = st.radio("Compare", (PLATFORMS, MODELS), horizontal=True, key="compare_mode")
+    other = pick_b(selection, mode)
+    result_a = checked(prediction, selection)
+    result_b = checked(prediction, other)
+    names = (
+        f"A: {result_a.model} / {result_a.platform}",
+        f"B: {result_b.model} / {result_b.platform}",
+    )
+
+    left, right = st.columns(2)
+    for column, name, result in ((left, names[0], result_a), (right, names[1], result_b)):
+        column.markdown(f"**{name}**")
+        column.metric("TTFT", human_seconds(result.ttft_s))
+        column.metric("TPOT", human_seconds(result.tpot_s))
+        column.metric("Throughput", tokens_per_s(result.throughput_tokens_per_s))
+    st.dataframe(summary_table(result_a, result_b), hide_index=True)
+    st.dataframe(bounds_table(result_a, result_b), hide_index=True)
+    latency = latency_bars(result_a, result_b, names)
+    show_chart(comparison_figure(latency, "time_ms", "Latency (ms)"), latency, "compare_latency")
+    operators = decode_operator_bars(result_a, result_b, names)
+    show_chart(
+        comparison_figure(operators, "time_ms", "Decode step by operator (ms)"),
+        operators,
+        "compare_decode_operators",
+    )
+    show_commands(selection, predict_command(selection), predict_command(other), note="A, then B.")
+
+
+if __name__ == "__main__":
+    render()

@@ -1,0 +1,211 @@
+"""Sidebar widgets: hardware preset and what-if scales, model preset or upload, scenario.
+
+Widget values live in ``st.session_state`` under the keys below (tests set them
+through `streamlit.testing.v1.AppTest`). Defaults are written to session state
+before the widgets are created, so callbacks may change them without warnings.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import streamlit as st
+
+from genz.model import MAX_CONFIG_BYTES, ModelConfig, list_models, model_from_hf_config
+from roofline import InputError, list_platforms
+
+from ..formatting import human_bytes, human_rate
+from .state import UPLOADED_CONFIG_NAME, Selection, build_platform, cached_model, use_cases
+
+UPLOAD_OPTION = "upload a config.json..."
+CUSTOM_USE_CASE = "custom"
+SCALE_OPTIONS = (0.1, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0, 4.0, 8.0, 10.0)
+BATCH_OPTIONS = tuple(2**k for k in range(13))
+WEIGHT_BITS_OPTIONS = (1.58, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 16.0, 32.0)
+ACTIVATION_BITS_OPTIONS = (4.0, 8.0, 16.0, 32.0)
+KV_BITS_OPTIONS = (2.0, 3.0, 4.0, 8.0, 16.0)
+MAX_DP = 64
+DEFAULTS: dict[str, Any] = {
+    "hw": "h100-sxm",
+    "compute_scale": 1.0,
+    "bw_scale": 1.0,
+    "capacity_scale": 1.0,
+    "link_bw_scale": 1.0,
+    "model": "llama-3.1-8b",
+    "use_case": CUSTOM_USE_CASE,
+    "batch": 1,
+    "input_tokens": 1024,
+    "output_tokens": 128,
+    "weight_bits": 16.0,
+    "activation_bits": 16.0,
+    "kv_bits": 16.0,
+    "tp": 1,
+    "pp": 1,
+    "ep": 1,
+    "dp": 1,
+}
+
+
+def render_sidebar() -> Selection | None:
+    """Draw the sidebar; return the selection, or None after showing why in one line."""
+    state = st.session_state
+    for key, value in DEFAULTS.items():
+        state.setdefault(key, value)
+    bar = st.sidebar
+    try:
+        _hardware_widgets(bar)
+        model_json, model = _model_widgets(bar)
+        _scenario_widgets(bar, model)
+        selection = Selection(
+            hw=state.hw,
+            model=state.model if model_json is None else UPLOADED_CONFIG_NAME,
+            model_json=model_json,
+            compute_scale=state.compute_scale,
+            bw_scale=state.bw_scale,
+            capacity_scale=state.capacity_scale,
+            link_bw_scale=state.link_bw_scale,
+            batch=int(state.batch),
+            input_tokens=int(state.input_tokens),
+            output_tokens=int(state.output_tokens),
+            weight_bits=float(state.weight_bits),
+            activation_bits=float(state.activation_bits),
+            kv_bits=float(state.kv_bits),
+            tp=int(state.tp),
+            pp=int(state.pp),
+            ep=int(state.ep),
+            dp=int(state.dp),
+        )
+        _platform_caption(bar, selection)
+    except _NoModelYet as pending:
+        st.info(str(pending))
+        return None
+    except InputError as error:
+        st.error(str(error))
+        return None
+    return selection
+
+
+class _NoModelYet(Exception):
+    """The user chose to upload a config but has not uploaded one yet."""
+
+
+def _times(value: float) -> str:
+    return f"x{value:g}"
+
+
+def _hardware_widgets(bar: Any) -> None:
+    bar.header("Hardware")
+    bar.selectbox("Hardware preset", list_platforms(), key="hw")
+    bar.caption("What-if scale factors (multiply the preset's value):")
+    for key, label in (
+        ("compute_scale", "Peak FLOP/s"),
+        ("bw_scale", "Memory bandwidth"),
+        ("capacity_scale", "Memory capacity"),
+        ("link_bw_scale", "Link bandwidth"),
+    ):
+        bar.select_slider(label, SCALE_OPTIONS, key=key, format_func=_times)
+
+
+def _platform_caption(bar: Any, selection: Selection) -> None:
+    platform = build_platform(selection)
+    memory = platform.main_memory
+    dtype = platform.compute_dtype_for_bits(max(selection.weight_bits, selection.activation_bits))
+    parts = [
+        f"{human_rate(platform.peak(dtype), 'FLOP/s')} {dtype}",
+        f"{human_rate(memory.bandwidth_bytes_per_s, 'B/s')}",
+        f"{human_bytes(memory.capacity_bytes)} (decimal)",
+    ]
+    if platform.interconnect is not None:
+        link = platform.interconnect.link_bandwidth_bytes_per_s
+        parts.append(f"link {human_rate(link, 'B/s')}")
+    parts.append(f"{selection.devices} device(s)")
+    bar.caption("Per device: " + ", ".join(parts))
+
+
+def _on_model_change() -> None:
+    name = st.session_state.model
+    if name != UPLOAD_OPTION:
+        st.session_state.weight_bits = cached_model(name, None).default_weight_bits
+
+
+def _model_widgets(bar: Any) -> tuple[str | None, ModelConfig]:
+    bar.header("Model")
+    bar.selectbox(
+        "Model preset", [*list_models(), UPLOAD_OPTION], key="model", on_change=_on_model_change
+    )
+    if st.session_state.model != UPLOAD_OPTION:
+        return None, cached_model(st.session_state.model, None)
+    upload = bar.file_uploader(
+        "Hugging Face config.json (at most 1 MB)", type=["json"], key="config_upload"
+    )
+    if upload is None:
+        raise _NoModelYet("Upload a config.json in the sidebar, or pick a model preset.")
+    if upload.size > MAX_CONFIG_BYTES:
+        raise InputError(f"{upload.name}: larger than {MAX_CONFIG_BYTES} bytes; not a config.json")
+    try:
+        document = json.loads(upload.getvalue().decode("utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise InputError(f"{upload.name}: not valid JSON ({error})") from None
+    model_from_hf_config(document, default_name="uploaded", origin=upload.name)
+    model_json = json.dumps(document, sort_keys=True)
+    return model_json, cached_model(UPLOADED_CONFIG_NAME, model_json)
+
+
+def _on_use_case_change() -> None:
+    name = st.session_state.use_case
+    if name != CUSTOM_USE_CASE:
+        case = use_cases()[name]
+        st.session_state.input_tokens = case.input_tokens
+        st.session_state.output_tokens = case.output_tokens
+
+
+def _powers_of_two(limit: int) -> tuple[int, ...]:
+    return tuple(2**k for k in range(13) if 2**k <= max(limit, 1))
+
+
+def _keep_valid(key: str, options: tuple[float, ...], fallback: float) -> None:
+    """Reset a widget's stored value that a new model no longer allows."""
+    if st.session_state[key] not in options:
+        st.session_state[key] = fallback
+
+
+def _scenario_widgets(bar: Any, model: ModelConfig) -> None:
+    bar.header("Scenario")
+    bar.selectbox(
+        "Use case (sets the token counts)",
+        [CUSTOM_USE_CASE, *sorted(use_cases())],
+        key="use_case",
+        on_change=_on_use_case_change,
+    )
+    bar.select_slider("Batch (concurrent requests)", BATCH_OPTIONS, key="batch")
+    bar.number_input(
+        "Input tokens", min_value=1, max_value=10_000_000, step=256, key="input_tokens"
+    )
+    bar.number_input(
+        "Output tokens", min_value=1, max_value=10_000_000, step=64, key="output_tokens"
+    )
+    weight_options = tuple(sorted({*WEIGHT_BITS_OPTIONS, model.default_weight_bits}))
+    _keep_valid("weight_bits", weight_options, model.default_weight_bits)
+    bar.select_slider("Weight bits", weight_options, key="weight_bits", format_func=_bits)
+    bar.select_slider(
+        "Activation bits", ACTIVATION_BITS_OPTIONS, key="activation_bits", format_func=_bits
+    )
+    bar.select_slider("KV-cache bits", KV_BITS_OPTIONS, key="kv_bits", format_func=_bits)
+    limits = {
+        "tp": ("Tensor parallel (TP)", model.num_heads),
+        "pp": ("Pipeline parallel (PP)", model.num_layers),
+        "ep": ("Expert parallel (EP)", model.num_experts),
+        "dp": ("Data parallel (DP)", MAX_DP),
+    }
+    for key, (label, limit) in limits.items():
+        options = _powers_of_two(limit)
+        _keep_valid(key, options, 1)
+        if len(options) == 1:
+            bar.caption(f"{label}: 1 (this model cannot be split further)")
+            continue
+        bar.select_slider(label, options, key=key)
+
+
+def _bits(value: float) -> str:
+    return f"{value:g} bit"

@@ -1,0 +1,77 @@
+"""How long the dashboard takes to answer a slider move (target: < 200 ms per page).
+
+Drives ``app/dashboard.py`` with Streamlit's AppTest (no browser): on each page, move
+the memory-bandwidth slider through values not seen before (each page has its own
+compute scale, so every move is a cache miss: a fresh prediction and fresh sweeps), then rerun with an unchanged value (a
+cache hit). Prints the median and worst wall time of ``AppTest.run()``, which
+includes AppTest's own polling, so it is an upper bound on the server's work.
+The Precision page (when ``search`` is installed) is moved along its memory
+budget instead: each move solves the bit-allocation ILP.
+
+Run: ``python benchmarks/dashboard_slider_latency.py``
+"""
+
+from __future__ import annotations
+
+import logging
+import statistics
+import time
+from importlib.util import find_spec
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+DASHBOARD = Path(__file__).resolve().parents[1] / "app" / "dashboard.py"
+#: Page and a compute scale of its own, so that no page reuses another's cached results.
+PAGES = (("roofline", 0.5), ("latency", 0.75), ("memory", 1.25), ("compare", 1.5))
+MOVES = (1.25, 1.5, 2.0, 3.0, 4.0, 0.75, 0.5)
+#: Memory budgets (GB) the Precision page is moved through (ILP solves).
+BUDGETS_GB = (14.0, 12.0, 10.0, 9.0, 8.0, 7.0, 6.0)
+TARGET_S = 0.2
+
+
+def timed_run(at: AppTest) -> float:
+    start = time.perf_counter()
+    at.run()
+    if at.exception:
+        raise RuntimeError(at.exception[0].value)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    logging.getLogger("streamlit").setLevel(logging.ERROR)
+    at = AppTest.from_file(str(DASHBOARD), default_timeout=60).run()
+    print(
+        f"{'page':<10} {'miss median':>12} {'miss worst':>11} {'hit median':>11}  ratio to 200 ms"
+    )
+    for page, compute_scale in PAGES:
+        at.switch_page(f"dashboard_pages/{page}_page.py")
+        at.select_slider(key="compute_scale").set_value(compute_scale)
+        at.select_slider(key="bw_scale").set_value(1.0)
+        timed_run(at)  # warm up imports and this page's first run
+        misses = []
+        for value in MOVES:
+            at.select_slider(key="bw_scale").set_value(value)
+            misses.append(timed_run(at))
+        report(page, misses, [timed_run(at) for _ in range(5)])
+    if find_spec("search.bits_quantize") is not None:
+        # The Precision page solves an ILP per move: not a single-scenario prediction.
+        at.switch_page("dashboard_pages/precision_page.py")
+        timed_run(at)
+        misses = []
+        for budget_gb in BUDGETS_GB:
+            at.slider(key="precision_memory_gb").set_value(budget_gb)
+            misses.append(timed_run(at))
+        report("precision", misses, [timed_run(at) for _ in range(5)])
+
+
+def report(page: str, misses: list[float], hits: list[float]) -> None:
+    miss = statistics.median(misses)
+    print(
+        f"{page:<10} {miss * 1e3:>9.0f} ms {max(misses) * 1e3:>8.0f} ms "
+        f"{statistics.median(hits) * 1e3:>8.0f} ms  {miss / TARGET_S:.2f}"
+    )
+
+
+if __name__ == "__main__":
+    main()
