@@ -21,7 +21,7 @@ from numpy.typing import ArrayLike
 from roofline import Bound, CapacityFootprint, InputError, Platform, check_capacity
 
 from .advice import capacity_suggestions
-from .costing import BOUND_ORDER, OpTimes, cost_ops, phase_bound, total_time
+from .costing import BOUND_ORDER, OpTimes, PassTimes, cost_ops, stack_broadcast, stack_times
 from .graph import Array, PassShape, pass_ops
 from .inputs import GridInputs, scenario_inputs
 from .memory import footprint_arrays
@@ -33,7 +33,7 @@ from .scenario import Parallelism, Precision, Scenario
 
 @dataclass(frozen=True)
 class Evaluation:
-    """Timed operators of both phases and per-device memory, as arrays."""
+    """Timed operators of both phases (listed and stacked) and per-device memory, as arrays."""
 
     prefill_ops: list[OpTimes]
     decode_ops: list[OpTimes]
@@ -43,6 +43,8 @@ class Evaluation:
     weights_bytes: Array
     kv_cache_bytes: Array
     activation_bytes: Array
+    prefill_times: PassTimes
+    decode_times: PassTimes
 
 
 def _shape(model: ModelConfig, inputs: GridInputs, prefill: bool) -> PassShape:
@@ -74,11 +76,14 @@ def evaluate(model: ModelConfig, platform: Platform, inputs: GridInputs) -> Eval
     """Cost prefill and decode and size the footprint for every scenario in ``inputs``."""
     prefill_shape = _shape(model, inputs, prefill=True)
     chunks = np.ceil(inputs.input_tokens / inputs.chunk)
-    prefill_ops = cost_ops(pass_ops(model, prefill_shape), platform)
-    prefill_ops = [_repeat(op, chunks) for op in prefill_ops]
-    decode_ops = cost_ops(pass_ops(model, _shape(model, inputs, prefill=False)), platform)
-    ttft = total_time(prefill_ops)
-    tpot = total_time(decode_ops)
+    prefill_terms = pass_ops(model, prefill_shape)
+    decode_terms = pass_ops(model, _shape(model, inputs, prefill=False))
+    timed = cost_ops(prefill_terms + decode_terms, platform)  # both passes in one costing
+    prefill_ops = [_repeat(op, chunks) for op in timed[: len(prefill_terms)]]
+    decode_ops = timed[len(prefill_terms) :]
+    prefill_times, decode_times = stack_times(prefill_ops), stack_times(decode_ops)
+    ttft = prefill_times.total_s()
+    tpot = decode_times.total_s()
     e2e = ttft + (inputs.output_tokens - 1) * tpot
     return Evaluation(
         prefill_ops=prefill_ops,
@@ -87,6 +92,8 @@ def evaluate(model: ModelConfig, platform: Platform, inputs: GridInputs) -> Eval
         tpot_s=tpot,
         e2e_s=e2e,
         **footprint_arrays(model, inputs),
+        prefill_times=prefill_times,
+        decode_times=decode_times,
     )
 
 
@@ -123,6 +130,8 @@ def layer_bit_patterns(
     model: ModelConfig, precision: Precision
 ) -> list[tuple[dict[str, float], float]]:
     """Distinct per-layer weight-bit patterns and the fraction of layers using each."""
+    if not precision.layer_bits:
+        return [({group: precision.bits_for(group) for group in WEIGHT_GROUPS}, 1.0)]
     counts: dict[tuple[float, ...], int] = {}
     for layer in range(model.num_layers):
         key = tuple(precision.bits_for(group, layer) for group in WEIGHT_GROUPS)
@@ -143,13 +152,31 @@ def predict(model: ModelConfig, platform: Platform, scenario: Scenario) -> Predi
     patterns = layer_bit_patterns(model, scenario.precision)
     evaluations = []
     for bits, share in patterns:
-        evaluation = evaluate(model, platform, scenario_inputs(scenario, bits))
+        evaluation = evaluate(model, platform, _scalars(scenario_inputs(scenario, bits)))
         evaluations.append((evaluation, share))
     prefill_ops = _blend([(e.prefill_ops, share) for e, share in evaluations])
     decode_ops = _blend([(e.decode_ops, share) for e, share in evaluations])
-    whole = evaluate(model, platform, scenario_inputs(scenario))
-    weights = sum(float(e.weights_bytes[0]) * share for e, share in evaluations)
-    return _prediction(model, platform, scenario, prefill_ops, decode_ops, whole, weights)
+    # KV cache and activations do not depend on weight bits: any pattern's are the whole's.
+    whole = evaluations[0][0]
+    if len(evaluations) == 1:  # nothing blended: reuse the stacked times
+        times = (whole.prefill_times, whole.decode_times)
+    else:
+        times = (stack_times(prefill_ops), stack_times(decode_ops))
+    weights = sum(float(e.weights_bytes) * share for e, share in evaluations)
+    return _prediction(model, platform, scenario, (prefill_ops, decode_ops), times, whole, weights)
+
+
+def _scalars(inputs: GridInputs) -> GridInputs:
+    """One scenario's length-1 arrays as numpy scalars: the same IEEE arithmetic with
+    several times less numpy call overhead (``predict`` is mostly that overhead)."""
+    fields = {
+        field.name: getattr(inputs, field.name)[0]
+        for field in dataclasses.fields(inputs)
+        if field.name != "weight_bits"
+    }
+    return GridInputs(
+        weight_bits={group: bits[0] for group, bits in inputs.weight_bits.items()}, **fields
+    )
 
 
 def _blend(weighted: list[tuple[list[OpTimes], float]]) -> list[OpTimes]:
@@ -178,30 +205,50 @@ def _blend(weighted: list[tuple[list[OpTimes], float]]) -> list[OpTimes]:
     return blended
 
 
-def _phase(name: str, timed: list[OpTimes], fits: bool) -> PhaseCost:
+def _phase(name: str, timed: list[OpTimes], stacked: PassTimes, fits: bool) -> PhaseCost:
+    # First scenario of every per-operator quantity, as a 9 x operators table.
+    op_layers, op_flop, op_bytes = stack_broadcast(
+        [t.op.layers for t in timed] + [t.op.flop for t in timed] + [t.op.bytes for t in timed],
+        fields=3,
+    ).reshape(3, len(timed), -1)[:, :, 0]
+    per_op = (op_layers, op_flop * op_layers, op_bytes * op_layers)
+    times = (
+        stacked.compute_s,
+        stacked.memory_s,
+        stacked.interconnect_s,
+        stacked.overhead_s,
+        stacked.time_s,
+        stacked.bound_index,
+    )
+    table = [
+        *(column.tolist() for column in per_op),
+        *(column.reshape(len(timed), -1)[:, 0].tolist() for column in times),
+    ]
     operators = tuple(
         OperatorCost(
             phase=name,
             name=t.op.name,
             kind=t.op.kind.value,
             group=t.op.group,
-            layers=float(np.asarray(t.op.layers).reshape(-1)[0]),
-            flop=float((t.op.flop * t.op.layers).reshape(-1)[0]),
-            bytes=float((t.op.bytes * t.op.layers).reshape(-1)[0]),
-            compute_s=float(t.compute_s[0]),
-            memory_s=float(t.memory_s[0]),
-            interconnect_s=float(t.interconnect_s[0]),
-            overhead_s=float(t.overhead_s[0]),
-            time_s=float(t.time_s[0]),
-            bound=BOUND_ORDER[int(t.bound_index[0])],
+            layers=layers,
+            flop=flop,
+            bytes=moved,
+            compute_s=compute,
+            memory_s=memory,
+            interconnect_s=interconnect,
+            overhead_s=overhead,
+            time_s=time,
+            bound=BOUND_ORDER[int(bound)],
         )
-        for t in timed
-        if float(t.time_s[0]) > 0
+        for t, layers, flop, moved, compute, memory, interconnect, overhead, time, bound in zip(
+            timed, *table, strict=True
+        )
+        if time > 0
     )
-    bound = BOUND_ORDER[int(phase_bound(timed)[0])] if fits else Bound.CAPACITY
+    bound = BOUND_ORDER[stacked.phase_bound().item()] if fits else Bound.CAPACITY
     return PhaseCost(
         phase=name,
-        time_s=float(total_time(timed)[0]),
+        time_s=stacked.total_s().item(),
         flop=sum(op.flop for op in operators),
         bytes=sum(op.bytes for op in operators),
         bound=bound,
@@ -213,19 +260,19 @@ def _prediction(
     model: ModelConfig,
     platform: Platform,
     scenario: Scenario,
-    prefill_ops: list[OpTimes],
-    decode_ops: list[OpTimes],
+    ops: tuple[list[OpTimes], list[OpTimes]],
+    times: tuple[PassTimes, PassTimes],
     whole: Evaluation,
     weights_bytes: float,
 ) -> Prediction:
     footprint = CapacityFootprint(
         weights_bytes=weights_bytes,
-        kv_cache_bytes=float(whole.kv_cache_bytes[0]),
-        activation_bytes=float(whole.activation_bytes[0]),
+        kv_cache_bytes=float(whole.kv_cache_bytes),
+        activation_bytes=float(whole.activation_bytes),
     )
     verdict = check_capacity(footprint, platform.main_memory.capacity_bytes)
-    prefill = _phase("prefill", prefill_ops, verdict.fits)
-    decode = _phase("decode", decode_ops, verdict.fits)
+    prefill = _phase("prefill", ops[0], times[0], verdict.fits)
+    decode = _phase("decode", ops[1], times[1], verdict.fits)
     mesh = scenario.parallelism
     ttft, tpot = prefill.time_s, decode.time_s
     e2e = ttft + (scenario.output_tokens - 1) * tpot
@@ -341,10 +388,10 @@ def evaluate_grid(
         "footprint_bytes": footprint,
         "fits": fits,
         "prefill_bound": np.where(
-            fits, bound_names[phase_bound(evaluation.prefill_ops)], Bound.CAPACITY.value
+            fits, bound_names[evaluation.prefill_times.phase_bound()], Bound.CAPACITY.value
         ),
         "decode_bound": np.where(
-            fits, bound_names[phase_bound(evaluation.decode_ops)], Bound.CAPACITY.value
+            fits, bound_names[evaluation.decode_times.phase_bound()], Bound.CAPACITY.value
         ),
     }
 
