@@ -22,6 +22,7 @@ the pass, t = tp, e = ep, T = B/e * q tokens per device):
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -35,6 +36,10 @@ from .params import ffn_matrices
 
 Array = NDArray[np.float64]
 
+#: Where an operator sits: every layer's attention, the dense-FFN layers, the MoE
+#: layers, or once per model (embedding, LM head, pipeline hand-offs).
+BLOCKS = ("attention", "dense_ffn", "moe_ffn", "model")
+
 
 @dataclass(frozen=True)
 class OpTerms:
@@ -42,7 +47,7 @@ class OpTerms:
 
     ``layers`` is how many times a pass runs it: the layers of the replica that
     contain it (1 for per-model ops; a fraction for the LM head of chunked prefill);
-    ``collective`` names the collective ('all_reduce', 'all_to_all', 'p2p') whose
+    ``block`` is one of `BLOCKS`. ``collective`` names the collective ('all_reduce', 'all_to_all', 'p2p') whose
     ``message_bytes`` cross ``group`` devices, for interconnect operators.
     """
 
@@ -56,6 +61,7 @@ class OpTerms:
     collective: str | None = None
     message_bytes: Array | None = None
     group_size: Array | None = None
+    block: str = "attention"
 
 
 @dataclass(frozen=True)
@@ -409,10 +415,10 @@ def model_level_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
 
 
 def pass_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
-    """All operators of one forward pass of the replica."""
-    return (
-        attention_ops(model, shape)
-        + dense_ffn_ops(model, shape)
-        + moe_ffn_ops(model, shape)
-        + model_level_ops(model, shape)
-    )
+    """All operators of one forward pass of the replica, each tagged with its `BLOCKS` name."""
+    builders = (attention_ops, dense_ffn_ops, moe_ffn_ops, model_level_ops)
+    return [
+        dataclasses.replace(op, block=block) if block != "attention" else op
+        for block, build in zip(BLOCKS, builders, strict=True)
+        for op in build(model, shape)
+    ]

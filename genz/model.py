@@ -169,16 +169,14 @@ class ModelConfig:
         """True for multi-head latent attention (compressed KV)."""
         return self.kv_lora_rank > 0
 
+    def is_moe_layer(self, layer: int) -> bool:
+        """True when ``layer`` (0-based) has a mixture-of-experts FFN."""
+        return self.is_moe and layer >= self.first_dense_layers and layer % self.moe_layer_freq == 0
+
     @property
     def num_moe_layers(self) -> int:
         """Layers whose FFN is a mixture of experts."""
-        if not self.is_moe:
-            return 0
-        return sum(
-            1
-            for layer in range(self.first_dense_layers, self.num_layers)
-            if layer % self.moe_layer_freq == 0
-        )
+        return sum(1 for layer in range(self.num_layers) if self.is_moe_layer(layer))
 
     @property
     def num_dense_layers(self) -> int:

@@ -22,9 +22,9 @@ from roofline import Bound, CapacityFootprint, InputError, Platform, check_capac
 
 from .advice import capacity_suggestions
 from .costing import BOUND_ORDER, OpTimes, PassTimes, cost_ops, stack_broadcast, stack_times
-from .graph import Array, PassShape, pass_ops
+from .graph import BLOCKS, Array, PassShape, pass_ops
 from .inputs import GridInputs, scenario_inputs
-from .memory import footprint_arrays
+from .memory import footprint_arrays, weight_bytes_per_device
 from .model import ModelConfig
 from .params import WEIGHT_GROUPS
 from .result import OperatorCost, PhaseCost, Prediction
@@ -126,43 +126,109 @@ def check_parallelism(model: ModelConfig, parallelism: Parallelism) -> None:
         )
 
 
+#: Weight groups that exist once per model: their bits never vary by layer.
+MODEL_LEVEL_GROUPS = ("embedding", "lm_head")
+
+
 def layer_bit_patterns(
     model: ModelConfig, precision: Precision
-) -> list[tuple[dict[str, float], float]]:
-    """Distinct per-layer weight-bit patterns and the fraction of layers using each."""
+) -> list[tuple[dict[str, float], dict[str, float]]]:
+    """Distinct per-layer weight-bit patterns and, for each, the share of the layers
+    of every block (`genz.graph.BLOCKS`) that use it.
+
+    A pattern used by 3 of DeepSeek-V3's 3 dense layers and none of its 58 MoE
+    layers has shares ``{"attention": 3/61, "dense_ffn": 1.0, "moe_ffn": 0.0}``.
+    Embedding and LM head take ``precision.bits_for(group)`` (no layer).
+    """
+    model_bits = {group: precision.bits_for(group) for group in MODEL_LEVEL_GROUPS}
     if not precision.layer_bits:
-        return [({group: precision.bits_for(group) for group in WEIGHT_GROUPS}, 1.0)]
-    counts: dict[tuple[float, ...], int] = {}
+        bits = {group: precision.bits_for(group) for group in WEIGHT_GROUPS}
+        return [(bits, dict.fromkeys(BLOCKS, 1.0))]
+    counts: dict[tuple[float, ...], dict[str, int]] = {}
     for layer in range(model.num_layers):
-        key = tuple(precision.bits_for(group, layer) for group in WEIGHT_GROUPS)
-        counts[key] = counts.get(key, 0) + 1
+        key = tuple(
+            model_bits[group] if group in model_bits else precision.bits_for(group, layer)
+            for group in WEIGHT_GROUPS
+        )
+        tally = counts.setdefault(key, dict.fromkeys(BLOCKS, 0))
+        tally["attention"] += 1
+        tally["moe_ffn" if model.is_moe_layer(layer) else "dense_ffn"] += 1
+    totals = {
+        "attention": model.num_layers,
+        "dense_ffn": model.num_dense_layers,
+        "moe_ffn": model.num_moe_layers,
+    }
     return [
-        (dict(zip(WEIGHT_GROUPS, key, strict=True)), count / model.num_layers)
-        for key, count in counts.items()
+        (
+            dict(zip(WEIGHT_GROUPS, key, strict=True)),
+            {
+                **{
+                    block: tally[block] / totals[block] if totals[block] else 0.0
+                    for block in totals
+                },
+                "model": 1.0,
+            },
+        )
+        for key, tally in counts.items()
     ]
+
+
+#: The block whose layers hold each weight group's parameters.
+GROUP_BLOCK = {
+    "attn_qkv": "attention",
+    "attn_kv_up": "attention",
+    "attn_out": "attention",
+    "norms": "attention",
+    "ffn_up_gate": "dense_ffn",
+    "ffn_down": "dense_ffn",
+    "experts": "moe_ffn",
+    "shared_experts": "moe_ffn",
+    "router": "moe_ffn",
+    "embedding": "model",
+    "lm_head": "model",
+}
+
+
+def effective_group_bits(
+    patterns: list[tuple[dict[str, float], dict[str, float]]],
+) -> dict[str, float]:
+    """Per group, the bits averaged over the layers that hold the group: weight bytes
+    are linear in bits, so these give the exact total weight bytes. Model-level
+    groups are the same in every pattern."""
+    return {
+        group: patterns[0][0][group]
+        if GROUP_BLOCK[group] == "model"
+        else sum(bits[group] * shares[GROUP_BLOCK[group]] for bits, shares in patterns)
+        for group in WEIGHT_GROUPS
+    }
 
 
 def predict(model: ModelConfig, platform: Platform, scenario: Scenario) -> Prediction:
     """Predict one scenario with the full per-operator breakdown.
 
     Per-layer bit widths (``Precision.layer_bits``) are costed by evaluating each
-    distinct pattern once and weighting it by the share of layers that use it.
+    distinct pattern once and weighting each operator by the share of its block's
+    layers (attention, dense FFN, MoE FFN) that use the pattern.
     """
     check_parallelism(model, scenario.parallelism)
     patterns = layer_bit_patterns(model, scenario.precision)
     evaluations = []
-    for bits, share in patterns:
+    for bits, shares in patterns:
         evaluation = evaluate(model, platform, _scalars(scenario_inputs(scenario, bits)))
-        evaluations.append((evaluation, share))
-    prefill_ops = _blend([(e.prefill_ops, share) for e, share in evaluations])
-    decode_ops = _blend([(e.decode_ops, share) for e, share in evaluations])
+        evaluations.append((evaluation, shares))
+    prefill_ops = _blend([(e.prefill_ops, shares) for e, shares in evaluations])
+    decode_ops = _blend([(e.decode_ops, shares) for e, shares in evaluations])
     # KV cache and activations do not depend on weight bits: any pattern's are the whole's.
     whole = evaluations[0][0]
     if len(evaluations) == 1:  # nothing blended: reuse the stacked times
         times = (whole.prefill_times, whole.decode_times)
+        weights = float(whole.weights_bytes)
     else:
         times = (stack_times(prefill_ops), stack_times(decode_ops))
-    weights = sum(float(e.weights_bytes) * share for e, share in evaluations)
+        inputs = scenario_inputs(scenario, effective_group_bits(patterns))
+        weights = float(
+            weight_bytes_per_device(model, inputs.weight_bits, inputs.tp, inputs.ep, inputs.pp)[0]
+        )
     return _prediction(model, platform, scenario, (prefill_ops, decode_ops), times, whole, weights)
 
 
@@ -179,20 +245,17 @@ def _scalars(inputs: GridInputs) -> GridInputs:
     )
 
 
-def _blend(weighted: list[tuple[list[OpTimes], float]]) -> list[OpTimes]:
-    """Per-layer operators weighted by layer share; per-model ones from the first pattern."""
+def _blend(weighted: list[tuple[list[OpTimes], dict[str, float]]]) -> list[OpTimes]:
+    """Each operator's times summed over patterns, weighted by its block's layer share;
+    per-model operators are the same in every pattern and taken from the first."""
     if len(weighted) == 1:
         return weighted[0][0]
     blended = []
     for index, first in enumerate(weighted[0][0]):
-        per_model = first.op.group in ("embedding", "lm_head") or first.op.name in (
-            "final_norm",
-            "pp_send",
-        )
-        if per_model:
+        if first.op.block == "model":
             blended.append(first)
             continue
-        parts = [(ops[index], share) for ops, share in weighted]
+        parts = [(ops[index], shares[first.op.block]) for ops, shares in weighted]
         blended.append(
             OpTimes(
                 first.op,

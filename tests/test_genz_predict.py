@@ -221,3 +221,21 @@ def test_bad_scenario_values():
         Precision(weight_bits=0.5)
     with pytest.raises(InputError, match="unknown weight group 'mlp'"):
         Precision(group_bits={"mlp": 4})
+
+
+def test_layer_bits_on_mixed_dense_and_moe_layers_weight_each_block_by_its_own_layers():
+    # 2 leading dense layers, 6 MoE layers: per-layer bits for the MoE experts must be
+    # averaged over the 6 MoE layers only, and dense-FFN bits over the 2 dense ones.
+    mixed = dense(
+        num_hidden_layers=8, n_routed_experts=8, num_experts_per_tok=2, first_k_dense_replace=2
+    )
+    platform = load_platform("h100-sxm")
+    all_moe_layers = {layer: {"experts": 4} for layer in range(2, 8)}
+    all_dense_layers = {layer: {"ffn_down": 4} for layer in range(2)}
+    by_layer = Precision(layer_bits={**all_moe_layers, **all_dense_layers})
+    by_group = Precision(group_bits={"experts": 4, "ffn_down": 4})
+    a = predict(mixed, platform, Scenario(precision=by_group))
+    b = predict(mixed, platform, Scenario(precision=by_layer))
+    assert b.footprint.weights_bytes == pytest.approx(a.footprint.weights_bytes)
+    assert b.tpot_s == pytest.approx(a.tpot_s)
+    assert b.ttft_s == pytest.approx(a.ttft_s)
