@@ -27,8 +27,9 @@ def capacity_suggestions(
     suggestions = []
     link = platform.interconnect
     current = mesh.tp * mesh.pp
+    per_node = link.devices_per_node if link is not None else 1
     for devices in (2**k for k in range(1, 10) if link is not None and 2**k > current):
-        tp = min(devices, model.num_heads, link.devices_per_node)
+        tp = min(devices, model.num_heads, per_node)
         stages = devices // tp
         if stages > model.num_layers:
             break

@@ -3,6 +3,7 @@ alpha-beta for collectives, a fixed overhead per launched operator."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -97,7 +98,7 @@ def stack_times(timed: list[OpTimes]) -> PassTimes:
     return PassTimes(compute, memory, interconnect, overhead, collective)
 
 
-def stack_broadcast(arrays: list[Array | float], fields: int = 1) -> Array:
+def stack_broadcast(arrays: Sequence[Array | float], fields: int = 1) -> Array:
     """Broadcast ``arrays`` to their common shape and stack them, shape
     ``(fields, len(arrays) / fields, *common)`` (``arrays`` lists field by field)."""
     shape = np.broadcast_shapes(*{getattr(array, "shape", ()) for array in arrays})

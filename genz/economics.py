@@ -217,12 +217,18 @@ def economics(
     if hourly is not None:
         request_usd = hourly.usd_per_hour * devices * prediction.e2e_s / SECONDS_PER_HOUR
         request_usd /= utilization
-    cost_kwargs = {
-        "lifetime_years": lifetime_years,
-        "electricity_usd_per_kwh": electricity_usd_per_kwh,
-        "power_fraction": power_fraction,
-        "utilization": utilization,
-    }
+
+    def phase_usd(phase: str) -> float | None:
+        return usd_per_million_tokens(
+            prediction,
+            platform,
+            phase,
+            lifetime_years=lifetime_years,
+            electricity_usd_per_kwh=electricity_usd_per_kwh,
+            power_fraction=power_fraction,
+            utilization=utilization,
+        )
+
     return Economics(
         devices=devices,
         power_w_per_device=platform.power_w,
@@ -232,12 +238,8 @@ def economics(
         prefill_j_per_token=energy_per_token_j(prediction, platform, "prefill", power_fraction),
         decode_j_per_token=energy_per_token_j(prediction, platform, "decode", power_fraction),
         j_per_output_token=None if request_j is None else request_j / generated,
-        prefill_usd_per_million_tokens=usd_per_million_tokens(
-            prediction, platform, "prefill", **cost_kwargs
-        ),
-        decode_usd_per_million_tokens=usd_per_million_tokens(
-            prediction, platform, "decode", **cost_kwargs
-        ),
+        prefill_usd_per_million_tokens=phase_usd("prefill"),
+        decode_usd_per_million_tokens=phase_usd("decode"),
         usd_per_million_output_tokens=None
         if request_usd is None
         else request_usd / generated * 1e6,

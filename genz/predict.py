@@ -259,10 +259,10 @@ def _blend(weighted: list[tuple[list[OpTimes], dict[str, float]]]) -> list[OpTim
         blended.append(
             OpTimes(
                 first.op,
-                sum(p.compute_s * s for p, s in parts),
-                sum(p.memory_s * s for p, s in parts),
-                sum(p.interconnect_s * s for p, s in parts),
-                sum(p.overhead_s * s for p, s in parts),
+                *(
+                    np.asarray(sum(getattr(p, term) * share for p, share in parts), float)
+                    for term in ("compute_s", "memory_s", "interconnect_s", "overhead_s")
+                ),
             )
         )
     return blended
@@ -308,7 +308,7 @@ def _phase(name: str, timed: list[OpTimes], stacked: PassTimes, fits: bool) -> P
         )
         if time > 0
     )
-    bound = BOUND_ORDER[stacked.phase_bound().item()] if fits else Bound.CAPACITY
+    bound = BOUND_ORDER[int(stacked.phase_bound())] if fits else Bound.CAPACITY
     return PhaseCost(
         phase=name,
         time_s=stacked.total_s().item(),
