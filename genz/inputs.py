@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .graph import Array
+from .graph import Array, PassShape
 from .params import WEIGHT_GROUPS
 from .scenario import Scenario
 
@@ -52,4 +52,29 @@ def scenario_inputs(
         ep=one(mesh.ep),
         dp=one(mesh.dp),
         chunk=one(scenario.prefill_chunk or scenario.input_tokens),
+    )
+
+
+def pass_shape(
+    inputs: GridInputs,
+    *,
+    query_tokens: Array,
+    context: Array,
+    prefill: bool,
+    head_share: Array | float = 1.0,
+) -> PassShape:
+    """The `PassShape` of one forward pass over ``inputs``: ``query_tokens`` new tokens
+    per sequence attending to ``context`` tokens."""
+    return PassShape(
+        batch=inputs.batch,
+        query_tokens=query_tokens,
+        context=context,
+        weight_bits=inputs.weight_bits,
+        activation_bits=inputs.activation_bits,
+        kv_bits=inputs.kv_bits,
+        tp=inputs.tp,
+        ep=inputs.ep,
+        pp=inputs.pp,
+        prefill=prefill,
+        head_share=head_share,
     )

@@ -23,7 +23,7 @@ from roofline import Bound, CapacityFootprint, InputError, Platform, check_capac
 from .advice import capacity_suggestions
 from .costing import BOUND_ORDER, OpTimes, PassTimes, cost_ops, stack_broadcast, stack_times
 from .graph import BLOCKS, Array, PassShape, pass_ops
-from .inputs import GridInputs, scenario_inputs
+from .inputs import GridInputs, pass_shape, scenario_inputs
 from .memory import footprint_arrays, weight_bytes_per_device
 from .model import ModelConfig
 from .params import WEIGHT_GROUPS
@@ -57,18 +57,8 @@ def _shape(model: ModelConfig, inputs: GridInputs, prefill: bool) -> PassShape:
         query = np.ones_like(inputs.input_tokens)
         context = inputs.input_tokens + inputs.output_tokens / 2
         head_share = 1.0
-    return PassShape(
-        batch=inputs.batch,
-        query_tokens=query,
-        context=context,
-        weight_bits=inputs.weight_bits,
-        activation_bits=inputs.activation_bits,
-        kv_bits=inputs.kv_bits,
-        tp=inputs.tp,
-        ep=inputs.ep,
-        pp=inputs.pp,
-        prefill=prefill,
-        head_share=head_share,
+    return pass_shape(
+        inputs, query_tokens=query, context=context, prefill=prefill, head_share=head_share
     )
 
 

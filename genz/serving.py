@@ -22,8 +22,8 @@ from roofline import InputError, Platform
 from roofline.errors import require_positive
 
 from .costing import cost_ops, total_time
-from .graph import PassShape, pass_ops
-from .inputs import scenario_inputs
+from .graph import pass_ops
+from .inputs import pass_shape, scenario_inputs
 from .model import ModelConfig
 from .predict import check_parallelism, predict
 from .scenario import Scenario
@@ -36,16 +36,10 @@ def pass_time(
     attend to ``context`` tokens (decode-style: logits for every new token), seconds."""
     check_parallelism(model, scenario.parallelism)
     inputs = scenario_inputs(scenario)
-    shape = PassShape(
-        batch=inputs.batch,
+    shape = pass_shape(
+        inputs,
         query_tokens=np.asarray([float(query_tokens)]),
         context=np.asarray([float(context)]),
-        weight_bits=inputs.weight_bits,
-        activation_bits=inputs.activation_bits,
-        kv_bits=inputs.kv_bits,
-        tp=inputs.tp,
-        ep=inputs.ep,
-        pp=inputs.pp,
         prefill=False,
     )
     return float(total_time(cost_ops(pass_ops(model, shape), platform))[0])
