@@ -41,10 +41,11 @@ class Budget:
     display_unit: str = ""
 
     def __post_init__(self) -> None:
-        if not (np.isfinite(self.limit) and self.limit > 0):
-            raise InputError(f"{self.label or self.quantity} must be > 0, got {self.limit!r}")
         if not (np.isfinite(self.display_scale) and self.display_scale > 0):
             raise InputError(f"display_scale of {self.quantity} must be > 0")
+        if not (np.isfinite(self.limit) and self.limit > 0):
+            shown = self.limit / self.display_scale
+            raise InputError(f"{self.label or self.quantity} must be > 0, got {shown:g}")
 
     @property
     def name(self) -> str:
