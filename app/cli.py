@@ -10,6 +10,7 @@ from roofline.errors import InputError
 
 from . import (
     commands_app,
+    commands_codesign,
     commands_hw,
     commands_predict,
     commands_quantize,
@@ -34,6 +35,7 @@ COMMAND_MODULES = (
     commands_requirements,
     commands_quantize,
     commands_scaling,
+    commands_codesign,
 )
 
 
@@ -60,6 +62,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InputError as error:
         print(f"codesign: error: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("codesign: interrupted", file=sys.stderr)
+        return 130
     except BrokenPipeError:
         return 0
     return 0

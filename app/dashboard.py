@@ -18,7 +18,10 @@ from app.dashboard_pages.state import SELECTION_KEY
 
 PAGES_DIR = Path(__file__).resolve().parent / "dashboard_pages"
 #: Optional pages: (file, title, module that must be importable).
-OPTIONAL_PAGES = (("precision_page.py", "Precision", "search.bits_quantize"),)
+OPTIONAL_PAGES = (
+    ("precision_page.py", "Precision", "search.bits_quantize"),
+    ("codesign_page.py", "Co-design", "search.codesign"),
+)
 
 
 def _available(module: str) -> bool:

@@ -1,0 +1,273 @@
+"""Co-design page: the Pareto frontier of a design space (``search.search_designs``).
+
+Shown only when ``search.codesign`` is importable. The page searches a space file
+(a packaged example or an uploaded YAML), not the sidebar's single design: loss
+(or perplexity) against TPOT, the frontier highlighted; picking a frontier point
+(in the chart or the list) shows its design and offers its config folder as a zip.
+Every number comes from the ``codesign search`` call shown under the chart.
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+import yaml
+
+from app.dashboard_pages.common import PLOTLY_CONFIG, checked, current_selection, show_commands
+from app.formatting import human_bytes, human_seconds
+from roofline import InputError
+from search.codesign import CodesignResult, search_designs
+from search.codesign_evaluate import Plan
+from search.codesign_ilp import allocation_precision
+from search.codesign_model import resolve_law
+from search.codesign_objectives import Constraints
+from search.recommend import design_files, folder_name, zip_design
+from search.space import MAX_SPACE_BYTES, DesignSpace, load_space, space_from_dict
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+#: Packaged spaces larger than this are left out of the menu (the page must stay quick).
+MAX_PAGE_POINTS = 100_000
+UPLOAD_OPTION = "upload a space YAML..."
+UPLOADED_NAME = "space.yaml"
+#: Feasible designs drawn behind the frontier (the rest are in the CSV).
+MAX_DRAWN = 20_000
+
+
+@st.cache_data(show_spinner=False)
+def example_spaces() -> dict[str, Path]:
+    """Packaged example spaces small enough for the page, by file name."""
+    found = {}
+    for path in sorted(EXAMPLES.glob("*.yaml")):
+        try:
+            if load_space(path).size <= MAX_PAGE_POINTS:
+                found[path.name] = path
+        except InputError:  # a broken example must not break the page
+            continue
+    return found
+
+
+@st.cache_resource(show_spinner="Searching the design space...", max_entries=32)
+def search(text: str, origin: str, objective: str, max_memory_gb: float | None) -> CodesignResult:
+    """`search_designs` of the space text with only the page's memory bound (the space's
+    own constraints are ignored, as ``--ignore-space-constraints`` does; cache_resource:
+    the space holds read-only mappings that pickle rejects; the page never mutates it)."""
+    space = _space(text, origin)
+    constraints = Constraints(
+        max_memory_bytes=None if max_memory_gb is None else max_memory_gb * 1e9
+    )
+    return search_designs(space, [objective, "tpot"], constraints, space_constraints=False)
+
+
+def _space(text: str, origin: str) -> DesignSpace:
+    document = yaml.safe_load(text)
+    root = EXAMPLES if origin != UPLOADED_NAME else Path.cwd()
+    return space_from_dict(document, origin=origin, root=root)
+
+
+def space_widgets() -> tuple[str, str, str]:
+    """Choose a packaged space or upload one; returns its text, name and CLI path."""
+    examples = example_spaces()
+    default = "orin_space.yaml" if "orin_space.yaml" in examples else next(iter(examples), None)
+    options = [*examples, UPLOAD_OPTION]
+    st.session_state.setdefault("codesign_space", default or UPLOAD_OPTION)
+    choice = st.selectbox("Design space", options, key="codesign_space")
+    if choice != UPLOAD_OPTION:
+        path = examples[choice]
+        return path.read_text(encoding="utf-8"), choice, f"examples/{choice}"
+    upload = st.file_uploader(
+        f"Space YAML (at most {MAX_SPACE_BYTES // 1000} kB)", type=["yaml", "yml"]
+    )
+    if upload is None:
+        st.info("Upload a space YAML (see examples/README.md), or pick a packaged one.")
+        st.stop()
+    if upload.size > MAX_SPACE_BYTES:
+        st.error(f"{upload.name}: larger than {MAX_SPACE_BYTES} bytes; not a space file")
+        st.stop()
+    return upload.getvalue().decode("utf-8", errors="replace"), UPLOADED_NAME, UPLOADED_NAME
+
+
+def pareto_figure(designs: pd.DataFrame, frontier: pd.DataFrame, y: str) -> go.Figure:
+    """Feasible designs (grey) and the frontier (by weight bits): ``y`` against TPOT."""
+    drawn = designs.sample(MAX_DRAWN, random_state=0) if len(designs) > MAX_DRAWN else designs
+    label = "loss (nats/token)" if y == "loss" else "perplexity"
+    hover = "%{text}<br>TPOT %{x:.4g} ms<br>" + label + " %{y:.4g}<extra></extra>"
+    return go.Figure(
+        [
+            go.Scatter(
+                x=drawn["tpot_s"] * 1e3,
+                y=drawn[y],
+                mode="markers",
+                name="feasible designs",
+                marker={"color": "#c7c7c7", "size": 5},
+                hoverinfo="skip",
+            ),
+            go.Scatter(
+                x=frontier["tpot_s"] * 1e3,
+                y=frontier[y],
+                mode="markers",
+                name="Pareto frontier",
+                customdata=frontier["rank"],
+                text=frontier["design"],
+                hovertemplate=hover,
+                marker={
+                    "color": frontier["weight_bits"],
+                    "colorscale": "Viridis",
+                    "size": 9,
+                    "colorbar": {"title": {"text": "weight bits"}},
+                },
+            ),
+        ],
+        {
+            "xaxis": {"type": "log", "title": {"text": "TPOT (ms)"}},
+            "yaxis": {"title": {"text": f"predicted {label}"}},
+            "height": 460,
+            "margin": {"t": 30},
+        },
+    )
+
+
+def _picked_rank(event: object) -> int | None:
+    """Rank of the frontier point clicked in the chart, if any."""
+    points = getattr(getattr(event, "selection", None), "points", None) or []
+    for point in points:
+        data = point.get("customdata") if isinstance(point, dict) else None
+        if data is not None:
+            return int(data[0] if isinstance(data, list) else data)
+    return None
+
+
+def commands(path: str, objective: str, max_memory_gb: float | None) -> tuple[str, str]:
+    """The ``codesign search`` and ``codesign recommend`` calls behind the page."""
+    common = ["--space", path, "--objective", f"{objective},tpot", "--ignore-space-constraints"]
+    if max_memory_gb is not None:
+        common += ["--max-memory-gb", f"{max_memory_gb:g}"]
+    search_line = ["codesign", "search", *common, "--frontier-out", "frontier.csv"]
+    recommend_line = ["codesign", "recommend", *common, "--top", "5", "--out-dir", "recommended"]
+    return (
+        " ".join(shlex.quote(p) for p in search_line),
+        " ".join(shlex.quote(p) for p in recommend_line),
+    )
+
+
+def render() -> None:
+    """Draw the page."""
+    selection = current_selection()
+    st.header("Co-design: Pareto frontier of a design space")
+    st.caption(
+        "Hardware x architecture x precision x parallelism, each design costed by genz and "
+        "scored by the fitted loss law. The sidebar does not apply here: the space file "
+        "names its own hardware, models and scenario. Loss is a prediction, not a measurement."
+    )
+    text, origin, path = space_widgets()
+    space = checked(_space, text, origin)
+    left, right = st.columns(2)
+    objective = left.radio(
+        "Quality axis", ("loss", "perplexity"), horizontal=True, key="codesign_y"
+    )
+    default_memory = space.constraints.max_memory_bytes
+    bound = right.checkbox(
+        "Bound memory per device", value=default_memory is not None, key="codesign_bound"
+    )
+    max_memory_gb = right.number_input(
+        "Max memory per device (GB, decimal)",
+        min_value=0.1,
+        value=(default_memory or 8e9) / 1e9,
+        step=0.5,
+        disabled=not bound,
+        key="codesign_memory_gb",
+    )
+    limit = float(max_memory_gb) if bound else None
+    result = checked(search, text, origin, objective, limit)
+    search_line, recommend_line = commands(path, objective, limit)
+    if not result.success:
+        st.error(result.message)
+        show_commands(selection, search_line)
+        return
+    st.caption(f"{result.message}; {result.elapsed_s:.2f} s.")
+    frontier = result.frontier.sort_values("tpot_s")
+    event = st.plotly_chart(
+        pareto_figure(result.designs, frontier, objective),
+        config=PLOTLY_CONFIG,
+        key="codesign-chart",
+        on_select="rerun",
+        selection_mode="points",
+    )
+    st.download_button(
+        "Download frontier.csv",
+        result.frontier.to_csv(index=False).encode("utf-8"),
+        file_name="frontier.csv",
+        mime="text/csv",
+        key="csv-frontier",
+        on_click="ignore",
+    )
+    labels = {int(r.rank): f"{int(r.rank)}. {r.design}" for r in result.frontier.itertuples()}
+    picked = _picked_rank(event)
+    if picked in labels:
+        st.session_state["codesign_design"] = picked
+    st.session_state.setdefault("codesign_design", 1)
+    if st.session_state["codesign_design"] not in labels:
+        st.session_state["codesign_design"] = 1
+    rank = st.selectbox(
+        "Frontier design (rank 1 = closest to the ideal point)",
+        list(labels),
+        format_func=labels.get,
+        key="codesign_design",
+    )
+    show_design(result, space, int(rank))
+    show_commands(
+        selection,
+        search_line,
+        recommend_line,
+        note="Line 1 prints the frontier (ranked as here) and writes it as CSV; line 2 writes "
+        "config.json, bits.yaml and platform.yaml of the top designs, one folder each.",
+    )
+
+
+def show_design(result: CodesignResult, space: DesignSpace, rank: int) -> None:
+    """Cards, config and downloads of one frontier design."""
+    row = result.frontier[result.frontier["rank"] == rank].iloc[0].to_dict()
+    st.subheader(str(row["design"]))
+    cards = st.columns(5)
+    cards[0].metric("Parameters", f"{row['params'] / 1e6:,.0f} M")
+    cards[1].metric("Perplexity", f"{row['perplexity']:.4g}")
+    cards[2].metric("TPOT", human_seconds(row["tpot_s"]))
+    cards[3].metric("TTFT", human_seconds(row["ttft_s"]))
+    cards[4].metric("Memory", human_bytes(row["footprint_bytes"]))
+    st.caption(
+        f"{row['platform']}, {row['weight_bits']:g}-bit weights, batch {row['batch']}, "
+        f"{row['input_tokens']} in / {row['output_tokens']} out, tp {row['tp']} pp {row['pp']}; "
+        "memory per device in decimal GB."
+    )
+    precision = None
+    if space.precision.ilp_formats is not None:
+        plan = Plan(space, resolve_law(space.law), result.objectives, result.constraints)
+        precision = checked(allocation_precision, plan, row)
+    files = design_files(space, row, precision)
+    folder = folder_name(rank, str(row["design"]))
+    with st.expander("config.json"):
+        st.code(files["config.json"].decode(), language="json")
+    left, right = st.columns(2)
+    left.download_button(
+        f"Download {folder}.zip (config.json, bits.yaml, platform.yaml, design.json)",
+        zip_design(files, folder),
+        file_name=f"{folder}.zip",
+        mime="application/zip",
+        key="download-design-zip",
+        on_click="ignore",
+    )
+    right.download_button(
+        "Download config.json",
+        files["config.json"],
+        file_name="config.json",
+        mime="application/json",
+        key="download-design-config",
+        on_click="ignore",
+    )
+
+
+if __name__ == "__main__":
+    render()

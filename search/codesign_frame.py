@@ -1,0 +1,205 @@
+"""Tables of evaluated designs: columns in SI units, design labels, frontier ranking,
+and the best design per budget (pandas at the edge of the numerical core)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from roofline import Platform, derive_platform
+from scaling_law import ScalingLaw
+
+from .codesign_evaluate import AXIS, BOUND_NAMES, MODEL_COLUMNS, Points, axis_values
+from .codesign_model import architecture_fields, parameter_counts
+from .codesign_objectives import OBJECTIVES, Objective
+from .space import HARDWARE_AXES, MESH_AXES, PRECISION_AXES, WORKLOAD_AXES, DesignSpace
+
+INTEGER_FIELDS = (
+    "layers",
+    "hidden",
+    "heads",
+    "kv_heads",
+    "head_dim",
+    "intermediate_size",
+    "experts",
+    "top_k",
+    "vocab",
+)
+METRIC_COLUMNS = (
+    "loss",
+    "perplexity",
+    "ttft_s",
+    "tpot_s",
+    "e2e_s",
+    "throughput_tokens_per_s",
+    "throughput_tokens_per_s_per_device",
+    "weights_bytes",
+    "kv_cache_bytes",
+    "activation_bytes",
+    "footprint_bytes",
+    "capacity_bytes",
+    "fits",
+)
+#: Short tags of the hardware scale factors in names.
+SCALE_TAGS = {
+    "compute_scale": "compute",
+    "bandwidth_scale": "bw",
+    "capacity_scale": "capacity",
+    "link_bandwidth_scale": "link",
+}
+#: Axes shown in a design's label when the space gives them more than one value.
+LABEL_AXES = {
+    "compute_scale": "c",
+    "bandwidth_scale": "b",
+    "capacity_scale": "m",
+    "link_bandwidth_scale": "l",
+    "vocab": "V",
+    "kv_bits": "kv",
+    "activation_bits": "a",
+    "tp": "tp",
+    "pp": "pp",
+    "ep": "ep",
+    "dp": "dp",
+    "batch": "B",
+    "input_tokens": "in",
+    "output_tokens": "out",
+}
+
+
+def design_frame(
+    space: DesignSpace, law: ScalingLaw, points: Points, metrics: Mapping[str, NDArray]
+) -> pd.DataFrame:
+    """One row per point: hardware, architecture, precision, mesh, workload, metrics."""
+    values = axis_values(space)
+    names = [platform.name for platform in space.hardware.platforms]
+    columns: dict[str, object] = {
+        "platform": pd.Categorical.from_codes(points[:, AXIS["preset"]], categories=names)
+    }
+    for name in HARDWARE_AXES:
+        columns[name] = values[AXIS[name]][points[:, AXIS[name]]]
+    fields, _ = architecture_fields(space.model, points[:, MODEL_COLUMNS])
+    for name in INTEGER_FIELDS:
+        columns[name] = fields[name].astype(np.int64)
+    columns["ffn_ratio"] = fields["ffn_ratio"]
+    total, active = parameter_counts(law, space.model, fields)
+    columns["params"] = np.asarray(total, float)
+    columns["active_params"] = np.asarray(active, float)
+    for name in PRECISION_AXES:
+        columns[name] = values[AXIS[name]][points[:, AXIS[name]]]
+    for name in (*MESH_AXES, *WORKLOAD_AXES):
+        columns[name] = values[AXIS[name]][points[:, AXIS[name]]].astype(np.int64)
+    columns["devices"] = np.asarray(metrics.get("devices", np.zeros(len(points))), float).astype(
+        np.int64
+    )
+    for name in METRIC_COLUMNS:
+        columns[name] = metrics[name] if name in metrics else np.zeros(len(points))
+    for name in ("prefill_bound", "decode_bound"):
+        codes = metrics[name] if name in metrics else np.zeros(len(points), np.int8)
+        columns[name] = pd.Categorical.from_codes(codes, categories=list(BOUND_NAMES))
+    return pd.DataFrame(columns)
+
+
+def design_labels(space: DesignSpace, frame: pd.DataFrame) -> list[str]:
+    """Short unique-ish names: the shape and weight bits, plus every axis that varies."""
+    varying = [name for name, values in space.axes.items() if len(values) > 1]
+    labels = []
+    for row in frame.itertuples(index=False):
+        parts = [
+            f"L{row.layers}-H{row.hidden}-A{row.heads}-KV{row.kv_heads}-F{row.intermediate_size}"
+        ]
+        if row.experts > 1:
+            parts.append(f"E{row.experts}k{row.top_k}")
+        parts.append(f"w{row.weight_bits:g}")
+        if "preset" in varying:
+            parts.append(str(row.platform))
+        for name, tag in LABEL_AXES.items():
+            if name in varying:
+                parts.append(f"{tag}{getattr(row, name):g}")
+        labels.append("-".join(parts))
+    return labels
+
+
+def rank_designs(frame: pd.DataFrame, objectives: Sequence[Objective]) -> NDArray[np.int64]:
+    """Rank 1 = closest to the ideal point after scaling every objective to [0, 1]
+    over ``frame`` (0 = best); ties go to the better first objective."""
+    if frame.empty:
+        return np.zeros(0, np.int64)
+    distance = np.zeros(len(frame))
+    for objective in objectives:
+        column = frame[objective.column].to_numpy(float)
+        if objective.sense == "max":
+            column = -column
+        spread = column.max() - column.min()
+        scaled = (column - column.min()) / spread if spread > 0 else np.zeros(len(column))
+        distance += scaled**2
+    first = frame[objectives[0].column].to_numpy(float)
+    first = -first if objectives[0].sense == "max" else first
+    order = np.lexsort((first, distance))
+    ranks = np.empty(len(frame), np.int64)
+    ranks[order] = np.arange(1, len(frame) + 1)
+    return ranks
+
+
+def best_per_budget(
+    designs: pd.DataFrame,
+    budget: str | Objective,
+    objective: str | Objective,
+    limits: Sequence[float] | None = None,
+) -> pd.DataFrame:
+    """For each limit on ``budget``, the design with the best ``objective`` within it.
+
+    ``budget`` and ``objective`` are objective names (``'tpot'``, ``'loss'``...);
+    ``limits`` are in SI units of the budget's column (default: every distinct
+    value it takes). A limit bounds from above for minimised budgets and from below
+    for maximised ones. Rows where no design is within the limit are left out.
+    """
+    budget = OBJECTIVES[budget] if isinstance(budget, str) else budget
+    objective = OBJECTIVES[objective] if isinstance(objective, str) else objective
+    if designs.empty:
+        return designs.assign(budget_limit=[])
+    sign = -1.0 if budget.sense == "max" else 1.0
+    spend = sign * designs[budget.column].to_numpy(float)
+    score = designs[objective.column].to_numpy(float)
+    score = -score if objective.sense == "max" else score
+    order = np.lexsort((score, spend))
+    best_index = order[_running_argmin(score[order])]
+    signed = np.unique(spend) if limits is None else sign * np.asarray(limits, float)
+    position = np.searchsorted(spend[order], signed, side="right") - 1
+    ok = position >= 0
+    chosen = designs.iloc[best_index[position[ok]]].copy()
+    chosen.insert(0, "budget_limit", sign * signed[ok])
+    return chosen.reset_index(drop=True)
+
+
+def _running_argmin(values: NDArray[np.float64]) -> NDArray[np.int64]:
+    """Index of the minimum of ``values[: i + 1]`` for every i (first one on ties)."""
+    running = np.minimum.accumulate(values)
+    is_new = np.concatenate(([True], values[1:] < running[:-1]))
+    starts = np.flatnonzero(is_new)
+    return starts[np.searchsorted(starts, np.arange(len(values)), side="right") - 1]
+
+
+def row_fields(row: Mapping[str, Any]) -> dict[str, float]:
+    """The architecture fields of one design row (as `architecture_fields` names them)."""
+    return {name: float(row[name]) for name in (*INTEGER_FIELDS, "ffn_ratio")}
+
+
+def design_platform(space: DesignSpace, row: Mapping[str, Any]) -> Platform:
+    """The design's platform: its preset with the row's four scale factors applied."""
+    base = next(p for p in space.hardware.platforms if p.name == str(row["platform"]))
+    scales = {name: float(row[name]) for name in HARDWARE_AXES}
+    suffix = "-".join(
+        f"{SCALE_TAGS[name]}{value:g}" for name, value in scales.items() if value != 1
+    )
+    return derive_platform(
+        base,
+        name=f"{base.name}-{suffix}" if suffix else base.name,
+        compute_scale=scales["compute_scale"],
+        memory_bandwidth_scale=scales["bandwidth_scale"],
+        memory_capacity_scale=scales["capacity_scale"],
+        link_bandwidth_scale=scales["link_bandwidth_scale"],
+    )

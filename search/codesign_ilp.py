@@ -1,0 +1,151 @@
+"""Mixed-precision refinement of frontier designs (``precision: {weight_bits: ilp}``).
+
+The grid evaluates each candidate format's bits as uniform weight bits. The best
+ranked frontier designs then get an ILP allocation (`search.quantize`, HAWQ-V3
+style, weight-free proxy sensitivity) with budgets equal to the design's own
+uniform-bit TPOT and memory footprint (tightened by the user's bounds); groups the
+ILP does not choose (router, norms, embedding) keep the design's uniform bits, so
+the uniform allocation is always feasible and the ILP's total sensitivity is no
+higher. The allocation's loss uses its parameter-weighted effective parameters,
+``N_eff = sum_u N_u f(b_u) / f(16)`` (Kumar et al. 2024); ``f`` is concave, so
+at equal mean bits the law rates a mixed allocation slightly *worse* than a uniform
+one: the law knows no per-layer sensitivity, the ILP's proxy does. The ILP runs
+once per candidate, never per grid point.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from genz.model import ModelConfig
+from genz.params import parameter_count
+from genz.scenario import Parallelism, Precision, Scenario
+from scaling_law import effective_parameters, predict_loss
+
+from .bits_quantize import QuantizationResult, QuantizeBudgets, quantize
+from .codesign_evaluate import Plan
+from .codesign_frame import design_platform, row_fields
+from .codesign_model import law_architecture, model_config, training_tokens
+
+logger = logging.getLogger(__name__)
+
+#: ILP settings per candidate: relative optimality gap and CBC time limit (seconds).
+MIP_GAP = 0.01
+TIME_LIMIT_S = 20.0
+#: Slack on the design's own TPOT and footprint when used as budgets (float rounding).
+BUDGET_SLACK = 1e-6
+ILP_COLUMNS = (
+    "ilp_status",
+    "ilp_mean_weight_bits",
+    "ilp_loss",
+    "ilp_perplexity",
+    "ilp_tpot_s",
+    "ilp_ttft_s",
+    "ilp_footprint_bytes",
+)
+
+
+def design_scenario(row: Mapping[str, Any], weight_bits: float) -> Scenario:
+    """The design's serving scenario (uniform ``weight_bits``)."""
+    return Scenario(
+        batch=int(row["batch"]),
+        input_tokens=int(row["input_tokens"]),
+        output_tokens=int(row["output_tokens"]),
+        precision=Precision(
+            weight_bits=weight_bits,
+            activation_bits=float(row["activation_bits"]),
+            kv_bits=float(row["kv_bits"]),
+        ),
+        parallelism=Parallelism(
+            tp=int(row["tp"]), pp=int(row["pp"]), ep=int(row["ep"]), dp=int(row["dp"])
+        ),
+    )
+
+
+def allocate(plan: Plan, row: Mapping[str, Any]) -> tuple[ModelConfig, QuantizationResult]:
+    """The ILP allocation of one design within its own TPOT and footprint."""
+    space, constraints = plan.space, plan.constraints
+    model = model_config(space.model, row_fields(row), str(row.get("design", "design")))
+    platform = design_platform(space, row)
+    memory = [float(row["footprint_bytes"]) * (1 + BUDGET_SLACK)]
+    tpot = [float(row["tpot_s"]) * (1 + BUDGET_SLACK)]
+    if constraints.max_memory_bytes is not None:
+        memory.append(constraints.max_memory_bytes)
+    if constraints.max_tpot_s is not None:
+        tpot.append(constraints.max_tpot_s)
+    budgets = QuantizeBudgets(
+        max_memory_bytes=min(memory),
+        max_tpot_s=min(tpot),
+        max_ttft_s=constraints.max_ttft_s,
+    )
+    scenario = design_scenario(row, float(row["weight_bits"]))
+    result = quantize(
+        model,
+        platform,
+        scenario,
+        space.precision.ilp_formats or "16,8,4",
+        budgets,
+        kv_formats=f"{float(row['kv_bits']):g}",
+        method="ilp",
+        time_limit_s=TIME_LIMIT_S,
+        mip_gap=MIP_GAP,
+    )
+    return model, result
+
+
+def allocation_loss(
+    plan: Plan, model: ModelConfig, row: Mapping[str, Any], result: QuantizationResult
+) -> tuple[float, float]:
+    """Loss of the allocation and its parameter-weighted mean weight bits."""
+    law = plan.law
+    rows = result.rows()
+    total = parameter_count(model).total
+    unit_params = np.array([r["params"] for r in rows], float)
+    unit_bits = np.array([r["bits"] for r in rows], float)
+    rest = max(total - unit_params.sum(), 0.0)
+    base_bits = float(row["weight_bits"])
+    effective = effective_parameters(unit_params, unit_bits, law.gamma_w, law.reference_bits).sum()
+    effective += float(effective_parameters(rest, base_bits, law.gamma_w, law.reference_bits))
+    mean_bits = float((unit_params * unit_bits).sum() + rest * base_bits) / total
+    fields = {name: np.asarray([value]) for name, value in row_fields(row).items()}
+    architecture = law_architecture(plan.space.model, fields)
+    count = architecture.counts().select(law.include_embeddings, law.moe_parameters)
+    tokens = training_tokens(plan.space.law, law, architecture)
+    loss = predict_loss(law, architecture, tokens, params=count * (effective / total))
+    return float(loss[0]), mean_bits
+
+
+def allocation_precision(plan: Plan, row: Mapping[str, Any]) -> Precision | None:
+    """The ILP `Precision` of one design (None when the ILP finds none)."""
+    _, result = allocate(plan, row)
+    return result.precision if result.success else None
+
+
+def refine_with_ilp(plan: Plan, frontier: pd.DataFrame, candidates: int) -> pd.DataFrame:
+    """``frontier`` with the `ILP_COLUMNS` filled for its ``candidates`` best-ranked rows."""
+    frame = frontier.copy()
+    for name in ILP_COLUMNS:
+        frame[name] = "" if name == "ilp_status" else np.nan
+    for index in frame.index[frame["rank"] <= candidates]:
+        row = frame.loc[index].to_dict()
+        model, result = allocate(plan, row)
+        frame.loc[index, "ilp_status"] = result.result.status
+        if not result.success or result.prediction is None:
+            logger.info("ILP for %s: %s", row["design"], result.result.message)
+            continue
+        loss, mean_bits = allocation_loss(plan, model, row, result)
+        prediction = result.prediction
+        frame.loc[index, list(ILP_COLUMNS[1:])] = [
+            mean_bits,
+            loss,
+            float(np.exp(loss)),
+            prediction.tpot_s,
+            prediction.ttft_s,
+            prediction.footprint.total_bytes,
+        ]
+    return frame

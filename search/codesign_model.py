@@ -1,0 +1,212 @@
+"""The model side of a design point: architecture fields, HF config, predicted loss.
+
+Vectorised over design points: `architecture_fields` turns model-axis indices into
+arrays of layer count, width, heads, FFN size... and a validity mask (heads must
+divide the width or the width must divide into heads of the given size, KV heads
+must divide heads, top-k <= experts). The loss comes from a fitted law
+(`scaling_law.predict_loss`) with the weight precision entering as effective
+parameters (Kumar et al. 2024; `scaling_law.precision`).
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from genz.model import ModelConfig, model_from_hf_config
+from roofline.errors import InputError
+from scaling_law import (
+    Architecture,
+    ScalingLaw,
+    dataset_path,
+    fit_law,
+    load_law,
+    load_scaling_csv,
+    predict_loss,
+)
+from scaling_law.data import data_dir
+
+from .space import MODEL_AXES, LawSpec, ModelSpace
+
+Array = NDArray[np.float64]
+#: The shipped fit (``codesign fit --data data/scaling/chinchilla.csv --drop-highest-loss 5
+#: --bootstrap 200 --seed 0 --out data/scaling/chinchilla_law.json``).
+DEFAULT_LAW_FILE = "chinchilla_law.json"
+FIELDS = (
+    "layers",
+    "hidden",
+    "heads",
+    "kv_heads",
+    "head_dim",
+    "intermediate_size",
+    "experts",
+    "top_k",
+    "vocab",
+    "ffn_ratio",
+)
+#: Keys of the base config that describe the shape and are rewritten per design.
+MOE_KEYS = ("num_local_experts", "n_routed_experts", "num_experts", "num_experts_per_tok")
+
+
+def architecture_fields(
+    model: ModelSpace, index: NDArray[np.integer]
+) -> tuple[dict[str, Array], NDArray[np.bool_]]:
+    """Field arrays (`FIELDS`) of the points whose model-axis indices are ``index``
+    (shape ``(n, 8)`` in `MODEL_AXES` order), and which points are valid."""
+    values = {
+        name: np.asarray(getattr(model, name), float)[index[:, column]]
+        for column, name in enumerate(MODEL_AXES)
+    }
+    hidden = values["hidden"]
+    if model.heads_from_head_dim:
+        head_dim = values["heads"]
+        heads = hidden / head_dim
+    else:
+        heads = values["heads"]
+        head_dim = hidden / heads
+    kv_heads = values["kv_heads"]
+    experts, top_k = values["experts"], values["top_k"]
+    multiple = model.ffn_multiple
+    ffn = np.maximum(np.round(values["ffn_ratio"] * hidden / multiple), 1.0) * multiple
+    valid = (
+        (heads == np.round(heads))
+        & (head_dim == np.round(head_dim))
+        & (np.mod(heads, kv_heads) == 0)
+        & (top_k <= experts)
+    )
+    fields = {
+        "layers": values["layers"],
+        "hidden": hidden,
+        "heads": heads,
+        "kv_heads": kv_heads,
+        "head_dim": head_dim,
+        "intermediate_size": ffn,
+        "experts": experts,
+        "top_k": top_k,
+        "vocab": values["vocab"],
+        "ffn_ratio": values["ffn_ratio"],
+    }
+    return fields, valid
+
+
+def mesh_valid(fields: Mapping[str, Array], tp: Array, pp: Array, ep: Array) -> NDArray[np.bool_]:
+    """Meshes genz can split the model over: tp <= heads, pp <= layers, ep <= experts."""
+    experts = np.where(fields["experts"] > 1, fields["experts"], 1.0)
+    return (tp <= fields["heads"]) & (pp <= fields["layers"]) & (ep <= experts)
+
+
+def law_architecture(model: ModelSpace, fields: Mapping[str, Array]) -> Architecture:
+    """The `scaling_law.Architecture` of the points (base's gating and tied embeddings)."""
+    return Architecture(
+        layers=fields["layers"],
+        hidden=fields["hidden"],
+        ffn=fields["intermediate_size"],
+        heads=fields["heads"],
+        kv_heads=fields["kv_heads"],
+        head_dim=fields["head_dim"],
+        vocab=fields["vocab"],
+        gated_ffn=model.gated_ffn,
+        experts=fields["experts"],
+        top_k=fields["top_k"],
+        tie_embeddings=model.tie_embeddings,
+    )
+
+
+def training_tokens(spec: LawSpec, law: ScalingLaw, architecture: Architecture) -> Array:
+    """Training tokens D of each point: fixed, or ``tokens_per_parameter * N``
+    (N counted under the law's conventions)."""
+    if spec.training_tokens is not None:
+        return np.broadcast_to(float(spec.training_tokens), architecture.shape)
+    count = architecture.counts().select(law.include_embeddings, law.moe_parameters)
+    return float(spec.tokens_per_parameter or 20.0) * count
+
+
+def design_loss(
+    law: ScalingLaw,
+    spec: LawSpec,
+    model: ModelSpace,
+    fields: Mapping[str, Array],
+    weight_bits: Array,
+) -> Array:
+    """Predicted loss (nats per token) of each point at its uniform weight precision."""
+    architecture = law_architecture(model, fields)
+    tokens = training_tokens(spec, law, architecture)
+    return predict_loss(law, architecture, tokens, weight_bits=weight_bits)
+
+
+def parameter_counts(
+    law: ScalingLaw, model: ModelSpace, fields: Mapping[str, Array]
+) -> tuple[Array, Array]:
+    """Total and active parameters (the law's counting convention, embeddings included)."""
+    counts = law_architecture(model, fields).counts()
+    return counts.total, counts.active
+
+
+def resolve_law(spec: LawSpec) -> ScalingLaw:
+    """The law file the space names, else the shipped Chinchilla fit (fitted once in
+    memory, without bootstrap, when that file is missing)."""
+    if spec.path is not None:
+        return load_law(spec.path)
+    shipped = data_dir() / DEFAULT_LAW_FILE
+    if shipped.is_file():
+        return load_law(shipped)
+    return _fitted_default()
+
+
+@functools.cache
+def _fitted_default() -> ScalingLaw:
+    data = load_scaling_csv(dataset_path("chinchilla"))
+    result = fit_law(
+        data, "chinchilla", drop_highest_loss=5, bootstrap=0, cross_validation=None, progress=False
+    )
+    if not result.success:
+        raise InputError(f"fitting the default Chinchilla law failed: {result.message}")
+    return result.law
+
+
+def hf_config(
+    model: ModelSpace, row: Mapping[str, float], name: str, source: str
+) -> dict[str, Any]:
+    """A Hugging Face ``config.json`` mapping for one design: the base config with the
+    shape keys replaced. A MoE design from a dense base is written Mixtral-style
+    (``num_local_experts``, ``num_experts_per_tok``); a dense design from a MoE base
+    Llama-style. ``_name`` and ``_source`` are read by ``codesign predict --model``."""
+    config = {k: copy.deepcopy(v) for k, v in model.base_config.items() if not k.startswith("_")}
+    base_is_moe = any(config.get(key) for key in MOE_KEYS[:3])
+    for key in (*MOE_KEYS, "moe_intermediate_size"):
+        config.pop(key, None)
+    experts, top_k = int(row["experts"]), int(row["top_k"])
+    config.update(
+        {
+            "hidden_size": int(row["hidden"]),
+            "num_hidden_layers": int(row["layers"]),
+            "num_attention_heads": int(row["heads"]),
+            "num_key_value_heads": int(row["kv_heads"]),
+            "head_dim": int(row["head_dim"]),
+            "intermediate_size": int(row["intermediate_size"]),
+            "vocab_size": int(row["vocab"]),
+        }
+    )
+    if "max_window_layers" in config:
+        config["max_window_layers"] = int(row["layers"])
+    if experts > 1:
+        config.update(num_local_experts=experts, num_experts_per_tok=top_k)
+        if not base_is_moe:
+            config.update(architectures=["MixtralForCausalLM"], model_type="mixtral")
+    elif base_is_moe:
+        config.update(architectures=["LlamaForCausalLM"], model_type="llama")
+    if "_gated_ffn" in model.base_config:
+        config["_gated_ffn"] = model.base_config["_gated_ffn"]
+    config["_name"] = name
+    config["_source"] = source
+    return config
+
+
+def model_config(model: ModelSpace, row: Mapping[str, float], name: str = "design") -> ModelConfig:
+    """The genz `ModelConfig` of one design."""
+    return model_from_hf_config(hf_config(model, row, name, "codesign design"), default_name=name)

@@ -1,0 +1,406 @@
+"""Co-design spaces: a YAML file read into frozen dataclasses (``yaml.safe_load``).
+
+Every axis is a single value, a list, ``{values: [...]}`` or a range ``{min, max,
+steps}`` (``spacing: log`` for geometric steps; integer axes round and drop repeats).
+Sections and keys (unknown keys are refused by name; paths are relative to the file)::
+
+    name: orin-0.5b
+    hardware:    {presets: [jetson-agx-orin-64gb], compute_scale: 1, bandwidth_scale: 1,
+                  capacity_scale: 1, link_bandwidth_scale: 1, devices: [1, 2]}
+    model:       {base: qwen2.5-0.5b, layers: ..., hidden: ..., ffn_ratio: ...,
+                  ffn_multiple: 64, head_dim: 64 (or heads: ...), kv_heads: ...,
+                  experts: 1, top_k: 1, vocab: ...}
+    precision:   {weight_bits: [16, 8, 4] (or ilp), formats: "16,8,4", kv_bits: 16,
+                  activation_bits: 16}
+    parallelism: {tp: 1, pp: 1, ep: 1, dp: 1}
+    workload:    {batch: 1, input_tokens: 512, output_tokens: 128}
+    law:         {path: law.json, training_tokens: 18.0e+12 (or tokens_per_parameter: 20)}
+    objectives:  [loss, tpot]
+    constraints: {max_memory_gb: 8}
+    sampling:    {samples: 4096, method: lhs, refine_rounds: 3, seed: 0}
+
+Model axes not given keep the base model's value (``base`` is a model preset or a
+``config.json``; default a Llama-style base). ``intermediate_size`` is
+``ffn_ratio * hidden`` rounded to a multiple of ``ffn_multiple``; ``experts: 1``
+is a dense FFN. ``devices`` keeps only meshes with ``tp*pp*ep*dp`` in the list.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import yaml
+
+from genz.model import MAX_CONFIG_BYTES, ModelConfig, model_from_hf_config, models_dir
+from roofline import Platform, load_platform
+from roofline.errors import InputError
+
+from .bits_formats import parse_formats
+from .codesign_axes import axis, check_keys, ints, number, section
+from .codesign_objectives import Constraints, Objective, parse_objectives
+
+MAX_SPACE_BYTES = 256_000
+#: Spaces above this many points cannot be enumerated even for sampling (int64 keys).
+MAX_SPACE_POINTS = 1e15
+TOP_KEYS = (
+    "name",
+    "hardware",
+    "model",
+    "precision",
+    "parallelism",
+    "workload",
+    "law",
+    "objectives",
+    "constraints",
+    "sampling",
+)
+HARDWARE_AXES = ("compute_scale", "bandwidth_scale", "capacity_scale", "link_bandwidth_scale")
+MODEL_AXES = ("layers", "hidden", "ffn_ratio", "heads", "kv_heads", "experts", "top_k", "vocab")
+PRECISION_AXES = ("weight_bits", "kv_bits", "activation_bits")
+MESH_AXES = ("tp", "pp", "ep", "dp")
+WORKLOAD_AXES = ("batch", "input_tokens", "output_tokens")
+#: Axis order of a design point's index vector (`DesignSpace.axes`).
+AXIS_NAMES = ("preset", *HARDWARE_AXES, *MODEL_AXES, *PRECISION_AXES, *MESH_AXES, *WORKLOAD_AXES)
+DEFAULT_BASE = {
+    "architectures": ["LlamaForCausalLM"],
+    "model_type": "llama",
+    "hidden_act": "silu",
+    "hidden_size": 2048,
+    "num_hidden_layers": 16,
+    "num_attention_heads": 16,
+    "num_key_value_heads": 8,
+    "intermediate_size": 5632,
+    "vocab_size": 32000,
+    "tie_word_embeddings": False,
+    "_name": "llama-style",
+}
+
+Values = tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class HardwareSpace:
+    """Platforms and what-if scale factors; ``devices`` None allows any mesh size."""
+
+    platforms: tuple[Platform, ...]
+    compute_scale: Values = (1.0,)
+    bandwidth_scale: Values = (1.0,)
+    capacity_scale: Values = (1.0,)
+    link_bandwidth_scale: Values = (1.0,)
+    devices: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True)
+class ModelSpace:
+    """Architecture axes around ``base_config`` (a Hugging Face config mapping).
+
+    ``heads_from_head_dim``: the ``heads`` axis holds head widths (the file gave
+    ``head_dim``), so heads = hidden / value.
+    """
+
+    base_name: str
+    base_config: Mapping[str, Any]
+    layers: Values
+    hidden: Values
+    ffn_ratio: Values
+    heads: Values
+    heads_from_head_dim: bool
+    kv_heads: Values
+    experts: Values
+    top_k: Values
+    vocab: Values
+    ffn_multiple: int = 64
+    gated_ffn: bool = True
+    tie_embeddings: bool = False
+
+
+@dataclass(frozen=True)
+class PrecisionSpace:
+    """Uniform weight bits, or ``ilp``: the grid uses the bits of ``formats`` and the
+    frontier candidates get a mixed-precision allocation (`search.quantize`)."""
+
+    weight_bits: Values
+    kv_bits: Values = (16.0,)
+    activation_bits: Values = (16.0,)
+    ilp_formats: str | None = None
+
+
+@dataclass(frozen=True)
+class LawSpec:
+    """Loss law file (None: the shipped Chinchilla fit) and the training-token rule."""
+
+    path: Path | None = None
+    training_tokens: float | None = None
+    tokens_per_parameter: float | None = 20.0
+
+
+@dataclass(frozen=True)
+class SamplingSpec:
+    """Sampled search: ``samples`` points (Latin hypercube or random), then
+    ``refine_rounds`` rounds evaluating the axis neighbours of the frontier."""
+
+    samples: int = 4096
+    method: str = "lhs"
+    refine_rounds: int = 3
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class DesignSpace:
+    """A whole co-design space (see module doc); ``axes`` gives every axis's values."""
+
+    name: str
+    hardware: HardwareSpace
+    model: ModelSpace
+    precision: PrecisionSpace
+    mesh: Mapping[str, tuple[int, ...]]
+    workload: Mapping[str, tuple[int, ...]]
+    law: LawSpec
+    objectives: tuple[Objective, ...]
+    constraints: Constraints
+    sampling: SamplingSpec
+    origin: str = "<space>"
+
+    @property
+    def axes(self) -> dict[str, Values]:
+        """Axis name -> values, in `AXIS_NAMES` order (``preset`` indexes platforms)."""
+        hardware, model, precision = self.hardware, self.model, self.precision
+        values: dict[str, Values] = {
+            "preset": tuple(float(i) for i in range(len(hardware.platforms)))
+        }
+        values.update({name: getattr(hardware, name) for name in HARDWARE_AXES})
+        values.update({name: getattr(model, name) for name in MODEL_AXES})
+        values.update({name: getattr(precision, name) for name in PRECISION_AXES})
+        values.update({name: tuple(map(float, self.mesh[name])) for name in MESH_AXES})
+        values.update({name: tuple(map(float, self.workload[name])) for name in WORKLOAD_AXES})
+        return values
+
+    @property
+    def size(self) -> int:
+        """Points of the full product of the axes (before invalid ones are dropped)."""
+        return math.prod(len(values) for values in self.axes.values())
+
+
+def load_space(path: str | Path) -> DesignSpace:
+    """Read a space YAML file (at most `MAX_SPACE_BYTES`)."""
+    source = Path(path)
+    if not source.is_file():
+        raise InputError(f"space file not found: {source}")
+    if source.stat().st_size > MAX_SPACE_BYTES:
+        raise InputError(f"{source}: larger than {MAX_SPACE_BYTES} bytes; not a space file")
+    try:
+        document = yaml.safe_load(source.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as error:
+        first = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise InputError(f"{source}: not valid YAML ({first})") from None
+    return space_from_dict(document, origin=str(source), root=source.resolve().parent)
+
+
+def space_from_dict(
+    document: Any, origin: str = "<space>", root: str | Path | None = None
+) -> DesignSpace:
+    """Build a `DesignSpace` from a mapping in the file format (paths relative to ``root``)."""
+    base_dir = Path(root) if root is not None else Path.cwd()
+    document = section(document, origin, TOP_KEYS)
+    hardware = _hardware(section(document.get("hardware"), f"{origin}: hardware", None), base_dir)
+    model = _model(section(document.get("model") or {}, f"{origin}: model", None), base_dir)
+    precision = _precision(section(document.get("precision") or {}, f"{origin}: precision", None))
+    mesh_doc = section(document.get("parallelism") or {}, f"{origin}: parallelism", MESH_AXES)
+    mesh = {name: ints(mesh_doc, name, f"{origin}: parallelism", 1, 1, 4096) for name in MESH_AXES}
+    work_doc = section(document.get("workload") or {}, f"{origin}: workload", WORKLOAD_AXES)
+    workload = {
+        "batch": ints(work_doc, "batch", f"{origin}: workload", 1, 1, 1_000_000),
+        "input_tokens": ints(work_doc, "input_tokens", f"{origin}: workload", 1024, 1, 1e8),
+        "output_tokens": ints(work_doc, "output_tokens", f"{origin}: workload", 128, 1, 1e8),
+    }
+    name = document.get("name", Path(origin).stem)
+    if not isinstance(name, str) or not name:
+        raise InputError(f"{origin}: name must be a non-empty string")
+    constraints = document.get("constraints") or {}
+    if not isinstance(constraints, dict):
+        raise InputError(f"{origin}: constraints must be a mapping")
+    space = DesignSpace(
+        name=name,
+        hardware=hardware,
+        model=model,
+        precision=precision,
+        mesh=MappingProxyType(mesh),
+        workload=MappingProxyType(workload),
+        law=_law(section(document.get("law") or {}, f"{origin}: law", None), base_dir),
+        objectives=parse_objectives(document.get("objectives", ["loss", "tpot"])),
+        constraints=Constraints.from_human(constraints, f"{origin}: constraints"),
+        sampling=_sampling(section(document.get("sampling") or {}, f"{origin}: sampling", None)),
+        origin=origin,
+    )
+    if space.size > MAX_SPACE_POINTS:
+        raise InputError(f"{origin}: {space.size:.3g} points; at most {MAX_SPACE_POINTS:.0e}")
+    return space
+
+
+def _hardware(section: dict[str, Any], root: Path) -> HardwareSpace:
+    where = "hardware"
+    check_keys(section, ("presets", *HARDWARE_AXES, "devices"), where)
+    presets = section.get("presets")
+    if isinstance(presets, str):
+        presets = [presets]
+    if not isinstance(presets, list) or not presets or len(presets) > 64:
+        raise InputError(f"{where}.presets must list 1 to 64 hardware presets or YAML files")
+    platforms = []
+    for item in presets:
+        if not isinstance(item, str):
+            raise InputError(f"{where}.presets must hold names or paths, got {item!r}")
+        path = root / item if item.endswith((".yaml", ".yml")) else item
+        platforms.append(load_platform(path))
+    names = [platform.name for platform in platforms]
+    if len(set(names)) != len(names):
+        raise InputError(f"{where}.presets: platform names repeat ({', '.join(names)})")
+    scales = {key: axis(section, key, where, 1.0, 1e-3, 1e3, False) for key in HARDWARE_AXES}
+    devices = None
+    if section.get("devices") is not None:
+        devices = ints(section, "devices", where, 1, 1, 1_000_000)
+    return HardwareSpace(platforms=tuple(platforms), devices=devices, **scales)
+
+
+def _base_config(name: Any, root: Path) -> tuple[str, dict[str, Any]]:
+    if name is None:
+        return "llama-style", dict(DEFAULT_BASE)
+    if not isinstance(name, str):
+        raise InputError(
+            f"model.base must be a model preset name or a config.json path, got {name!r}"
+        )
+    path = root / name if name.endswith(".json") else models_dir() / f"{name.lower()}.json"
+    if not path.is_file():
+        raise InputError(f"model.base: no model preset or config file {name!r}")
+    if path.stat().st_size > MAX_CONFIG_BYTES:
+        raise InputError(f"model.base: {path} larger than {MAX_CONFIG_BYTES} bytes")
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise InputError(f"model.base: {path} is not valid JSON ({error})") from None
+    if not isinstance(config, dict):
+        raise InputError(f"model.base: {path} must hold a JSON object")
+    return str(config.get("_name", Path(name).stem)), config
+
+
+def _model(section: dict[str, Any], root: Path) -> ModelSpace:
+    where = "model"
+    check_keys(section, ("base", "ffn_multiple", "head_dim", *MODEL_AXES), where)
+    base_name, config = _base_config(section.get("base"), root)
+    base = model_from_hf_config(config, default_name=base_name, origin=f"{where}.base")
+    _check_base(base, base_name)
+    if "heads" in section and "head_dim" in section:
+        raise InputError(f"{where}: give heads or head_dim, not both")
+    multiple = section.get("ffn_multiple", 64)
+    if isinstance(multiple, bool) or not isinstance(multiple, int) or not 1 <= multiple <= 4096:
+        raise InputError(f"{where}.ffn_multiple must be an integer in [1, 4096], got {multiple!r}")
+    by_head_dim = "heads" not in section
+    if by_head_dim:
+        heads = axis(section, "head_dim", where, base.head_dim, 1, 4096, True)
+    else:
+        heads = axis(section, "heads", where, base.num_heads, 1, 4096, True)
+    return ModelSpace(
+        base_name=base_name,
+        base_config=MappingProxyType(config),
+        layers=axis(section, "layers", where, base.num_layers, 1, 1024, True),
+        hidden=axis(section, "hidden", where, base.hidden_size, 1, 1 << 18, True),
+        ffn_ratio=axis(
+            section, "ffn_ratio", where, base_ffn_size(base) / base.hidden_size, 0.05, 64, False
+        ),
+        heads=heads,
+        heads_from_head_dim=by_head_dim,
+        kv_heads=axis(section, "kv_heads", where, base.num_kv_heads, 1, 4096, True),
+        experts=axis(section, "experts", where, max(base.num_experts, 1), 1, 4096, True),
+        top_k=axis(section, "top_k", where, max(base.experts_per_token, 1), 1, 4096, True),
+        vocab=axis(section, "vocab", where, base.vocab_size, 1, 1 << 22, True),
+        ffn_multiple=multiple,
+        gated_ffn=base.gated_ffn,
+        tie_embeddings=base.tie_word_embeddings,
+    )
+
+
+def base_ffn_size(base: ModelConfig) -> int:
+    """The FFN width per expert of the base (``moe_intermediate_size`` for MoE)."""
+    return base.moe_intermediate_size if base.is_moe else base.intermediate_size
+
+
+def _check_base(base: ModelConfig, name: str) -> None:
+    unsupported = [
+        (base.is_mla, "multi-head latent attention"),
+        (base.num_shared_experts > 0, "shared experts"),
+        (base.first_dense_layers > 0 or base.moe_layer_freq > 1, "mixed dense/MoE layers"),
+    ]
+    for flag, what in unsupported:
+        if flag:
+            raise InputError(
+                f"model.base {name!r} uses {what}, which the co-design search does not vary; "
+                "use a dense or plain-MoE base (Llama, Qwen2, Mistral, Mixtral)"
+            )
+
+
+def _precision(section: dict[str, Any]) -> PrecisionSpace:
+    where = "precision"
+    check_keys(section, (*PRECISION_AXES, "formats"), where)
+    formats = None
+    if section.get("weight_bits") == "ilp":
+        formats = section.get("formats", "16,8,4")
+        if not isinstance(formats, str):
+            raise InputError(f"{where}.formats must be a string such as '16,8,4'")
+        bits = tuple(sorted({fmt.bits for fmt in parse_formats(formats)}, reverse=True))
+    else:
+        if "formats" in section:
+            raise InputError(f"{where}.formats is used only with weight_bits: ilp")
+        bits = axis(section, "weight_bits", where, 16, 1, 32, False)
+    return PrecisionSpace(
+        weight_bits=bits,
+        kv_bits=axis(section, "kv_bits", where, 16, 1, 32, False),
+        activation_bits=axis(section, "activation_bits", where, 16, 1, 32, False),
+        ilp_formats=formats,
+    )
+
+
+def _law(section: dict[str, Any], root: Path) -> LawSpec:
+    where = "law"
+    check_keys(section, ("path", "training_tokens", "tokens_per_parameter"), where)
+    path = section.get("path")
+    if path is not None and not isinstance(path, str):
+        raise InputError(f"{where}.path must be a file path, got {path!r}")
+    if "training_tokens" in section and "tokens_per_parameter" in section:
+        raise InputError(f"{where}: give training_tokens or tokens_per_parameter, not both")
+    tokens = per_parameter = None
+    if "training_tokens" in section:
+        tokens = number(section["training_tokens"], f"{where}.training_tokens")
+        if tokens <= 0:
+            raise InputError(f"{where}.training_tokens must be > 0, got {tokens:g}")
+    else:
+        per_parameter = number(
+            section.get("tokens_per_parameter", 20), f"{where}.tokens_per_parameter"
+        )
+        if per_parameter <= 0:
+            raise InputError(f"{where}.tokens_per_parameter must be > 0, got {per_parameter:g}")
+    return LawSpec(None if path is None else root / path, tokens, per_parameter)
+
+
+def _sampling(section: dict[str, Any]) -> SamplingSpec:
+    where = "sampling"
+    check_keys(section, ("samples", "method", "refine_rounds", "seed"), where)
+    spec = SamplingSpec()
+    values = {}
+    for key, low, high in (
+        ("samples", 1, 10_000_000),
+        ("refine_rounds", 0, 100),
+        ("seed", 0, 2**32),
+    ):
+        value = section.get(key, getattr(spec, key))
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise InputError(f"{where}.{key} must be an integer in [{low}, {high}], got {value!r}")
+        values[key] = value
+    method = section.get("method", spec.method)
+    if method not in ("lhs", "random"):
+        raise InputError(f"{where}.method must be 'lhs' or 'random', got {method!r}")
+    return SamplingSpec(method=method, **values)

@@ -1,0 +1,72 @@
+"""The Co-design page through Streamlit's AppTest: frontier chart, design pick, downloads,
+and the CLI call under the page printing the same numbers."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app import cli
+
+ROOT = Path(__file__).resolve().parents[1]
+DASHBOARD = ROOT / "app" / "dashboard.py"
+
+
+def page() -> AppTest:
+    """The Co-design page on the small packaged example."""
+    at = AppTest.from_file(str(DASHBOARD), default_timeout=60)
+    at.switch_page("dashboard_pages/codesign_page.py")
+    at.session_state["codesign_space"] = "edge_quickstart.yaml"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.header[0].value.startswith("Co-design")
+    return at
+
+
+def cli_frontier(command: str, monkeypatch: pytest.MonkeyPatch) -> list[dict]:
+    """Run the page's ``codesign search`` line (from the repo root) and return its frontier."""
+    monkeypatch.chdir(ROOT)
+    argv = shlex.split(command)[1:]
+    index = argv.index("--frontier-out")
+    del argv[index : index + 2]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert cli.main([*argv, "--json"]) == 0
+    return json.loads(out.getvalue())["frontier"]
+
+
+def test_frontier_pick_and_downloads_match_the_cli(monkeypatch: pytest.MonkeyPatch) -> None:
+    at = page()
+    assert len(at.get("plotly_chart")) == 1
+    labels = {button.label for button in at.get("download_button")}
+    assert "Download config.json" in labels
+    assert any(
+        label.endswith(".zip (config.json, bits.yaml, platform.yaml, design.json)")
+        for label in labels
+    )
+    at.selectbox(key="codesign_design").set_value(3).run()
+    frontier = cli_frontier(at.code[-1].value.splitlines()[0], monkeypatch)
+    third = next(row for row in frontier if row["rank"] == 3)
+    assert at.subheader[0].value == third["design"]
+    tpot = next(m.value for m in at.metric if m.label == "TPOT")
+    assert tpot == f"{third['tpot_s'] * 1e3:.3g} ms"
+    perplexity = next(m.value for m in at.metric if m.label == "Perplexity")
+    assert perplexity == f"{third['perplexity']:.4g}"
+
+
+def test_memory_bound_moves_the_feasible_count() -> None:
+    at = page()
+    bounded = next(c.value for c in at.caption if "feasible" in c.value)
+    # The example bounds memory at 2 GB; lifting the bound admits the 2 designs above it.
+    at.checkbox(key="codesign_bound").uncheck().run()
+    free = next(c.value for c in at.caption if "feasible" in c.value)
+    assert "of 52 feasible" in bounded and "of 54 feasible" in free
+    at.checkbox(key="codesign_bound").check().run()
+    at.number_input(key="codesign_memory_gb").set_value(0.1).run()
+    assert at.error and at.error[0].value.startswith("no design meets the constraints")

@@ -1,0 +1,469 @@
+"""Co-design search: space parsing, the result contract of every method, agreement with
+genz and the law point by point, infeasible spaces, sampling, recommendations, CLI."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import io
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from app import cli
+from genz.bits_file import load_precision
+from genz.model import load_model
+from genz.predict import predict
+from roofline import load_platform
+from roofline.errors import InputError
+from scaling_law import Architecture, predict_loss
+from search import Constraints, load_space, search_designs, space_from_dict
+from search.codesign import METHODS, CodesignResult
+from search.codesign_frame import design_platform, row_fields
+from search.codesign_ilp import design_scenario
+from search.codesign_model import model_config, resolve_law
+from search.recommend import folder_name, write_recommendations
+from search.space import MAX_SPACE_BYTES
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+#: 8 architectures x 2 bandwidths x 2 capacities x 3 weight widths x 2 batches = 192 points.
+SMALL = {
+    "name": "small",
+    "hardware": {
+        "presets": ["jetson-orin-nano-8gb"],
+        "bandwidth_scale": [1, 2],
+        "capacity_scale": [0.25, 1],
+    },
+    "model": {
+        "layers": [8, 16],
+        "hidden": [1024, 2048],
+        "head_dim": 128,
+        "kv_heads": [4, 8],
+        "ffn_ratio": 2.75,
+        "ffn_multiple": 256,
+    },
+    "precision": {"weight_bits": [16, 8, 4]},
+    "workload": {"batch": [1, 4], "input_tokens": 512, "output_tokens": 128},
+    "law": {"tokens_per_parameter": 20},
+}
+KEY = [
+    "platform",
+    "bandwidth_scale",
+    "capacity_scale",
+    "layers",
+    "hidden",
+    "kv_heads",
+    "weight_bits",
+    "batch",
+]
+
+
+def small(**changes: object) -> dict:
+    document = json.loads(json.dumps(SMALL))
+    for path, value in changes.items():
+        section, _, key = path.partition("__")
+        if key:
+            document[section][key] = value
+        else:
+            document[section] = value
+    return document
+
+
+@pytest.fixture(scope="module")
+def grid() -> CodesignResult:
+    return search_designs(space_from_dict(small()))
+
+
+@pytest.fixture(scope="module")
+def ray_local():
+    ray = pytest.importorskip("ray", reason="ray is not installed (pip install '.[distributed]')")
+    ray.init(num_cpus=2, include_dashboard=False)
+    yield
+    ray.shutdown()
+
+
+def keys(frame: pd.DataFrame) -> set[tuple]:
+    return set(map(tuple, frame[KEY].astype(str).to_numpy()))
+
+
+# --- the space file -------------------------------------------------------------------
+
+
+def test_ranges_values_and_defaults_from_the_base() -> None:
+    space = space_from_dict(
+        {
+            "hardware": {
+                "presets": "l4",
+                "compute_scale": {"min": 1, "max": 4, "steps": 3, "spacing": "log"},
+            },
+            "model": {"base": "qwen2.5-0.5b", "layers": {"min": 8, "max": 16, "steps": 3}},
+            "precision": {"weight_bits": {"values": [16, 4, 16]}},
+            "parallelism": {"tp": {"min": 1, "max": 2, "steps": 5}},
+            "law": {"training_tokens": "18e12"},
+        }
+    )
+    assert space.model.layers == (8.0, 12.0, 16.0)
+    assert space.hardware.compute_scale == pytest.approx((1.0, 2.0, 4.0))
+    assert space.precision.weight_bits == (16.0, 4.0)  # repeats dropped, order kept
+    assert space.mesh["tp"] == (1, 2)  # integer axes round, then drop repeats
+    assert space.law.training_tokens == 18e12  # YAML 1.1 reads 18e12 as text; accepted
+    # Axes not given keep Qwen2.5-0.5B's values: 896 wide, 64-wide heads, FFN 4864.
+    assert space.model.hidden == (896.0,) and space.model.heads == (64.0,)
+    assert space.model.ffn_ratio[0] * 896 == pytest.approx(4864)
+    assert space.size == 3 * 3 * 2 * 2
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"hardwar": {}}, "unknown key 'hardwar'"),
+        ({"model__layres": 4}, "unknown key 'layres'"),
+        ({"model__heads": 8}, "heads or head_dim, not both"),
+        ({"model__layers": {"min": 16, "max": 8, "steps": 2}}, "max (8) must be >= min (16)"),
+        ({"model__layers": {"min": 8, "max": 16}}, "missing 'steps'"),
+        ({"precision__weight_bits": [16, 64]}, "weight_bits must be in [1, 32]"),
+        ({"precision__formats": "16,4"}, "only with weight_bits: ilp"),
+        ({"hardware__presets": ["no-such-board"]}, "unknown hardware 'no-such-board'"),
+        ({"objectives": ["loss", "speed"]}, "unknown objective 'speed'"),
+        ({"constraints": {"max_memory_mb": 1}}, "unknown constraint 'max_memory_mb'"),
+        ({"model__base": "deepseek-v3"}, "multi-head latent attention"),
+        ({"law": {"training_tokens": 1e12, "tokens_per_parameter": 20}}, "not both"),
+        ({"workload__batch": 0}, "batch must be in [1, 1e+06]"),
+    ],
+)
+def test_bad_space_is_one_line_naming_the_field(change: dict, message: str) -> None:
+    with pytest.raises(InputError) as error:
+        space_from_dict(small(**change))
+    assert message in str(error.value)
+    assert "\n" not in str(error.value)
+
+
+def test_space_file_limits(tmp_path: Path) -> None:
+    big = tmp_path / "big.yaml"
+    big.write_text("#" * (MAX_SPACE_BYTES + 1))
+    with pytest.raises(InputError, match="larger than"):
+        load_space(big)
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("hardware: [unclosed\n")
+    with pytest.raises(InputError, match="not valid YAML"):
+        load_space(broken)
+    listed = tmp_path / "list.yaml"
+    listed.write_text("- 1\n- 2\n")
+    with pytest.raises(InputError, match="expected a mapping"):
+        load_space(listed)
+
+
+def test_packaged_examples_parse() -> None:
+    for path in EXAMPLES.glob("*.yaml"):
+        assert load_space(path).size > 0
+
+
+# --- the result contract ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_result_contract_for_every_method(method: str, request: pytest.FixtureRequest) -> None:
+    if method == "ray":
+        request.getfixturevalue("ray_local")
+    result = search_designs(space_from_dict(small()), method=method, samples=64, seed=1)
+    assert isinstance(result, CodesignResult)
+    assert result.success and result.status == 0 and result.method == method
+    assert "frontier" in result.message
+    assert 0 < result.feasible_count <= result.evaluated_count <= 192
+    assert len(result.designs) == result.feasible_count
+    assert result.elapsed_s > 0
+    frame = result.to_frame()
+    assert frame["on_frontier"].sum() == len(result.frontier)
+    assert list(result.frontier["rank"]) == list(range(1, len(result.frontier) + 1))
+    for column in ("loss", "perplexity", "tpot_s", "ttft_s", "footprint_bytes", "design"):
+        assert column in result.frontier
+
+
+def test_rows_match_genz_predict_and_the_law(grid: CodesignResult) -> None:
+    law = resolve_law(grid.space.law)
+    rows = pd.concat([grid.frontier.head(3), grid.designs.sample(5, random_state=0)])
+    for row in rows.to_dict("records"):
+        model = model_config(grid.space.model, row_fields(row))
+        platform = design_platform(grid.space, row)
+        expected = predict(model, platform, design_scenario(row, row["weight_bits"]))
+        assert row["tpot_s"] == pytest.approx(expected.tpot_s, rel=1e-9)
+        assert row["ttft_s"] == pytest.approx(expected.ttft_s, rel=1e-9)
+        assert row["footprint_bytes"] == pytest.approx(expected.footprint.total_bytes, rel=1e-9)
+        assert row["fits"] == expected.fits
+        shape = Architecture(
+            layers=row["layers"],
+            hidden=row["hidden"],
+            ffn=row["intermediate_size"],
+            heads=row["heads"],
+            kv_heads=row["kv_heads"],
+            head_dim=row["head_dim"],
+            gated_ffn=True,
+        )
+        tokens = 20 * shape.counts().total  # tokens_per_parameter: 20
+        loss = predict_loss(law, shape, tokens, weight_bits=row["weight_bits"])
+        assert row["loss"] == pytest.approx(float(loss), rel=1e-12)
+        assert row["perplexity"] == pytest.approx(math.exp(row["loss"]), rel=1e-12)
+
+
+def test_capacity_scale_changes_feasibility_not_time(grid: CodesignResult) -> None:
+    designs = grid.designs
+    index = [*KEY[3:], "bandwidth_scale"]
+    full = designs[designs["capacity_scale"] == 1].set_index(index)
+    quarter = designs[designs["capacity_scale"] == 0.25].set_index(index)
+    shared = full.index.intersection(quarter.index)
+    assert np.array_equal(full.loc[shared, "tpot_s"], quarter.loc[shared, "tpot_s"])
+    # 8 GB x 0.25 = 2 GB: exactly the designs whose footprint exceeds it are missing.
+    assert (quarter["footprint_bytes"] <= 2e9).all()
+    assert set(full.index) - set(quarter.index) == set(full.index[full["footprint_bytes"] > 2e9])
+
+
+def test_double_bandwidth_nearly_halves_batch_one_decode(grid: CodesignResult) -> None:
+    designs = grid.designs
+    pick = designs[
+        (designs["layers"] == 16)
+        & (designs["hidden"] == 2048)
+        & (designs["kv_heads"] == 8)
+        & (designs["weight_bits"] == 16)
+        & (designs["batch"] == 1)
+        & (designs["capacity_scale"] == 1)
+    ].set_index("bandwidth_scale")
+    ratio = pick.loc[2.0, "tpot_s"] / pick.loc[1.0, "tpot_s"]
+    # Bandwidth-bound weight reads halve; the 5 us kernel overheads do not.
+    assert 0.5 < ratio < 0.6
+
+
+def test_best_per_budget_matches_brute_force(grid: CodesignResult) -> None:
+    table = grid.best_per_budget("tpot")
+    designs = grid.designs
+    assert len(table) == grid.frontier["tpot_s"].nunique()
+    for row in table.itertuples():
+        within = designs[designs["tpot_s"] <= row.budget_limit]
+        assert row.loss == within["loss"].min()
+        assert row.tpot_s <= row.budget_limit
+    # A maximised budget bounds from below: the best loss with at least L tokens/s.
+    floors = [50.0, 400.0]
+    table = grid.best_per_budget("throughput", limits=floors)
+    for floor, row in zip(floors, table.itertuples(), strict=True):
+        within = designs[designs["throughput_tokens_per_s"] >= floor]
+        assert row.budget_limit == floor and row.loss == within["loss"].min()
+
+
+def test_three_objectives_frontier_has_no_dominated_design(grid: CodesignResult) -> None:
+    result = search_designs(grid.space, objectives="loss,tpot,throughput")
+    values = result.designs[["loss", "tpot_s", "throughput_tokens_per_s"]].to_numpy(copy=True)
+    values[:, 2] = -values[:, 2]
+    for row in result.frontier[["loss", "tpot_s", "throughput_tokens_per_s"]].to_numpy():
+        row = row * np.array([1, 1, -1])
+        assert not np.any(np.all(values <= row, axis=1) & np.any(values < row, axis=1))
+    assert len(result.frontier) >= len(grid.frontier)
+
+
+# --- infeasible and empty spaces --------------------------------------------------------
+
+
+def test_infeasible_memory_names_the_binding_constraint_and_best_value(
+    grid: CodesignResult,
+) -> None:
+    result = search_designs(grid.space, constraints=Constraints(max_memory_bytes=1e7))
+    assert not result.success and result.status == 1 and result.feasible_count == 0
+    assert result.frontier.empty and result.designs.empty
+    smallest = grid.designs["footprint_bytes"].min() / 1e9
+    assert "\n" not in result.message
+    assert "binding: max-memory-gb <= 0.01 GB (decimal)" in result.message
+    assert f"{smallest:.4g} GB (decimal)" in result.message
+
+
+def test_infeasible_together_and_capacity_wall_messages(grid: CodesignResult) -> None:
+    both = search_designs(grid.space, constraints=Constraints(max_tpot_s=1e-6, max_loss=0.5))
+    assert both.status == 1
+    assert "relaxing any one alone is not enough" in both.message
+    assert "max-tpot-ms" in both.message and "max-loss" in both.message
+    wall = search_designs(space_from_dict(small(hardware__capacity_scale=0.001)))
+    assert wall.status == 1
+    assert "device memory capacity (footprint <= capacity)" in wall.message
+
+
+def test_space_with_no_valid_architecture_is_status_2() -> None:
+    # 1000 / 3 heads is no whole head width.
+    document = small(model={"layers": 4, "hidden": 1000, "heads": 3, "kv_heads": 1})
+    result = search_designs(space_from_dict(document))
+    assert result.status == 2 and not result.success
+    assert "no valid design point" in result.message
+
+
+# --- sampling ---------------------------------------------------------------------------
+
+
+def test_sampled_designs_are_grid_designs_and_refinement_reaches_the_frontier(
+    grid: CodesignResult,
+) -> None:
+    sampled = search_designs(grid.space, method="sample", samples=24, refine_rounds=0, seed=3)
+    assert sampled.evaluated_count < grid.evaluated_count
+    merged = sampled.designs.merge(grid.designs, on=KEY, suffixes=("", "_grid"))
+    assert len(merged) == len(sampled.designs)
+    for column in ("loss", "tpot_s", "ttft_s", "footprint_bytes"):
+        # Same model; numpy's SIMD sums over arrays of other lengths may differ in the last bit.
+        assert np.allclose(merged[column], merged[f"{column}_grid"], rtol=1e-12, atol=0)
+    # Without refinement the sampled frontier may be worse, never better than the grid's.
+    grid_best = grid.designs["loss"].min()
+    assert sampled.designs["loss"].min() >= grid_best
+    refined = search_designs(grid.space, method="sample", samples=24, refine_rounds=30, seed=3)
+    assert keys(refined.frontier) == keys(grid.frontier)
+
+
+def test_keep_frontier_gives_the_same_frontier(grid: CodesignResult) -> None:
+    light = search_designs(grid.space, keep="frontier")
+    assert keys(light.frontier) == keys(grid.frontier)
+    assert light.feasible_count == grid.feasible_count
+    assert len(light.designs) < len(grid.designs)
+
+
+def test_ilp_mode_refines_the_best_frontier_designs() -> None:
+    document = {
+        "hardware": {"presets": ["jetson-orin-nano-8gb"]},
+        "model": {"base": "qwen2.5-0.5b", "layers": [4, 6]},
+        "precision": {"weight_bits": "ilp", "formats": "16,8,6,4"},
+        "workload": {"batch": 1, "input_tokens": 256, "output_tokens": 64},
+    }
+    result = search_designs(space_from_dict(document), ilp_candidates=2)
+    solved = result.frontier[result.frontier["ilp_status"] == "optimal"]
+    assert 1 <= len(solved) <= 2
+    assert (solved["ilp_tpot_s"] <= solved["tpot_s"] * (1 + 1e-6)).all()
+    assert (solved["ilp_footprint_bytes"] <= solved["footprint_bytes"] * (1 + 1e-6)).all()
+    assert solved["ilp_mean_weight_bits"].between(4, 16).all()
+
+
+# --- recommendations --------------------------------------------------------------------
+
+
+def test_recommend_writes_reproducible_files_only_inside_out_dir(
+    grid: CodesignResult, tmp_path: Path
+) -> None:
+    out = tmp_path / "recommended"
+    folders = write_recommendations(grid, out, top=2)
+    assert len(folders) == 2
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert all(out in p.parents for p in written)
+    assert {p.name for p in written} == {"config.json", "bits.yaml", "platform.yaml", "design.json"}
+    first = grid.frontier.iloc[0]
+    folder = folders[0]
+    config = json.loads((folder / "config.json").read_text())
+    assert config["num_hidden_layers"] == first["layers"]
+    assert config["hidden_size"] == first["hidden"]
+    # The files alone reproduce the design's genz numbers.
+    precision = load_precision(folder / "bits.yaml")
+    scenario = dataclasses.replace(design_scenario(first, 16.0), precision=precision)
+    again = predict(
+        load_model(folder / "config.json"), load_platform(folder / "platform.yaml"), scenario
+    )
+    assert again.tpot_s == pytest.approx(first["tpot_s"], rel=1e-9)
+    assert again.footprint.total_bytes == pytest.approx(first["footprint_bytes"], rel=1e-9)
+    platform = yaml.safe_load((folder / "platform.yaml").read_text())
+    assert platform["source"].startswith("derived from preset jetson-orin-nano-8gb")
+    design = json.loads((folder / "design.json").read_text())
+    assert design["commands"]["latency_memory"].startswith("codesign predict --model config.json")
+
+
+def test_recommend_refuses_overwrite_symlinks_and_traversal(
+    grid: CodesignResult, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    write_recommendations(grid, out, top=1)
+    with pytest.raises(InputError, match="is not empty; pass --force"):
+        write_recommendations(grid, out, top=1)
+    write_recommendations(grid, out, top=1, force=True)
+    link = tmp_path / "link"
+    link.symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    with pytest.raises(InputError, match="symbolic link"):
+        write_recommendations(grid, link, top=1)
+    with pytest.raises(InputError, match="does not exist"):
+        write_recommendations(grid, tmp_path / "missing" / "out", top=1)
+    assert "/" not in folder_name(1, "../../etc/passwd")
+    evil = grid.frontier.copy()
+    evil["design"] = "../../escaped"
+    hostile = dataclasses.replace(grid, frontier=evil)
+    folders = write_recommendations(hostile, tmp_path / "safe", top=1)
+    assert folders[0].parent == (tmp_path / "safe").resolve()
+    assert not (tmp_path / "escaped").exists()
+
+
+# --- CLI --------------------------------------------------------------------------------
+
+
+def run_cli(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli.main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def space_file(tmp_path: Path) -> Path:
+    path = tmp_path / "space.yaml"
+    path.write_text(yaml.safe_dump(small()))
+    return path
+
+
+def test_cli_search_json_and_tables(space_file: Path, tmp_path: Path) -> None:
+    code, out, _ = run_cli(
+        "search",
+        "--space",
+        str(space_file),
+        "--objective",
+        "loss,tpot",
+        "--max-memory-gb",
+        "3",
+        "--json",
+        "--out",
+        str(tmp_path / "designs.csv"),
+        "--frontier-out",
+        str(tmp_path / "frontier.parquet"),
+    )
+    assert code == 0
+    payload = json.loads(out)
+    assert payload["success"] and payload["constraints"] == {"max-memory-gb": 3.0}
+    assert all(row["footprint_bytes"] <= 3e9 for row in payload["frontier"])
+    designs = pd.read_csv(tmp_path / "designs.csv")
+    assert designs["on_frontier"].sum() == len(payload["frontier"])
+    frontier = pd.read_parquet(tmp_path / "frontier.parquet")
+    assert list(frontier["design"]) == [row["design"] for row in payload["frontier"]]
+
+
+def test_cli_errors_are_one_line(
+    space_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, _, err = run_cli(
+        "search", "--space", str(space_file), "--max-memory-gb", "0.001", "--no-progress"
+    )
+    assert code == 2 and err.startswith("codesign: error: no design meets the constraints")
+    assert err.count("\n") == 1
+    code, _, err = run_cli("search", "--space", str(space_file), "--out", str(tmp_path / "x.txt"))
+    assert code == 2 and "must end in .csv or .parquet" in err
+    monkeypatch.setattr("app.commands_codesign.importlib.util.find_spec", lambda name: None)
+    code, _, err = run_cli(
+        "search", "--space", str(space_file), "--out", str(tmp_path / "x.parquet")
+    )
+    assert code == 2 and "needs pyarrow" in err and "use .csv" in err
+
+
+def test_cli_recommend_writes_folders(space_file: Path, tmp_path: Path) -> None:
+    out = tmp_path / "rec"
+    argv = ["recommend", "--space", str(space_file), "--top", "2", "--out-dir", str(out)]
+    code, stdout, _ = run_cli(*argv, "--no-progress")
+    assert code == 0 and "wrote 2 folders" in stdout
+    assert len(list(out.iterdir())) == 2
+    code, _, err = run_cli(*argv)
+    assert code == 2 and "pass --force" in err
+
+
+def test_space_constraints_can_be_ignored() -> None:
+    space = space_from_dict(small(constraints={"max_memory_gb": 1}))
+    bounded = search_designs(space)
+    free = search_designs(space, space_constraints=False)
+    assert bounded.constraints.max_memory_bytes == 1e9 and free.constraints == Constraints()
+    assert bounded.feasible_count < free.feasible_count
