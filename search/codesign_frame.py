@@ -13,37 +13,20 @@ from numpy.typing import NDArray
 from roofline import Platform, derive_platform
 from scaling_law import ScalingLaw
 
-from .codesign_evaluate import AXIS, BOUND_NAMES, MODEL_COLUMNS, Points, axis_values
-from .codesign_model import architecture_fields, parameter_counts
+from .codesign_evaluate import (
+    AXIS,
+    BOUND_NAMES,
+    GENZ_METRICS,
+    MODEL_COLUMNS,
+    Points,
+    axis_values,
+)
+from .codesign_model import FIELDS, architecture_fields, parameter_counts
 from .codesign_objectives import OBJECTIVES, Objective
 from .space import HARDWARE_AXES, MESH_AXES, PRECISION_AXES, WORKLOAD_AXES, DesignSpace
 
-INTEGER_FIELDS = (
-    "layers",
-    "hidden",
-    "heads",
-    "kv_heads",
-    "head_dim",
-    "intermediate_size",
-    "experts",
-    "top_k",
-    "vocab",
-)
-METRIC_COLUMNS = (
-    "loss",
-    "perplexity",
-    "ttft_s",
-    "tpot_s",
-    "e2e_s",
-    "throughput_tokens_per_s",
-    "throughput_tokens_per_s_per_device",
-    "weights_bytes",
-    "kv_cache_bytes",
-    "activation_bytes",
-    "footprint_bytes",
-    "capacity_bytes",
-    "fits",
-)
+INTEGER_FIELDS = tuple(name for name in FIELDS if name != "ffn_ratio")
+METRIC_COLUMNS = ("loss", "perplexity", *GENZ_METRICS, "capacity_bytes", "fits")
 #: Short tags of the hardware scale factors in names.
 SCALE_TAGS = {
     "compute_scale": "compute",
