@@ -119,10 +119,11 @@ def _elementwise(
     )
 
 
-def _all_reduce(
-    name: str, layers: float, tokens: Array, model: ModelConfig, shape: PassShape
+def _collective(
+    name: str, kind: str, layers: float, message: Array, group: Array, shape: PassShape
 ) -> OpTerms:
-    message = tokens * model.hidden_size * shape.activation_bits / 8
+    """A collective of ``message`` bytes per device over ``group`` devices (no FLOP, no
+    main-memory traffic: its time comes from the interconnect model)."""
     zero = np.zeros_like(message)
     return OpTerms(
         name,
@@ -132,10 +133,17 @@ def _all_reduce(
         zero,
         zero,
         shape.activation_bits,
-        collective="all_reduce",
+        collective=kind,
         message_bytes=message,
-        group_size=shape.tp,
+        group_size=group,
     )
+
+
+def _all_reduce(
+    name: str, layers: float, tokens: Array, model: ModelConfig, shape: PassShape
+) -> OpTerms:
+    message = tokens * model.hidden_size * shape.activation_bits / 8
+    return _collective(name, "all_reduce", layers, message, shape.tp, shape)
 
 
 def attention_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
@@ -313,22 +321,8 @@ def moe_ffn_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
         ),
     ]
     dispatch = tokens * k_top * h * a_bytes
-    zero = np.zeros_like(dispatch)
     for name in ("ep_dispatch", "ep_combine"):
-        ops.append(
-            OpTerms(
-                name,
-                OperatorKind.COLLECTIVE,
-                "collective",
-                layers,
-                zero,
-                zero,
-                shape.activation_bits,
-                collective="all_to_all",
-                message_bytes=dispatch,
-                group_size=e,
-            )
-        )
+        ops.append(_collective(name, "all_to_all", layers, dispatch, e, shape))
     ops.append(
         OpTerms(
             "routed_experts",
@@ -395,22 +389,7 @@ def model_level_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
             shape,
         ),
     ]
-    message = tokens * h * a_bytes
-    zero = np.zeros_like(message)
-    ops.append(
-        OpTerms(
-            "pp_send",
-            OperatorKind.COLLECTIVE,
-            "collective",
-            1.0,
-            zero,
-            zero,
-            shape.activation_bits,
-            collective="p2p",
-            message_bytes=message,
-            group_size=shape.pp,
-        )
-    )
+    ops.append(_collective("pp_send", "p2p", 1.0, tokens * h * a_bytes, shape.pp, shape))
     return ops
 
 
