@@ -132,3 +132,15 @@ def test_predict_bad_input_one_line_exit_2(capsys, argv, fragment):
 def test_models_lists_presets(capsys):
     assert main(["models"]) == 0
     assert "deepseek-v3" in capsys.readouterr().out
+
+
+def test_memory_efficiency_override_slows_memory_bound_decode(capsys):
+    base = ["predict", "--model", "llama-3.1-8b", "--hw", "h100-sxm", "--json"]
+    assert main(base) == 0
+    default = json.loads(capsys.readouterr().out)["summary"]["tpot_s"]
+    assert main([*base, "--memory-eff", "0.4"]) == 0
+    halved = json.loads(capsys.readouterr().out)["summary"]["tpot_s"]
+    # The preset's memory efficiency is 0.8: at 0.4 the weight stream takes ~2x as long.
+    assert 1.8 < halved / default < 2.0
+    assert main([*base, "--memory-eff", "1.5"]) == 2
+    assert "efficiency.memory must be in (0, 1]" in capsys.readouterr().err
