@@ -11,13 +11,11 @@ Format (every key optional)::
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from roofline.errors import InputError
+from roofline.userfiles import load_user_document
 
 from .scenario import Precision
 
@@ -59,19 +57,7 @@ def precision_from_dict(document: Any, origin: str = "<bits>") -> Precision:
 
 def load_precision(path: str | Path) -> Precision:
     """Read a bits file (``.yaml``, ``.yml`` or ``.json``)."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(f"bits file not found: {path}")
-    if path.stat().st_size > MAX_FILE_BYTES:
-        raise InputError(f"{path}: larger than {MAX_FILE_BYTES} bytes; not a bits file")
-    text = path.read_text(encoding="utf-8")
-    try:
-        document = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
-    except (json.JSONDecodeError, yaml.YAMLError) as error:
-        first_line = str(error).splitlines()[0] if str(error) else type(error).__name__
-        raise InputError(
-            f"{path}: not valid {'JSON' if path.suffix == '.json' else 'YAML'} ({first_line})"
-        ) from None
+    document = load_user_document(path, kind="bits file", max_bytes=MAX_FILE_BYTES)
     return precision_from_dict(document, origin=str(path))
 
 

@@ -9,7 +9,6 @@ published parameter counts, default weight bits).
 from __future__ import annotations
 
 import difflib
-import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any
 
 from roofline.errors import InputError
 from roofline.paths import data_dir
+from roofline.userfiles import load_user_document
 
 logger = logging.getLogger(__name__)
 
@@ -225,14 +225,7 @@ def load_model(name_or_path: str | Path) -> ModelConfig:
             raise InputError(
                 f"unknown model {str(name_or_path)!r}; accepted: {names}, or a path to a config.json"
             )
-    if not path.is_file():
-        raise InputError(f"model config not found: {path}")
-    if path.stat().st_size > MAX_CONFIG_BYTES:
-        raise InputError(f"{path}: larger than {MAX_CONFIG_BYTES} bytes; not a config.json")
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise InputError(f"{path}: not valid JSON ({error})") from None
+    document = load_user_document(path, kind="config.json", max_bytes=MAX_CONFIG_BYTES, fmt="json")
     return model_from_hf_config(document, default_name=path.stem, origin=str(path))
 
 

@@ -11,11 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from .errors import InputError
 from .paths import data_dir
 from .platform import Efficiency, Interconnect, MemoryLevel, Platform
+from .userfiles import load_user_document
 
 MAX_FILE_BYTES = 1_000_000
 TOP_KEYS = {
@@ -63,15 +62,9 @@ def load_platform(name_or_path: str | Path) -> Platform:
         if not path.is_file():
             names = ", ".join(list_platforms())
             raise InputError(f"unknown hardware {str(name_or_path)!r}; accepted: {names}")
-    if not path.is_file():
-        raise InputError(f"hardware file not found: {path}")
-    if path.stat().st_size > MAX_FILE_BYTES:
-        raise InputError(f"{path}: larger than {MAX_FILE_BYTES} bytes; not a hardware preset")
-    try:
-        document = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as error:
-        first_line = str(error).splitlines()[0] if str(error) else type(error).__name__
-        raise InputError(f"{path}: not valid YAML ({first_line})") from None
+    document = load_user_document(
+        path, kind="hardware preset", max_bytes=MAX_FILE_BYTES, fmt="yaml"
+    )
     return platform_from_dict(document, origin=str(path))
 
 

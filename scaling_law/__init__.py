@@ -1,6 +1,7 @@
 """Architecture-to-loss scaling laws: fit, predict, uncertainty, low-precision penalty.
 
-Hardware-independent; imports only ``roofline.errors`` from the rest of the project.
+Hardware-independent; imports only ``roofline.errors`` and ``roofline.userfiles`` (errors and
+safe file reading) from the rest of the project.
 Typical use (the same functions the ``codesign fit`` / ``codesign loss`` commands call)::
 
     from scaling_law import Architecture, fit_law, load_scaling_csv, predict_loss_interval

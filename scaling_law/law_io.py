@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from roofline.errors import InputError
+from roofline.userfiles import load_user_document
 
 from .law import ScalingLaw
 
@@ -140,20 +141,8 @@ def save_law(law: ScalingLaw, path: str | Path) -> Path:
 
 def load_law(path: str | Path) -> ScalingLaw:
     """Read a law written by `save_law` (JSON only, at most `MAX_LAW_BYTES`)."""
-    source = Path(path)
-    if not source.is_file():
-        raise InputError(f"law file not found: {source}")
-    if source.stat().st_size > MAX_LAW_BYTES:
-        raise InputError(f"{source}: larger than {MAX_LAW_BYTES} bytes; not a law file")
-    try:
-        document = json.loads(source.read_text(encoding="utf-8"), parse_constant=_reject_constant)
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise InputError(f"{source}: not valid JSON ({str(error).splitlines()[0]})") from None
-    return law_from_dict(document, origin=str(source))
-
-
-def _reject_constant(name: str) -> float:
-    raise json.JSONDecodeError(f"non-finite number {name} is not allowed", name, 0)
+    document = load_user_document(path, kind="law file", max_bytes=MAX_LAW_BYTES, fmt="json")
+    return law_from_dict(document, origin=str(path))
 
 
 def _mapping(value: Any, key: str, origin: str) -> dict[str, Any]:

@@ -42,6 +42,7 @@ import numpy as np
 
 from genz.params import WEIGHT_GROUPS
 from roofline.errors import InputError
+from roofline.userfiles import read_user_text
 
 from .bits_formats import Format, parse_format
 
@@ -100,12 +101,7 @@ def proxy_sensitivity(
 
 
 def _read_rows(path: str | Path, required: tuple[str, ...], optional: tuple[str, ...]):
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(f"sensitivity file not found: {path}")
-    if path.stat().st_size > MAX_FILE_BYTES:
-        raise InputError(f"{path}: larger than {MAX_FILE_BYTES} bytes")
-    text = path.read_text(encoding="utf-8")
+    path, text = read_user_text(path, kind="sensitivity file", max_bytes=MAX_FILE_BYTES)
     reader = csv.DictReader(io.StringIO(text))
     header = [name.strip() for name in reader.fieldnames or []]
     missing = [name for name in required if name not in header]

@@ -27,7 +27,6 @@ is a dense FFN. ``devices`` keeps only meshes with ``tp*pp*ep*dp`` in the list.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -35,11 +34,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-import yaml
-
 from genz.model import MAX_CONFIG_BYTES, ModelConfig, model_from_hf_config, models_dir
 from roofline import Platform, load_platform
 from roofline.errors import InputError
+from roofline.userfiles import load_user_document
 
 from .bits_formats import parse_formats
 from .codesign_axes import axis, check_keys, ints, number, section
@@ -190,15 +188,7 @@ class DesignSpace:
 def load_space(path: str | Path) -> DesignSpace:
     """Read a space YAML file (at most `MAX_SPACE_BYTES`)."""
     source = Path(path)
-    if not source.is_file():
-        raise InputError(f"space file not found: {source}")
-    if source.stat().st_size > MAX_SPACE_BYTES:
-        raise InputError(f"{source}: larger than {MAX_SPACE_BYTES} bytes; not a space file")
-    try:
-        document = yaml.safe_load(source.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as error:
-        first = str(error).splitlines()[0] if str(error) else type(error).__name__
-        raise InputError(f"{source}: not valid YAML ({first})") from None
+    document = load_user_document(source, kind="space file", max_bytes=MAX_SPACE_BYTES, fmt="yaml")
     return space_from_dict(document, origin=str(source), root=source.resolve().parent)
 
 
@@ -277,12 +267,7 @@ def _base_config(name: Any, root: Path) -> tuple[str, dict[str, Any]]:
     path = root / name if name.endswith(".json") else models_dir() / f"{name.lower()}.json"
     if not path.is_file():
         raise InputError(f"model.base: no model preset or config file {name!r}")
-    if path.stat().st_size > MAX_CONFIG_BYTES:
-        raise InputError(f"model.base: {path} larger than {MAX_CONFIG_BYTES} bytes")
-    try:
-        config = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise InputError(f"model.base: {path} is not valid JSON ({error})") from None
+    config = load_user_document(path, kind="config.json", max_bytes=MAX_CONFIG_BYTES, fmt="json")
     if not isinstance(config, dict):
         raise InputError(f"model.base: {path} must hold a JSON object")
     return str(config.get("_name", Path(name).stem)), config
