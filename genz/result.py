@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from roofline import Bound, CapacityFootprint, CapacityVerdict
 
 from .scenario import Scenario
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass(frozen=True)
@@ -93,7 +95,12 @@ class Prediction:
         return self.prefill.operators + self.decode.operators
 
     def to_frame(self) -> pd.DataFrame:
-        """Per-operator breakdown of both phases (one row per operator)."""
+        """Per-operator breakdown of both phases (one row per operator).
+
+        pandas is imported here, at the edge: the numerical core does not need it.
+        """
+        import pandas as pd
+
         rows = []
         for op in self.operators():
             row = asdict(op)
