@@ -223,17 +223,6 @@ def attention_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
                 np.maximum(shape.weight_bits["attn_kv_up"], shape.activation_bits),
             )
         )
-        ops.append(
-            OpTerms(
-                "attention",
-                OperatorKind.ATTENTION,
-                "attention",
-                layers,
-                attn_flop,
-                attn_bytes,
-                attention_bits,
-            )
-        )
         out_k = heads * model.v_head_dim
     else:
         d = model.head_dim
@@ -249,18 +238,18 @@ def attention_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
             + seqs * shape.context * kv_elements * kv_bytes
             + tokens * kv_elements * kv_bytes
         )
-        ops.append(
-            OpTerms(
-                "attention",
-                OperatorKind.ATTENTION,
-                "attention",
-                layers,
-                attn_flop,
-                attn_bytes,
-                attention_bits,
-            )
-        )
         out_k = heads * d
+    ops.append(
+        OpTerms(
+            "attention",
+            OperatorKind.ATTENTION,
+            "attention",
+            layers,
+            attn_flop,
+            attn_bytes,
+            attention_bits,
+        )
+    )
     ops.append(_gemm("out_proj", "attn_out", layers, tokens, out_k, np.asarray(float(h)), shape))
     ops.append(_all_reduce("tp_all_reduce_attn", layers, tokens, model, shape))
     return ops
