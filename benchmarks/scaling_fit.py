@@ -109,7 +109,8 @@ def main() -> None:
         timings.append(time.perf_counter() - start)
     print(
         f"predict {count:,} architectures (validate, count parameters, evaluate the law): "
-        f"best {min(timings):.3f} s of 3, loss range {loss.min():.3f}..{loss.max():.3f}"
+        f"best {min(timings):.3f} s of 3, loss range {loss.min():.3f}..{loss.max():.3f}; "
+        f"target < 1 s: {'met' if min(timings) < 1.0 else 'NOT met'}"
     )
 
 
