@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from genz.result import Prediction
+from genz import Prediction
 from roofline import Platform, attainable_flops_per_s
 
 BOUND_COLORS = {

@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from roofline.errors import InputError
+from roofline import InputError
 
 from . import (
     commands_app,

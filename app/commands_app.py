@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from roofline.errors import InputError
+from roofline import InputError
 
 DASHBOARD = Path(__file__).resolve().parent / "dashboard.py"
 

@@ -11,11 +11,17 @@ from typing import Any
 
 import pandas as pd
 
-from roofline.errors import InputError
-from search.codesign import METHODS, CodesignResult, search_designs
-from search.codesign_objectives import CONSTRAINT_FIELDS, OBJECTIVES, Constraints
-from search.recommend import write_recommendations
-from search.space import load_space
+from roofline import InputError
+from search.codesign import (
+    CONSTRAINT_FIELDS,
+    METHODS,
+    OBJECTIVES,
+    CodesignResult,
+    Constraints,
+    load_space,
+    search_designs,
+    write_recommendations,
+)
 
 from .formatting import print_json, print_key_values, print_table
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from roofline import Operator, Platform, cost, list_platforms, load_platform
-from roofline.errors import require_non_negative
+from roofline import Operator, Platform, cost, list_platforms, load_platform, require_non_negative
 
 from .formatting import (
     human_bytes,

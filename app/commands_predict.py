@@ -5,13 +5,19 @@ from __future__ import annotations
 import argparse
 import sys
 
-from genz.bits_file import load_precision
-from genz.model import list_models, load_model
-from genz.params import parameter_count
-from genz.predict import predict
-from genz.result import Prediction
-from genz.scenario import Parallelism, Precision, Scenario
-from genz.use_cases import load_use_cases, use_case
+from genz import (
+    Parallelism,
+    Precision,
+    Prediction,
+    Scenario,
+    list_models,
+    load_model,
+    load_precision,
+    load_use_cases,
+    parameter_count,
+    predict,
+    use_case,
+)
 
 from .formatting import human_bytes, human_seconds, print_json, print_key_values, print_table
 from .platform_args import add_platform_arguments, platform_from_args

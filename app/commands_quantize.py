@@ -9,14 +9,26 @@ from typing import Any
 
 import yaml
 
-from genz.bits_file import precision_to_dict
-from genz.model import load_model
-from genz.scenario import Parallelism, Precision, Scenario
-from genz.use_cases import load_use_cases, use_case
-from roofline.errors import InputError
-from search.bits_quantize import BUDGET_FIELDS, QuantizationResult, QuantizeBudgets, quantize
-from search.bits_sensitivity import load_hessian_traces, load_sensitivity_table
-from search.bits_solvers import DEFAULT_MIP_GAP, METHODS
+from genz import (
+    Parallelism,
+    Precision,
+    Scenario,
+    load_model,
+    load_use_cases,
+    precision_to_dict,
+    use_case,
+)
+from roofline import InputError
+from search.bits import (
+    BUDGET_FIELDS,
+    DEFAULT_MIP_GAP,
+    METHODS,
+    QuantizationResult,
+    QuantizeBudgets,
+    load_hessian_traces,
+    load_sensitivity_table,
+    quantize,
+)
 
 from .formatting import human_bytes, human_seconds, print_json, print_key_values, print_table
 from .platform_args import add_platform_arguments, platform_from_args

@@ -5,15 +5,30 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
-from genz.economics import CostModel, Economics
-from genz.model import ModelConfig
-from genz.scenario import Parallelism, Scenario
-from genz.use_cases import load_use_cases, use_case
+from genz import (
+    CostModel,
+    Economics,
+    ModelConfig,
+    Parallelism,
+    Scenario,
+    load_use_cases,
+    model_from_spec,
+    scale_model,
+    use_case,
+)
 from roofline import InputError
-from search.oicf import DEFAULT_BITS, DEFAULT_MODELS, OicfReport, oicf_report
-from search.requirements import AXES, METHODS, Requirement, ServiceLevel, find_requirement
-from search.requirements_models import model_from_spec, scale_model
-from search.requirements_slo import format_seconds
+from search.sizing import (
+    AXES,
+    DEFAULT_BITS,
+    DEFAULT_MODELS,
+    METHODS,
+    OicfReport,
+    Requirement,
+    ServiceLevel,
+    find_requirement,
+    format_seconds,
+    oicf_report,
+)
 
 from .commands_predict import add_scenario_arguments, scenario_from_args
 from .formatting import human_bytes, print_json, print_key_values, print_table

@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import argparse
 
-from roofline.errors import InputError
-from scaling_law.architecture import Architecture
-from scaling_law.data import load_scaling_csv
-from scaling_law.fit import fit_law
-from scaling_law.forms import list_forms
-from scaling_law.law import precision_loss_penalty, predict_loss_interval
-from scaling_law.law_io import check_output_path, load_law, save_law
-from scaling_law.objective import SUPPORTED_METHODS
-from scaling_law.precision import KUMAR_GAMMA_W
+from roofline import InputError
+from scaling_law import (
+    KUMAR_GAMMA_W,
+    SUPPORTED_METHODS,
+    Architecture,
+    check_output_path,
+    fit_law,
+    list_forms,
+    load_law,
+    load_scaling_csv,
+    precision_loss_penalty,
+    predict_loss_interval,
+    save_law,
+)
 
 from .formatting import print_json, print_key_values, print_table
 

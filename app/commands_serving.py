@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
-from genz.model import load_model
-from genz.serving import disaggregated_serving, speculative_decoding
+from genz import disaggregated_serving, load_model, speculative_decoding
 from roofline import load_platform
 
 from .commands_predict import add_scenario_arguments, scenario_from_args

@@ -19,7 +19,7 @@ from app.dashboard_pages.state import SELECTION_KEY
 PAGES_DIR = Path(__file__).resolve().parent / "dashboard_pages"
 #: Optional pages: (file, title, module that must be importable).
 OPTIONAL_PAGES = (
-    ("precision_page.py", "Precision", "search.bits_quantize"),
+    ("precision_page.py", "Precision", "search.bits.quantizer"),
     ("codesign_page.py", "Co-design", "search.codesign"),
 )
 

@@ -22,13 +22,10 @@ from pathlib import Path
 
 import numpy as np
 
-from genz.model import load_model
-from genz.predict import predict
-from genz.scenario import Precision, Scenario
+from genz import Precision, Scenario, load_model, predict
 from roofline import load_platform
 from scaling_law import Architecture, predict_loss, predict_loss_interval
-from search import Constraints, load_space, search_designs
-from search.codesign_model import resolve_law
+from search.codesign import Constraints, load_space, resolve_law, search_designs
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIO = Scenario(

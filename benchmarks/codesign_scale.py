@@ -13,7 +13,7 @@ import argparse
 import time
 from pathlib import Path
 
-from search import load_space, search_designs
+from search.codesign import load_space, search_designs
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_S = 60.0

@@ -54,7 +54,7 @@ def main() -> None:
             at.select_slider(key="bw_scale").set_value(value)
             misses.append(timed_run(at))
         report(page, misses, [timed_run(at) for _ in range(5)])
-    if find_spec("search.bits_quantize") is not None:
+    if find_spec("search.bits.quantizer") is not None:
         # The Precision page solves an ILP per move: not a single-scenario prediction.
         at.switch_page("dashboard_pages/precision_page.py")
         timed_run(at)

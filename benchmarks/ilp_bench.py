@@ -22,14 +22,18 @@ import time
 
 import numpy as np
 
-from genz.model import load_model
-from genz.scenario import Scenario
+from genz import Scenario, load_model
 from roofline import load_platform
-from search.bits_costs import decision_units, unit_costs
-from search.bits_formats import parse_formats
-from search.bits_problem import BitAllocationProblem, Budget
-from search.bits_sensitivity import proxy_sensitivity
-from search.bits_solvers import DEFAULT_MIP_GAP, allocate_bits
+from search.bits import (
+    DEFAULT_MIP_GAP,
+    BitAllocationProblem,
+    Budget,
+    allocate_bits,
+    decision_units,
+    parse_formats,
+    proxy_sensitivity,
+    unit_costs,
+)
 
 
 def instance(seed: int) -> BitAllocationProblem:

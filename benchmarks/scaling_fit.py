@@ -15,10 +15,7 @@ import time
 
 import numpy as np
 
-from scaling_law.architecture import Architecture
-from scaling_law.data import load_scaling_csv
-from scaling_law.fit import fit_law
-from scaling_law.law import predict_loss
+from scaling_law import Architecture, fit_law, load_scaling_csv, predict_loss
 
 PUBLISHED = {  # value, bootstrap standard error
     "A": (482.01, 124.58),

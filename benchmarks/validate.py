@@ -31,12 +31,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from genz.model import load_model
-from genz.predict import predict
-from genz.result import Prediction
-from genz.scenario import Parallelism, Precision, Scenario
-from roofline import load_platform
-from roofline.paths import data_dir
+from genz import Parallelism, Precision, Prediction, Scenario, load_model, predict
+from roofline import data_dir, load_platform
 
 HARDWARE = {
     "RTX 3070 8GB": "rtx-3070",

@@ -28,10 +28,8 @@ from validate import (
     predicted_value,
 )
 
-from genz.model import load_model
-from genz.predict import predict
-from roofline import derive_platform, load_platform
-from roofline.paths import data_dir
+from genz import load_model, predict
+from roofline import data_dir, derive_platform, load_platform
 
 MULTIPLIERS = np.round(np.arange(0.40, 1.301, 0.05), 2)
 

@@ -1,6 +1,6 @@
 """Peer comparison with genz-llm (GenZ-LLM-Analyzer, PyPI ``genz-llm``).
 
-Runs our `genz.predict` and genz-llm's ``prefill_moddeling`` / ``decode_moddeling``
+Runs our `genz.predictor` and genz-llm's ``prefill_moddeling`` / ``decode_moddeling``
 on one grid (Llama-2-7B and Llama-2-70B on A100-SXM-80GB and H100-SXM, batch 1 and
 16, 1024 tokens in, 128 out, 16-bit weights, activations and KV cache) and prints:
 
@@ -39,10 +39,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from genz.model import ModelConfig, load_model
-from genz.predict import evaluate_grid, predict
-from genz.result import OperatorCost, Prediction
-from genz.scenario import Parallelism, Scenario
+from genz import (
+    ModelConfig,
+    OperatorCost,
+    Parallelism,
+    Prediction,
+    Scenario,
+    evaluate_grid,
+    load_model,
+    predict,
+)
 from roofline import Efficiency, Platform, derive_platform, load_platform
 
 GENZ_MODELS = {"llama-2-7b": "llama2_7b", "llama-2-70b": "llama2_70b"}

@@ -1,1 +1,87 @@
-"""LLM workload model: architectures, prefill/decode operator graphs, predictions."""
+"""LLM workload model: architectures, prefill/decode operator graphs, predictions.
+
+The public face of genz: ``search/``, ``app/``, benchmarks and notebooks import only the
+names in ``__all__``. Typical use::
+
+    from genz import Scenario, load_model, predict
+    from roofline import load_platform
+
+    result = predict(load_model("llama-3.1-8b"), Scenario(batch=8), load_platform("h100-sxm"))
+    print(result.ttft_s, result.tpot_s, result.decode.bound)
+"""
+
+from .advice import capacity_suggestions, footprint_bytes
+from .bits_file import load_precision, precision_from_dict, precision_to_dict
+from .costing import BOUND_ORDER, OpTimes
+from .economics import CostModel, DeviceHourCost, Economics, device_hour_cost, economics
+from .inputs import GridInputs, scenario_inputs
+from .memory import kv_cache_bytes_per_device, weight_bytes_per_device
+from .model import (
+    MAX_CONFIG_BYTES,
+    ModelConfig,
+    list_models,
+    load_model,
+    model_from_hf_config,
+    models_dir,
+)
+from .params import WEIGHT_GROUPS, ParameterCount, parameter_count
+from .predictor import check_parallelism, evaluate, evaluate_grid, predict
+from .result import OperatorCost, PhaseCost, Prediction
+from .scaled_models import model_from_spec, scale_model, with_gqa, with_mla
+from .scenario import Parallelism, Precision, Scenario
+from .serving import (
+    DisaggregatedEstimate,
+    SpeculativeEstimate,
+    disaggregated_serving,
+    speculative_decoding,
+)
+from .use_cases import UseCase, load_use_cases, use_case
+
+__all__ = [
+    "BOUND_ORDER",
+    "MAX_CONFIG_BYTES",
+    "WEIGHT_GROUPS",
+    "CostModel",
+    "DeviceHourCost",
+    "DisaggregatedEstimate",
+    "Economics",
+    "GridInputs",
+    "ModelConfig",
+    "OpTimes",
+    "OperatorCost",
+    "Parallelism",
+    "ParameterCount",
+    "PhaseCost",
+    "Precision",
+    "Prediction",
+    "Scenario",
+    "SpeculativeEstimate",
+    "UseCase",
+    "capacity_suggestions",
+    "check_parallelism",
+    "device_hour_cost",
+    "disaggregated_serving",
+    "economics",
+    "evaluate",
+    "evaluate_grid",
+    "footprint_bytes",
+    "kv_cache_bytes_per_device",
+    "list_models",
+    "load_model",
+    "load_precision",
+    "load_use_cases",
+    "model_from_hf_config",
+    "model_from_spec",
+    "models_dir",
+    "parameter_count",
+    "precision_from_dict",
+    "precision_to_dict",
+    "predict",
+    "scale_model",
+    "scenario_inputs",
+    "speculative_decoding",
+    "use_case",
+    "weight_bytes_per_device",
+    "with_gqa",
+    "with_mla",
+]

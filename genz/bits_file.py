@@ -14,8 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from roofline.errors import InputError
-from roofline.userfiles import load_user_document
+from roofline import InputError, load_user_document
 
 from .scenario import Precision
 

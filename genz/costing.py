@@ -10,8 +10,14 @@ from functools import cached_property
 import numpy as np
 from numpy.typing import NDArray
 
-from roofline import Bound, Platform, all_reduce_time, all_to_all_time, peak_for_bits
-from roofline.collectives import link_parameters
+from roofline import (
+    Bound,
+    Platform,
+    all_reduce_time,
+    all_to_all_time,
+    link_parameters,
+    peak_for_bits,
+)
 
 from .graph import Array, OpTerms
 

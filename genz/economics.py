@@ -25,8 +25,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from roofline import InputError, Platform
-from roofline.errors import require_fraction, require_non_negative, require_positive
+from roofline import InputError, Platform, require_fraction, require_non_negative, require_positive
 
 from .result import Prediction
 

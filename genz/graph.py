@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from roofline.operator import OperatorKind
+from roofline import OperatorKind
 
 from .model import ModelConfig
 from .params import ffn_matrices

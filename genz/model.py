@@ -14,9 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from roofline.errors import InputError
-from roofline.paths import data_dir
-from roofline.userfiles import load_user_document
+from roofline import InputError, data_dir, load_user_document
 
 logger = logging.getLogger(__name__)
 

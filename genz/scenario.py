@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from roofline.errors import InputError
+from roofline import InputError
 
 from .params import WEIGHT_GROUPS
 

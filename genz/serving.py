@@ -18,14 +18,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from roofline import InputError, Platform
-from roofline.errors import require_positive
+from roofline import InputError, Platform, require_positive
 
 from .costing import cost_ops, total_time
 from .graph import pass_ops
 from .inputs import pass_shape, scenario_inputs
 from .model import ModelConfig
-from .predict import check_parallelism, predict
+from .predictor import check_parallelism, predict
 from .scenario import Scenario
 
 

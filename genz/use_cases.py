@@ -6,8 +6,7 @@ from dataclasses import dataclass
 
 import yaml
 
-from roofline.errors import InputError
-from roofline.paths import data_dir
+from roofline import InputError, data_dir
 
 ALLOWED_KEYS = {"description", "input_tokens", "output_tokens", "source"}
 

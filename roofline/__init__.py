@@ -1,4 +1,10 @@
-"""Hardware platforms and the per-operator roofline (knows nothing about LLMs)."""
+"""Hardware platforms and the per-operator roofline (knows nothing about LLMs).
+
+The public face of the bottom layer: other layers import only names listed in ``__all__``.
+It also holds the shared plumbing every layer uses: `InputError` and the ``require_*``
+checks, the safe reader for user files (`read_user_text`, `load_user_document`) and
+`data_dir`, the one place that locates the shipped data.
+"""
 
 from .collectives import (
     all_gather_time,
@@ -7,11 +13,19 @@ from .collectives import (
     link_parameters,
     point_to_point_time,
 )
-from .cost import Bound, OpCost, attainable_flops_per_s, classify_bound, cost, roofline_time
 from .dtypes import DTYPE_BITS, bytes_per_element, dtype_bits
-from .errors import InputError
+from .errors import InputError, require_fraction, require_non_negative, require_positive
 from .footprint import CapacityFootprint, CapacityVerdict, check_capacity
 from .operator import Gemm, Operator, OperatorKind
+from .operator_cost import (
+    Bound,
+    OpCost,
+    attainable_flops_per_s,
+    classify_bound,
+    cost,
+    roofline_time,
+)
+from .paths import data_dir
 from .platform import (
     Efficiency,
     Interconnect,
@@ -21,6 +35,7 @@ from .platform import (
     peak_for_bits,
 )
 from .presets import list_platforms, load_platform, platform_from_dict
+from .userfiles import load_user_document, parse_document, read_user_text
 
 __all__ = [
     "DTYPE_BITS",
@@ -44,13 +59,20 @@ __all__ = [
     "check_capacity",
     "classify_bound",
     "cost",
+    "data_dir",
     "derive_platform",
     "dtype_bits",
     "link_parameters",
     "list_platforms",
     "load_platform",
+    "load_user_document",
+    "parse_document",
     "peak_for_bits",
     "platform_from_dict",
     "point_to_point_time",
+    "read_user_text",
+    "require_fraction",
+    "require_non_negative",
+    "require_positive",
     "roofline_time",
 ]

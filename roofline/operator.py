@@ -1,6 +1,6 @@
 """Operators as small value objects: work (FLOP) and traffic (bytes), nothing else.
 
-Costing lives in `roofline.cost`; nothing is ever written back onto an operator.
+Costing lives in `roofline.operator_cost`; nothing is ever written back onto an operator.
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ from .data import (
     dataset_path,
     list_datasets,
     load_scaling_csv,
+    scaling_dir,
 )
 from .diagnostics import CrossValidationReport, ResidualReport
 from .fit import FitResult, fit_law
@@ -83,4 +84,5 @@ __all__ = [
     "predict_loss_interval",
     "register_form",
     "save_law",
+    "scaling_dir",
 ]

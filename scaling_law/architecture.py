@@ -19,7 +19,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from roofline.errors import InputError
+from roofline import InputError
 
 DEFAULT_HEAD_DIM = 128
 DEFAULT_FFN_MULTIPLIER = 4.0

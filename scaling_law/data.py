@@ -33,7 +33,6 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,7 +40,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from roofline.errors import InputError
+from roofline import InputError, data_dir
 
 from .architecture import Architecture
 from .precision import DEFAULT_REFERENCE_BITS, KUMAR_GAMMA_W, effective_parameters
@@ -64,16 +63,14 @@ COLUMNS = ("loss", "tokens", "flop", "params", *ARCHITECTURE_COLUMNS, *FLAG_COLU
 Array = NDArray[np.float64]
 
 
-def data_dir() -> Path:
-    """Folder of the shipped scaling tables (``CODESIGN_DATA_DIR`` overrides ``data/``)."""
-    override = os.environ.get("CODESIGN_DATA_DIR")
-    root = Path(override) if override else Path(__file__).resolve().parent.parent / "data"
-    return root / "scaling"
+def scaling_dir() -> Path:
+    """Folder of the shipped scaling tables (``data/scaling``; see `roofline.data_dir`)."""
+    return data_dir() / "scaling"
 
 
 def list_datasets() -> list[str]:
     """Names of the shipped tables (``chinchilla``...), sorted."""
-    return sorted(path.stem for path in data_dir().glob("*.csv"))
+    return sorted(path.stem for path in scaling_dir().glob("*.csv"))
 
 
 def dataset_path(name_or_path: str | Path) -> Path:
@@ -81,7 +78,7 @@ def dataset_path(name_or_path: str | Path) -> Path:
     path = Path(name_or_path)
     if path.suffix.lower() == ".csv":
         return path
-    shipped = data_dir() / f"{name_or_path}.csv"
+    shipped = scaling_dir() / f"{name_or_path}.csv"
     if not shipped.is_file():
         accepted = ", ".join(list_datasets()) or "(none shipped)"
         raise InputError(

@@ -33,7 +33,7 @@ from numpy.typing import ArrayLike, NDArray
 from threadpoolctl import threadpool_limits
 from tqdm import tqdm
 
-from roofline.errors import InputError, require_fraction, require_positive
+from roofline import InputError, require_fraction, require_positive
 
 from .data import ScalingData
 from .diagnostics import (

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
-from roofline.errors import InputError
+from roofline import InputError
 
 Array = NDArray[np.float64]
 Features = Mapping[str, Array]

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from roofline.errors import InputError
+from roofline import InputError
 
 from .architecture import Architecture
 from .forms import LawForm, get_form

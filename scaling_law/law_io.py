@@ -14,8 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from roofline.errors import InputError
-from roofline.userfiles import load_user_document
+from roofline import InputError, load_user_document
 
 from .law import ScalingLaw
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from roofline.errors import InputError, require_positive
+from roofline import InputError, require_positive
 
 KUMAR_GAMMA_W = 2.6745
 DEFAULT_REFERENCE_BITS = 16.0

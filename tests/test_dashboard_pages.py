@@ -182,7 +182,7 @@ def test_precision_page_is_listed_only_when_the_search_layer_exists(monkeypatch)
 
 
 def test_precision_smaller_memory_budget_means_fewer_bits(tmp_path: Path) -> None:
-    pytest.importorskip("search.bits_quantize")
+    pytest.importorskip("search.bits.quantizer")
     at = page("precision")
     at.slider(key="precision_memory_gb").set_value(12.0).run()
     bits_12 = float(at.metric[0].value)
@@ -210,7 +210,7 @@ def test_precision_smaller_memory_budget_means_fewer_bits(tmp_path: Path) -> Non
 
 
 def test_precision_impossible_budget_is_one_line() -> None:
-    pytest.importorskip("search.bits_quantize")
+    pytest.importorskip("search.bits.quantizer")
     at = page("precision")
     at.slider(key="precision_memory_gb").set_value(2.0).run()
     assert len(at.error) == 1 and "\n" not in at.error[0].value

@@ -13,7 +13,7 @@ from genz.economics import (
     energy_per_token_j,
 )
 from genz.model import model_from_hf_config
-from genz.predict import predict
+from genz.predictor import predict
 from genz.scenario import Parallelism, Precision, Scenario
 from roofline import InputError, derive_platform, load_platform
 

@@ -7,7 +7,7 @@ import pytest
 
 from genz.model import model_from_hf_config
 from genz.params import parameter_count
-from genz.predict import evaluate_grid, predict
+from genz.predictor import evaluate_grid, predict
 from genz.scenario import Parallelism, Precision, Scenario
 from roofline import Bound, InputError, derive_platform, load_platform
 

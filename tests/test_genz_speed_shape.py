@@ -6,7 +6,7 @@ from genz.costing import BOUND_ORDER, stack_times
 from genz.inputs import GridInputs
 from genz.model import load_model
 from genz.params import WEIGHT_GROUPS
-from genz.predict import evaluate, evaluate_grid
+from genz.predictor import evaluate, evaluate_grid
 from roofline import Bound, load_platform
 
 

@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 
 from genz.model import load_model
-from genz.predict import predict
+from genz.predictor import predict
+from genz.scaled_models import model_from_spec, with_gqa
 from genz.scenario import Precision, Scenario
 from genz.use_cases import load_use_cases, use_case
 from roofline import InputError, derive_platform, load_platform
-from search.oicf import oicf_report
-from search.requirements_models import model_from_spec, with_gqa
+from search.sizing.oicf import oicf_report
 
 
 @pytest.fixture(scope="module")

@@ -7,10 +7,12 @@ import pytest
 
 from genz.model import load_model
 from genz.params import parameter_count
-from genz.predict import predict
+from genz.predictor import predict
+from genz.scaled_models import scale_model, with_gqa, with_mla
 from genz.scenario import Parallelism, Scenario
 from roofline import Bound, InputError, derive_platform, load_platform
-from search.requirements import (
+from search.sizing.mesh import mesh_candidates
+from search.sizing.requirements import (
     AXES,
     METHODS,
     ServiceLevel,
@@ -18,9 +20,7 @@ from search.requirements import (
     find_requirement,
     scaled_platform,
 )
-from search.requirements_mesh import mesh_candidates
-from search.requirements_models import scale_model, with_gqa, with_mla
-from search.requirements_slo import check_slo
+from search.sizing.slo import check_slo
 
 CHAT = Scenario(batch=1, input_tokens=1024, output_tokens=256)
 

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from roofline import InputError
-from search.bits_heuristics import EXHAUSTIVE_LIMIT
-from search.bits_problem import BitAllocationProblem, BitAllocationResult, Budget
-from search.bits_solvers import METHODS, allocate_bits
+from search.bits.heuristics import EXHAUSTIVE_LIMIT
+from search.bits.problem import BitAllocationProblem, BitAllocationResult, Budget
+from search.bits.solvers import METHODS, allocate_bits
 
 
 def random_problem(seed: int, units: int, options: int, budgets: int) -> BitAllocationProblem:

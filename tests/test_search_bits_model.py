@@ -10,13 +10,13 @@ from app.cli import main
 from genz.bits_file import load_precision, precision_to_dict
 from genz.model import load_model
 from genz.params import parameter_count
-from genz.predict import predict
+from genz.predictor import predict
 from genz.scenario import Precision, Scenario
 from roofline import InputError, load_platform
-from search.bits_costs import decision_units, unit_costs
-from search.bits_formats import parse_formats
-from search.bits_quantize import QuantizeBudgets, quantize
-from search.bits_sensitivity import (
+from search.bits.costs import decision_units, unit_costs
+from search.bits.formats import parse_formats
+from search.bits.quantizer import QuantizeBudgets, quantize
+from search.bits.sensitivity import (
     load_hessian_traces,
     load_sensitivity_table,
     proxy_sensitivity,

@@ -18,17 +18,23 @@ import yaml
 from app import cli
 from genz.bits_file import load_precision
 from genz.model import load_model
-from genz.predict import predict
+from genz.predictor import predict
 from roofline import load_platform
 from roofline.errors import InputError
 from scaling_law import Architecture, predict_loss
-from search import Constraints, load_space, search_designs, space_from_dict
-from search.codesign import METHODS, CodesignResult
-from search.codesign_frame import design_platform, row_fields
-from search.codesign_ilp import design_scenario
-from search.codesign_model import model_config, resolve_law
-from search.recommend import folder_name, write_recommendations
-from search.space import MAX_SPACE_BYTES
+from search.codesign import (
+    METHODS,
+    CodesignResult,
+    Constraints,
+    load_space,
+    search_designs,
+    space_from_dict,
+)
+from search.codesign.frame import design_platform, row_fields
+from search.codesign.ilp import design_scenario
+from search.codesign.model import model_config, resolve_law
+from search.codesign.recommend import folder_name, write_recommendations
+from search.codesign.space import MAX_SPACE_BYTES
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 #: 8 architectures x 2 bandwidths x 2 capacities x 3 weight widths x 2 batches = 192 points.

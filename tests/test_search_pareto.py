@@ -1,4 +1,4 @@
-"""Pareto extraction (`search.pareto.pareto_mask`) against an O(n^2) brute force."""
+"""Pareto extraction (`search.codesign.pareto.pareto_mask`) against an O(n^2) brute force."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from roofline.errors import InputError
-from search import pareto
-from search.pareto import pareto_mask
+from search.codesign import pareto
+from search.codesign.pareto import pareto_mask
 
 
 def brute_force(values: np.ndarray, senses: list[str]) -> np.ndarray:

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from roofline.errors import InputError
-from search import load_space, search_designs
+from search.codesign import load_space, search_designs
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 

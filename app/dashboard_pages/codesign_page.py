@@ -20,13 +20,21 @@ import yaml
 from app.dashboard_pages.common import PLOTLY_CONFIG, checked, current_selection, show_commands
 from app.formatting import human_bytes, human_seconds
 from roofline import InputError
-from search.codesign import CodesignResult, search_designs
-from search.codesign_evaluate import Plan
-from search.codesign_ilp import allocation_precision
-from search.codesign_model import resolve_law
-from search.codesign_objectives import Constraints
-from search.recommend import design_files, folder_name, zip_design
-from search.space import MAX_SPACE_BYTES, DesignSpace, load_space, space_from_dict
+from search.codesign import (
+    MAX_SPACE_BYTES,
+    CodesignResult,
+    Constraints,
+    DesignSpace,
+    Plan,
+    allocation_precision,
+    design_files,
+    folder_name,
+    load_space,
+    resolve_law,
+    search_designs,
+    space_from_dict,
+    zip_design,
+)
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 #: Packaged spaces larger than this are left out of the menu (the page must stay quick).

@@ -21,8 +21,7 @@ from app.dashboard_pages.state import (
     with_preset_platform,
 )
 from app.formatting import human_seconds
-from genz.model import list_models
-from genz.result import Prediction
+from genz import Prediction, list_models
 from roofline import list_platforms
 
 PLATFORMS = "two platforms"

@@ -1,6 +1,6 @@
 """Precision page: ILP mixed-precision allocation (``search.quantize``) within budgets.
 
-Shown only when ``search.bits_quantize`` is importable. The sidebar's weight bits
+Shown only when ``search.bits.quantizer`` is importable. The sidebar's weight bits
 are replaced by the allocation; its activation and KV-cache bits are kept.
 """
 
@@ -24,9 +24,8 @@ from app.dashboard_pages.state import (
     prediction,
 )
 from app.formatting import human_bytes, human_seconds
-from genz.bits_file import precision_to_dict
-from genz.scenario import Precision
-from search.bits_quantize import QuantizationResult, QuantizeBudgets, quantize
+from genz import Precision, precision_to_dict
+from search.bits import QuantizationResult, QuantizeBudgets, quantize
 
 #: Relative optimality tolerance of the ILP: fast (< 1 s) and far below the
 #: resolution of any sensitivity estimate; the CLI command passes the same value.

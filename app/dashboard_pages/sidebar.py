@@ -12,7 +12,7 @@ from typing import Any
 
 import streamlit as st
 
-from genz.model import MAX_CONFIG_BYTES, ModelConfig, list_models, model_from_hf_config
+from genz import MAX_CONFIG_BYTES, ModelConfig, list_models, model_from_hf_config
 from roofline import InputError, list_platforms
 
 from ..formatting import human_bytes, human_rate

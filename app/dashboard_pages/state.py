@@ -17,11 +17,19 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from genz.model import ModelConfig, load_model, model_from_hf_config
-from genz.predict import evaluate_grid, predict
-from genz.result import Prediction
-from genz.scenario import Parallelism, Precision, Scenario
-from genz.use_cases import UseCase, load_use_cases
+from genz import (
+    ModelConfig,
+    Parallelism,
+    Precision,
+    Prediction,
+    Scenario,
+    UseCase,
+    evaluate_grid,
+    load_model,
+    load_use_cases,
+    model_from_hf_config,
+    predict,
+)
 from roofline import Platform, derive_platform, load_platform
 
 #: Key under which the dashboard entry stores the current `Selection` (None on bad input).
@@ -126,13 +134,13 @@ def cached_model(name: str, model_json: str | None) -> ModelConfig:
 
 @st.cache_data(show_spinner=False, max_entries=512)
 def prediction(selection: Selection) -> Prediction:
-    """`genz.predict.predict` of the selection, cached per distinct selection."""
+    """`genz.predictor.predict` of the selection, cached per distinct selection."""
     return predict(build_model(selection), build_platform(selection), build_scenario(selection))
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
 def sweep(selection: Selection, axis: str, values: tuple[float, ...]) -> pd.DataFrame:
-    """`genz.predict.evaluate_grid` along one scenario axis, other axes from ``selection``.
+    """`genz.predictor.evaluate_grid` along one scenario axis, other axes from ``selection``.
 
     ``axis`` is an `evaluate_grid` keyword (``'batch'``, ``'input_tokens'``...).
     One row per value; times in seconds, sizes in bytes, plus ``fits`` and bounds.

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from roofline.errors import InputError
+from roofline import InputError
 
 #: Largest (chunk x frontier) boolean comparison held at once.
 MAX_PAIRS = 1 << 24

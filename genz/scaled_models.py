@@ -15,9 +15,10 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from genz.model import ModelConfig, load_model
-from genz.params import parameter_count
-from roofline.errors import InputError, require_positive
+from roofline import InputError, require_positive
+
+from .model import ModelConfig, load_model
+from .params import parameter_count
 
 #: Widths (hidden, FFN) are rounded to multiples of this many elements.
 WIDTH_QUANTUM = 256

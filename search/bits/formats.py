@@ -27,8 +27,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from roofline import Platform
-from roofline.errors import InputError
+from roofline import InputError, Platform
 
 #: Elements sharing one scale under per-channel quantisation (a typical hidden size).
 PER_CHANNEL_GROUP = 4096

@@ -15,14 +15,10 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
-from genz.economics import CostModel
-from genz.model import ModelConfig
-from genz.predict import predict
-from genz.result import Prediction
-from genz.scenario import Parallelism, Scenario
+from genz import CostModel, ModelConfig, Parallelism, Prediction, Scenario, predict
 from roofline import Bound, InputError, Platform
 
-from .requirements_slo import (
+from .slo import (
     ServiceLevel,
     SloCheck,
     binding_of,

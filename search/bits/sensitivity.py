@@ -40,11 +40,10 @@ from types import MappingProxyType
 
 import numpy as np
 
-from genz.params import WEIGHT_GROUPS
-from roofline.errors import InputError
-from roofline.userfiles import read_user_text
+from genz import WEIGHT_GROUPS
+from roofline import InputError, read_user_text
 
-from .bits_formats import Format, parse_format
+from .formats import Format, parse_format
 
 MAX_FILE_BYTES = 10_000_000
 KV_GROUP = "kv_cache"

@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from roofline.errors import InputError
+from roofline import InputError
 
-from .bits_problem import FEASIBILITY_RTOL, BitAllocationProblem
+from .problem import FEASIBILITY_RTOL, BitAllocationProblem
 
 #: Largest number of allocations the exhaustive method enumerates.
 EXHAUSTIVE_LIMIT = 5_000_000

@@ -21,12 +21,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from genz.predict import evaluate_grid
+from genz import evaluate_grid
 from roofline import Bound, Platform, derive_platform
 from scaling_law import ScalingLaw
 
-from .codesign_model import architecture_fields, design_loss, mesh_valid, model_config
-from .codesign_objectives import BoundSummary, Constraints, Objective, merge_summaries, summarise
+from .model import architecture_fields, design_loss, mesh_valid, model_config
+from .objectives import BoundSummary, Constraints, Objective, merge_summaries, summarise
 from .pareto import pareto_mask
 from .space import (
     AXIS_NAMES,

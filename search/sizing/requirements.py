@@ -12,7 +12,7 @@ One entry point, `find_requirement(model, base, scenario, slo, method=...)`:
 - ``'joint'``: the least common scale of bandwidth, compute and capacity (a ray).
 - ``'devices'``: the fewest devices of ``base`` (TP up to a node, then PP; EP for
   MoE; DP replicas for a throughput floor) meeting every SLO; see
-  `search.requirements_mesh`.
+  `search.sizing.mesh`.
 
 The result names the binding SLO (the one that fails just below the answer) and
 the binding resource: the bound of the phase that sets that SLO (prefill for
@@ -27,15 +27,11 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from genz.economics import CostModel, Economics
-from genz.model import ModelConfig
-from genz.predict import predict
-from genz.result import Prediction
-from genz.scenario import Parallelism, Scenario
+from genz import CostModel, Economics, ModelConfig, Parallelism, Prediction, Scenario, predict
 from roofline import Bound, InputError, Platform, derive_platform
 
-from .requirements_mesh import search_devices
-from .requirements_slo import (
+from .mesh import search_devices
+from .slo import (
     ServiceLevel,
     SloCheck,
     binding_of,

@@ -37,16 +37,19 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from genz.costing import OpTimes
-from genz.inputs import GridInputs
-from genz.memory import kv_cache_bytes_per_device
-from genz.model import ModelConfig
-from genz.params import WEIGHT_GROUPS, parameter_count
-from genz.predict import evaluate
-from genz.use_cases import UseCase
+from genz import (
+    WEIGHT_GROUPS,
+    GridInputs,
+    ModelConfig,
+    OpTimes,
+    UseCase,
+    evaluate,
+    kv_cache_bytes_per_device,
+    parameter_count,
+)
 from roofline import InputError, Platform
 
-from .requirements_slo import ServiceLevel
+from .slo import ServiceLevel
 
 DEFAULT_MODELS = ("llama-3.1-70b", "llama-3.1-70b+mla", "deepseek-v3+gqa", "deepseek-v3")
 DEFAULT_BITS = ((16.0, 16.0), (8.0, 8.0), (4.0, 4.0))

@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from genz.model import ModelConfig, model_from_hf_config
-from roofline.errors import InputError
+from genz import ModelConfig, model_from_hf_config
+from roofline import InputError
 from scaling_law import (
     Architecture,
     ScalingLaw,
@@ -28,8 +28,8 @@ from scaling_law import (
     load_law,
     load_scaling_csv,
     predict_loss,
+    scaling_dir,
 )
-from scaling_law.data import data_dir
 
 from .space import MODEL_AXES, LawSpec, ModelSpace
 
@@ -152,7 +152,7 @@ def resolve_law(spec: LawSpec) -> ScalingLaw:
     memory, without bootstrap, when that file is missing)."""
     if spec.path is not None:
         return load_law(spec.path)
-    shipped = data_dir() / DEFAULT_LAW_FILE
+    shipped = scaling_dir() / DEFAULT_LAW_FILE
     if shipped.is_file():
         return load_law(shipped)
     return _fitted_default()

@@ -17,7 +17,7 @@ from types import MappingProxyType
 import numpy as np
 from numpy.typing import NDArray
 
-from roofline.errors import InputError
+from roofline import InputError
 
 Matrix = NDArray[np.float64]
 

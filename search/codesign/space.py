@@ -34,14 +34,12 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from genz.model import MAX_CONFIG_BYTES, ModelConfig, model_from_hf_config, models_dir
-from roofline import Platform, load_platform
-from roofline.errors import InputError
-from roofline.userfiles import load_user_document
+from genz import MAX_CONFIG_BYTES, ModelConfig, model_from_hf_config, models_dir
+from roofline import InputError, Platform, load_platform, load_user_document
+from search.bits import parse_formats
 
-from .bits_formats import parse_formats
-from .codesign_axes import axis, check_keys, ints, number, section
-from .codesign_objectives import Constraints, Objective, parse_objectives
+from .axes import axis, check_keys, ints, number, section
+from .objectives import Constraints, Objective, parse_objectives
 
 MAX_SPACE_BYTES = 256_000
 #: Spaces above this many points cannot be enumerated even for sampling (int64 keys).

@@ -12,7 +12,7 @@ unit's bits only. A pass then takes ``constant + sum_u time_u(bits_u)``: the
 constant is every operator no unit owns (norms, attention, router, collectives,
 embedding unless it is a unit); ``time_u(b)`` is the group's operator time at
 uniform bits ``b`` divided by the layers that contain it. Latency is linear in the
-ILP's binaries and matches `genz.predict` on the resulting `Precision` (which costs
+ILP's binaries and matches `genz.predictor` on the resulting `Precision` (which costs
 each distinct per-layer pattern and weights it by its share of layers) exactly for
 models whose layers all hold the same groups. Weight bytes are likewise
 ``params x bits / 8`` per device (genz's sharding over tp, ep and pp).
@@ -29,17 +29,20 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from genz.costing import OpTimes
-from genz.inputs import scenario_inputs
-from genz.memory import weight_bytes_per_device
-from genz.model import ModelConfig
-from genz.params import WEIGHT_GROUPS, parameter_count
-from genz.predict import evaluate
-from genz.scenario import Scenario
+from genz import (
+    WEIGHT_GROUPS,
+    ModelConfig,
+    OpTimes,
+    Scenario,
+    evaluate,
+    parameter_count,
+    scenario_inputs,
+    weight_bytes_per_device,
+)
 from roofline import OperatorKind, Platform
 
-from .bits_formats import Format
-from .bits_sensitivity import KV_GROUP, Unit
+from .formats import Format
+from .sensitivity import KV_GROUP, Unit
 
 #: Quantities every unit has a cost for (SI units); the budgets constrain a subset.
 QUANTITIES = (

@@ -9,14 +9,14 @@ Methods (scipy-style ``method=``):
 
 - ``'grid'``: every point of the space, in this process, with a progress bar.
 - ``'sample'``: Latin-hypercube (or random) samples, then rounds evaluating the
-  axis neighbours of the frontier (`search.codesign_sampling`), for spaces too big
+  axis neighbours of the frontier (`search.codesign.sampling`), for spaces too big
   to grid.
 - ``'ray'``: the grid split into chunks of architectures run as Ray tasks and
-  merged (`search.codesign_ray`; ``pip install .[distributed]``); same frontier.
+  merged (`search.codesign.ray_backend`; ``pip install .[distributed]``); same frontier.
 
 With ``precision: {weight_bits: ilp}`` the grid uses the candidate formats as
 uniform bits and the best-ranked frontier designs then get a mixed-precision
-allocation (`search.codesign_ilp`): the ILP runs per candidate, not per grid point.
+allocation (`search.codesign.ilp`): the ILP runs per candidate, not per grid point.
 """
 
 from __future__ import annotations
@@ -31,10 +31,10 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from roofline.errors import InputError
+from roofline import InputError
 from scaling_law import ScalingLaw
 
-from .codesign_evaluate import (
+from .evaluate import (
     Outcome,
     Plan,
     architecture_index,
@@ -42,12 +42,12 @@ from .codesign_evaluate import (
     frontier_mask,
     rest_points,
 )
-from .codesign_frame import best_per_budget, design_frame, design_labels, rank_designs
-from .codesign_ilp import refine_with_ilp
-from .codesign_model import resolve_law
-from .codesign_objectives import Constraints, Objective, infeasible_message, parse_objectives
-from .codesign_ray import run_ray
-from .codesign_sampling import run_sampling
+from .frame import best_per_budget, design_frame, design_labels, rank_designs
+from .ilp import refine_with_ilp
+from .model import resolve_law
+from .objectives import Constraints, Objective, infeasible_message, parse_objectives
+from .ray_backend import run_ray
+from .sampling import run_sampling
 from .space import DesignSpace, load_space
 
 METHODS = ("grid", "sample", "ray")
@@ -97,7 +97,7 @@ class CodesignResult:
     ) -> pd.DataFrame:
         """Best design (first objective by default) within each limit on ``budget`` (an
         objective name; limits in SI units, default: the budget's values on the frontier);
-        see `search.codesign_frame.best_per_budget`."""
+        see `search.codesign.frame.best_per_budget`."""
         objective = objective or self.objectives[0].name
         if limits is None:
             column = parse_objectives([budget])[0].column
@@ -130,7 +130,7 @@ def search_designs(
     space
         A `DesignSpace` or the path of its YAML file.
     objectives
-        ``'loss,tpot'`` or a list of names (`search.codesign_objectives.OBJECTIVES`);
+        ``'loss,tpot'`` or a list of names (`search.codesign.objectives.OBJECTIVES`);
         default: the space's.
     constraints
         Bounds replacing the space's bounds of the same name (the rest stay).

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from roofline.errors import InputError
+from roofline import InputError
 
 MAX_AXIS_VALUES = 4096
 Values = tuple[float, ...]

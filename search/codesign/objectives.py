@@ -15,7 +15,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 from numpy.typing import NDArray
 
-from roofline.errors import InputError
+from roofline import InputError
 
 
 @dataclass(frozen=True)

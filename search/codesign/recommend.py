@@ -29,19 +29,16 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from genz.bits_file import precision_to_dict
-from genz.scenario import Precision
-from roofline import Platform
-from roofline.errors import InputError
-from scaling_law import ScalingLaw
-from scaling_law.data import data_dir
+from genz import Precision, precision_to_dict
+from roofline import InputError, Platform
+from scaling_law import ScalingLaw, scaling_dir
 
-from .codesign import CodesignResult
-from .codesign_evaluate import Plan
-from .codesign_frame import design_platform, row_fields
-from .codesign_ilp import allocation_precision
-from .codesign_model import DEFAULT_LAW_FILE, hf_config, resolve_law
+from .evaluate import Plan
+from .frame import design_platform, row_fields
+from .ilp import allocation_precision
+from .model import DEFAULT_LAW_FILE, hf_config, resolve_law
 from .space import DesignSpace
+from .sweep import CodesignResult
 
 FILES = ("config.json", "bits.yaml", "platform.yaml", "design.json")
 MAX_NAME = 120
@@ -202,7 +199,7 @@ def loss_command(space: DesignSpace, row: Mapping[str, Any]) -> str:
 
 def law_file(space: DesignSpace) -> Path:
     """The law file the space uses (absolute): its ``law.path`` or the shipped fit."""
-    return (space.law.path or data_dir() / DEFAULT_LAW_FILE).resolve()
+    return (space.law.path or scaling_dir() / DEFAULT_LAW_FILE).resolve()
 
 
 def _tokens(space: DesignSpace, row: Mapping[str, Any]) -> float:

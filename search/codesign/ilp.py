@@ -22,15 +22,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from genz.model import ModelConfig
-from genz.params import parameter_count
-from genz.scenario import Parallelism, Precision, Scenario
+from genz import ModelConfig, Parallelism, Precision, Scenario, parameter_count
 from scaling_law import effective_parameters, predict_loss
+from search.bits import QuantizationResult, QuantizeBudgets, quantize
 
-from .bits_quantize import QuantizationResult, QuantizeBudgets, quantize
-from .codesign_evaluate import Plan
-from .codesign_frame import design_platform, row_fields
-from .codesign_model import law_architecture, model_config, training_tokens
+from .evaluate import Plan
+from .frame import design_platform, row_fields
+from .model import law_architecture, model_config, training_tokens
 
 logger = logging.getLogger(__name__)
 

@@ -17,18 +17,14 @@ from typing import Any
 
 import numpy as np
 
-from genz.model import ModelConfig
-from genz.predict import check_parallelism, predict
-from genz.result import Prediction
-from genz.scenario import Precision, Scenario
-from roofline import Platform
-from roofline.errors import InputError
+from genz import ModelConfig, Precision, Prediction, Scenario, check_parallelism, predict
+from roofline import InputError, Platform
 
-from .bits_costs import decision_units, kv_unit, unit_costs
-from .bits_formats import Format, check_native_compute, parse_formats
-from .bits_problem import BitAllocationProblem, BitAllocationResult, Budget
-from .bits_sensitivity import HessianTraces, SensitivityTable, Unit, proxy_sensitivity
-from .bits_solvers import DEFAULT_MIP_GAP, allocate_bits, infeasible_message
+from .costs import decision_units, kv_unit, unit_costs
+from .formats import Format, check_native_compute, parse_formats
+from .problem import BitAllocationProblem, BitAllocationResult, Budget
+from .sensitivity import HessianTraces, SensitivityTable, Unit, proxy_sensitivity
+from .solvers import DEFAULT_MIP_GAP, allocate_bits, infeasible_message
 
 #: Budget fields: (quantity, label as on the CLI, display scale, display unit).
 BUDGET_FIELDS = {

@@ -21,10 +21,10 @@ import scipy.sparse as sparse
 from numpy.typing import NDArray
 from scipy.optimize import linprog
 
-from roofline.errors import InputError
+from roofline import InputError
 
-from .bits_heuristics import exhaustive, greedy
-from .bits_problem import (
+from .heuristics import exhaustive, greedy
+from .problem import (
     FEASIBILITY_RTOL,
     BitAllocationProblem,
     BitAllocationResult,

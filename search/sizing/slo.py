@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from genz.result import Prediction
-from roofline import Bound
-from roofline.errors import require_positive
+from genz import Prediction
+from roofline import Bound, require_positive
 
 SLO_NAMES = ("ttft", "tpot", "throughput", "capacity")
 

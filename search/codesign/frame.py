@@ -13,7 +13,7 @@ from numpy.typing import NDArray
 from roofline import Platform, derive_platform
 from scaling_law import ScalingLaw
 
-from .codesign_evaluate import (
+from .evaluate import (
     AXIS,
     BOUND_NAMES,
     GENZ_METRICS,
@@ -21,8 +21,8 @@ from .codesign_evaluate import (
     Points,
     axis_values,
 )
-from .codesign_model import FIELDS, architecture_fields, parameter_counts
-from .codesign_objectives import OBJECTIVES, Objective
+from .model import FIELDS, architecture_fields, parameter_counts
+from .objectives import OBJECTIVES, Objective
 from .space import HARDWARE_AXES, MESH_AXES, PRECISION_AXES, WORKLOAD_AXES, DesignSpace
 
 INTEGER_FIELDS = tuple(name for name in FIELDS if name != "ffn_ratio")

@@ -19,9 +19,9 @@ import numpy as np
 from numpy.typing import NDArray
 from tqdm import tqdm
 
-from roofline.errors import InputError
+from roofline import InputError
 
-from .codesign_evaluate import (
+from .evaluate import (
     Outcome,
     Plan,
     Points,

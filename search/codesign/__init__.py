@@ -1,0 +1,38 @@
+"""Joint hardware-model co-design: design spaces, vectorised evaluation, Pareto fronts,
+feasible regions, recommendations and the optional Ray backend.
+
+Public face of ``search.codesign``.
+"""
+
+from .evaluate import Plan
+from .frame import row_fields
+from .ilp import allocation_precision
+from .model import hf_config, resolve_law
+from .objectives import CONSTRAINT_FIELDS, OBJECTIVES, Constraints
+from .pareto import pareto_mask
+from .recommend import design_files, folder_name, write_recommendations, zip_design
+from .space import MAX_SPACE_BYTES, DesignSpace, load_space, space_from_dict
+from .sweep import METHODS, CodesignResult, search_designs
+
+__all__ = [
+    "CONSTRAINT_FIELDS",
+    "MAX_SPACE_BYTES",
+    "METHODS",
+    "OBJECTIVES",
+    "CodesignResult",
+    "Constraints",
+    "DesignSpace",
+    "Plan",
+    "allocation_precision",
+    "design_files",
+    "folder_name",
+    "hf_config",
+    "load_space",
+    "pareto_mask",
+    "resolve_law",
+    "row_fields",
+    "search_designs",
+    "space_from_dict",
+    "write_recommendations",
+    "zip_design",
+]
