@@ -119,17 +119,17 @@ class Architecture:
     @property
     def aspect_ratio(self) -> Array:
         """Depth-to-width shape as width per layer, ``hidden / layers``."""
-        return self.hidden / self.layers
+        return _float(self.hidden) / _float(self.layers)
 
     @property
     def ffn_ratio(self) -> Array:
         """FFN intermediate size over width, ``ffn / hidden``."""
-        return self.ffn / self.hidden
+        return _float(self.ffn) / _float(self.hidden)
 
     @property
     def gqa_ratio(self) -> Array:
         """Query heads per key/value head, ``heads / kv_heads`` (1 = multi-head)."""
-        return self.heads / self.kv_heads
+        return _float(self.heads) / _float(self.kv_heads)
 
     def counts(self) -> ParameterCounts:
         """Parameter counts of this architecture (see `count_parameters`)."""
@@ -183,14 +183,16 @@ def count_parameters(architecture: Architecture) -> ParameterCounts:
         (exact for counts below 2**53).
     """
     arch = architecture
-    attention = arch.hidden * arch.head_dim * (arch.heads + 2 * arch.kv_heads)
-    attention = attention + arch.heads * arch.head_dim * arch.hidden
-    ffn_per_expert = np.where(arch.gated_ffn, 3.0, 2.0) * arch.hidden * arch.ffn
-    router = np.where(arch.experts > 1, arch.hidden * arch.experts, 0.0)
-    shared = attention + router + 2 * arch.hidden
-    total_non_embedding = arch.layers * (shared + arch.experts * ffn_per_expert) + arch.hidden
-    active_non_embedding = arch.layers * (shared + arch.top_k * ffn_per_expert) + arch.hidden
-    embedding = arch.vocab * arch.hidden * np.where(arch.tie_embeddings, 1.0, 2.0)
+    layers, hidden, ffn = _float(arch.layers), _float(arch.hidden), _float(arch.ffn)
+    heads, kv_heads, head_dim = _float(arch.heads), _float(arch.kv_heads), _float(arch.head_dim)
+    experts, top_k, vocab = _float(arch.experts), _float(arch.top_k), _float(arch.vocab)
+    attention = hidden * head_dim * (heads + 2 * kv_heads) + heads * head_dim * hidden
+    ffn_per_expert = np.where(arch.gated_ffn, 3.0, 2.0) * hidden * ffn
+    router = np.where(experts > 1, hidden * experts, 0.0)
+    shared = attention + router + 2 * hidden
+    total_non_embedding = layers * (shared + experts * ffn_per_expert) + hidden
+    active_non_embedding = layers * (shared + top_k * ffn_per_expert) + hidden
+    embedding = vocab * hidden * np.where(arch.tie_embeddings, 1.0, 2.0)
     return ParameterCounts(
         total=total_non_embedding + embedding,
         active=active_non_embedding + embedding,
@@ -245,3 +247,8 @@ def _first(array: Array, bad: NDArray[np.bool_]) -> str:
 def _plain(value: np.ndarray) -> object:
     array = np.asarray(value)
     return array.item() if array.ndim == 0 else array.tolist()
+
+
+def _float(value: ArrayLike | None) -> Array:
+    """A field as a float64 array (fields are broadcast arrays after construction)."""
+    return np.asarray(value, dtype=np.float64)
