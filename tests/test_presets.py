@@ -18,6 +18,12 @@ REQUIRED_PRESETS = {
     "apple-m4-pro",
     "xeon-8480",
     "raspberry-pi-5",
+    # devices of the LLM-Inference-Bench measurements
+    "a100-sxm-40gb",
+    "mi250-gcd",
+    "gaudi2",
+    "intel-max-1550",
+    "sn40l",
 }
 
 
@@ -40,6 +46,25 @@ def test_h100_values_are_spec_sheet_values():
     assert h100.peak("bf16") == pytest.approx(989.4e12)
     assert h100.main_memory.bandwidth_bytes_per_s == pytest.approx(3.35e12)
     assert h100.main_memory.capacity_bytes == pytest.approx(80e9)
+
+
+@pytest.mark.parametrize(
+    ("name", "fp16_tflops", "bandwidth_gb_per_s", "capacity_gb"),
+    [
+        ("a100-sxm-40gb", 312, 1555, 40),  # NVIDIA A100 datasheet, 40GB SXM column
+        ("mi250-gcd", 362.1 / 2, 3276.8 / 2, 64),  # half of an MI250 module
+        ("gaudi2", 432, 2450, 96),
+        ("intel-max-1550", 838.9, 3276.8, 128),
+        ("sn40l", 638, 1600, 64),  # HBM tier only
+    ],
+)
+def test_llm_inference_bench_devices_carry_their_spec_values(
+    name, fp16_tflops, bandwidth_gb_per_s, capacity_gb
+):
+    platform = load_platform(name)
+    assert platform.peak("fp16") == pytest.approx(fp16_tflops * 1e12)
+    assert platform.main_memory.bandwidth_bytes_per_s == pytest.approx(bandwidth_gb_per_s * 1e9)
+    assert platform.main_memory.capacity_bytes == pytest.approx(capacity_gb * 1e9)
 
 
 def _write(tmp_path, text):
