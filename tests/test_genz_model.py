@@ -134,5 +134,16 @@ def test_required_model_presets_are_shipped():
         "llama-2-7b", "llama-2-13b", "llama-2-70b", "llama-3.1-8b", "llama-3.1-70b",
         "llama-3.1-405b", "mistral-7b", "mixtral-8x7b", "qwen2.5-0.5b", "qwen2.5-1.5b",
         "qwen2.5-7b", "deepseek-v3", "bitnet-b1.58-2b",
+        # models of the LLM-Inference-Bench measurements
+        "llama-7b", "llama-3-8b", "llama-3-70b", "qwen2-7b", "qwen2-72b",
+        "qwen1.5-7b",
     }  # fmt: skip
     assert required <= set(list_models())
+
+
+def test_qwen2_7b_has_the_shapes_of_the_published_checkpoint():
+    # Embedding(152064, 3584), 28 layers, k/v_proj 3584 -> 512 with bias (4 KV heads of 128).
+    model = load_model("qwen2-7b")
+    assert (model.vocab_size, model.hidden_size, model.num_layers) == (152064, 3584, 28)
+    assert model.num_kv_heads * model.head_dim == 512
+    assert model.qkv_bias
