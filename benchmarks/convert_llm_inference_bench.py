@@ -53,8 +53,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from genz.measurements import Measurement, write_measurements
-from roofline.paths import data_dir
+from genz import Measurement, write_measurements
+from roofline import data_dir
 
 FOLDER = data_dir() / "validation" / "llm_inference_bench"
 

@@ -25,12 +25,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from genz.measurements import Measurement, load_measurements
-from genz.model import load_model
-from genz.physics_check import PhysicsCheck, check_measurements
-from genz.predict import evaluate_grid
-from roofline import load_platform
-from roofline.paths import data_dir
+from genz import (
+    Measurement,
+    PhysicsCheck,
+    check_measurements,
+    evaluate_grid,
+    load_measurements,
+    load_model,
+)
+from roofline import data_dir, load_platform
 
 NORMALIZED = data_dir() / "validation" / "llm_inference_bench" / "normalized.csv"
 

@@ -15,6 +15,12 @@ from .bits_file import load_precision, precision_from_dict, precision_to_dict
 from .costing import BOUND_ORDER, OpTimes
 from .economics import CostModel, DeviceHourCost, Economics, device_hour_cost, economics
 from .inputs import GridInputs, scenario_inputs
+from .measurements import (
+    Measurement,
+    load_measurements,
+    parse_measurements,
+    write_measurements,
+)
 from .memory import kv_cache_bytes_per_device, weight_bytes_per_device
 from .model import (
     MAX_CONFIG_BYTES,
@@ -25,6 +31,14 @@ from .model import (
     models_dir,
 )
 from .params import WEIGHT_GROUPS, ParameterCount, parameter_count
+from .physics_check import (
+    PhysicsCheck,
+    RowCheck,
+    batch_latency_bound,
+    check_measurements,
+    fewest_experts_model,
+    ideal_platform,
+)
 from .predictor import check_parallelism, evaluate, evaluate_grid, predict
 from .result import OperatorCost, PhaseCost, Prediction
 from .scaled_models import model_from_spec, scale_model, with_gqa, with_mla
@@ -46,27 +60,35 @@ __all__ = [
     "DisaggregatedEstimate",
     "Economics",
     "GridInputs",
+    "Measurement",
     "ModelConfig",
     "OpTimes",
     "OperatorCost",
     "Parallelism",
     "ParameterCount",
     "PhaseCost",
+    "PhysicsCheck",
     "Precision",
     "Prediction",
+    "RowCheck",
     "Scenario",
     "SpeculativeEstimate",
     "UseCase",
+    "batch_latency_bound",
     "capacity_suggestions",
+    "check_measurements",
     "check_parallelism",
     "device_hour_cost",
     "disaggregated_serving",
     "economics",
     "evaluate",
     "evaluate_grid",
+    "fewest_experts_model",
     "footprint_bytes",
+    "ideal_platform",
     "kv_cache_bytes_per_device",
     "list_models",
+    "load_measurements",
     "load_model",
     "load_precision",
     "load_use_cases",
@@ -74,6 +96,7 @@ __all__ = [
     "model_from_spec",
     "models_dir",
     "parameter_count",
+    "parse_measurements",
     "precision_from_dict",
     "precision_to_dict",
     "predict",
@@ -84,4 +107,5 @@ __all__ = [
     "weight_bytes_per_device",
     "with_gqa",
     "with_mla",
+    "write_measurements",
 ]

@@ -42,8 +42,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from roofline.errors import InputError
-from roofline.userfiles import read_user_text
+from roofline import InputError, read_user_text
 
 #: Largest measurement file read, bytes (about 100,000 rows).
 MAX_FILE_BYTES = 20_000_000

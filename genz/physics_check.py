@@ -35,7 +35,7 @@ from roofline import Efficiency, InputError, Platform, derive_platform, load_pla
 from .graph import Array
 from .measurements import Measurement
 from .model import ModelConfig, load_model
-from .predict import evaluate_grid
+from .predictor import evaluate_grid
 
 
 def ideal_platform(platform: Platform) -> Platform:
@@ -86,7 +86,7 @@ def batch_latency_bound(
 ) -> dict[str, Array]:
     """Lower bound of the batch latency (prefill plus every decode step), seconds.
 
-    Broadcasts over its array arguments like `genz.predict.evaluate_grid`; returns
+    Broadcasts over its array arguments like `genz.evaluate_grid`; returns
     ``bound_s`` and ``fits`` (footprint within one device's main memory).
     """
     grid = evaluate_grid(

@@ -2,13 +2,14 @@
 and the published columns mean what its docstring says."""
 
 import csv
+import functools
 import runpy
 from pathlib import Path
 
 import pytest
 
-from genz.measurements import load_measurements
-from roofline.paths import data_dir
+from genz import load_measurements
+from roofline import data_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 FOLDER = data_dir() / "validation" / "llm_inference_bench"
@@ -35,9 +36,15 @@ def test_license_travels_with_the_data():
     assert "UChicago Argonne" in (FOLDER / "LICENSE").read_text()
 
 
-def _published(name: str, line: int) -> dict[str, str]:
+@functools.cache
+def _table(name: str) -> tuple[dict[str, str], ...]:
     with open(FOLDER / name, newline="") as handle:
-        return list(csv.DictReader(handle))[line - 2]
+        return tuple(csv.DictReader(handle))
+
+
+def _published(name: str, line: int) -> dict[str, str]:
+    """The published row on ``line`` of ``name`` (the header is line 1)."""
+    return _table(name)[line - 2]
 
 
 def test_llama_cpp_batch_size_is_the_prompt_chunk_of_one_sequence(normalized):

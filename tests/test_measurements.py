@@ -3,13 +3,8 @@
 import pytest
 
 import genz.measurements as measurements
-from genz.measurements import (
-    COLUMNS,
-    Measurement,
-    load_measurements,
-    parse_measurements,
-    write_measurements,
-)
+from genz import Measurement, load_measurements, parse_measurements, write_measurements
+from genz.measurements import COLUMNS
 from roofline import InputError
 
 HEADER = "model,hw,runtime,batch,input_tokens,output_tokens,tp,batch_latency_s\n"

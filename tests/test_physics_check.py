@@ -2,13 +2,13 @@
 
 import pytest
 
-from genz.measurements import Measurement
-from genz.model import load_model
-from genz.physics_check import (
+from genz import (
+    Measurement,
     batch_latency_bound,
     check_measurements,
     fewest_experts_model,
     ideal_platform,
+    load_model,
 )
 from roofline import load_platform
 
