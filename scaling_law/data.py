@@ -20,7 +20,17 @@ column             required  meaning
 ``gated_ffn``,     no        0 or 1
 ``tie_embeddings``
 ``weight_bits``    no        weight precision of the run, bits (N -> N_eff)
+``step``,          no        run bookkeeping, kept but not fitted: optimizer
+``seconds_per_``             step, measured seconds per step, nodes used
+``step``,
+``num_nodes``
 =================  ========  ===================================================
+
+``width`` and ``depth`` (the Gemstones names) are accepted for ``hidden`` and
+``layers``. A file ``constants.json`` next to a CSV, ``{"source": ..., "columns":
+{"vocab": 50304, ...}}``, supplies columns that hold one value for every run of
+that folder (the Gemstones tables: vocabulary 50,304, untied embeddings); a
+column present in the CSV wins.
 
 Every value must be a finite number > 0 (flags 0/1); a bad value is reported
 with its line number. Files larger than `MAX_FILE_BYTES` are refused; nothing
@@ -40,7 +50,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from roofline import InputError, data_dir
+from roofline import InputError, data_dir, load_user_document
 
 from .architecture import Architecture
 from .precision import DEFAULT_REFERENCE_BITS, KUMAR_GAMMA_W, effective_parameters
@@ -58,7 +68,20 @@ ARCHITECTURE_COLUMNS = (
     "top_k",
 )
 FLAG_COLUMNS = ("gated_ffn", "tie_embeddings")
-COLUMNS = ("loss", "tokens", "flop", "params", *ARCHITECTURE_COLUMNS, *FLAG_COLUMNS, "weight_bits")
+RUN_COLUMNS = ("step", "seconds_per_step", "num_nodes")
+COLUMNS = (
+    "loss",
+    "tokens",
+    "flop",
+    "params",
+    *ARCHITECTURE_COLUMNS,
+    *FLAG_COLUMNS,
+    "weight_bits",
+    *RUN_COLUMNS,
+)
+COLUMN_ALIASES = {"width": "hidden", "depth": "layers"}
+CONSTANTS_FILE = "constants.json"
+MAX_CONSTANTS_BYTES = 100_000
 
 Array = NDArray[np.float64]
 
@@ -68,9 +91,17 @@ def scaling_dir() -> Path:
     return data_dir() / "scaling"
 
 
+def _shipped_tables() -> dict[str, Path]:
+    """Shipped tables by name: ``data/scaling/*.csv`` and one level of sub-folders
+    (``gemstones/gemstones_cooldown_end.csv`` is ``'gemstones_cooldown_end'``)."""
+    root = scaling_dir()
+    paths = [*root.glob("*.csv"), *root.glob("*/*.csv")]
+    return {path.stem: path for path in sorted(paths)}
+
+
 def list_datasets() -> list[str]:
-    """Names of the shipped tables (``chinchilla``...), sorted."""
-    return sorted(path.stem for path in scaling_dir().glob("*.csv"))
+    """Names of the shipped tables (``chinchilla``, ``gemstones_cooldown_end``...), sorted."""
+    return sorted(_shipped_tables())
 
 
 def dataset_path(name_or_path: str | Path) -> Path:
@@ -78,8 +109,8 @@ def dataset_path(name_or_path: str | Path) -> Path:
     path = Path(name_or_path)
     if path.suffix.lower() == ".csv":
         return path
-    shipped = scaling_dir() / f"{name_or_path}.csv"
-    if not shipped.is_file():
+    shipped = _shipped_tables().get(str(name_or_path))
+    if shipped is None:
         accepted = ", ".join(list_datasets()) or "(none shipped)"
         raise InputError(
             f"unknown scaling dataset {str(name_or_path)!r}; accepted: {accepted} or a .csv path"
@@ -111,7 +142,8 @@ class ScalingData:
     ) -> ScalingData:
         """Build from in-memory arrays (same column names and rules as the CSV)."""
         arrays = {}
-        for name, values in columns.items():
+        for given, values in columns.items():
+            name = COLUMN_ALIASES.get(given, given)
             try:
                 arrays[name] = np.atleast_1d(np.asarray(values, dtype=float))
             except (TypeError, ValueError):
@@ -161,6 +193,15 @@ class ScalingData:
         arch = self.architecture()
         if "params" in self.columns:
             params = self.columns["params"]
+            if not include_embeddings:
+                if arch is None or "vocab" not in self.columns:
+                    raise InputError(
+                        f"{self.origin}: non-embedding parameter counts need layers, hidden and "
+                        "vocab columns (or a constants.json giving vocab)"
+                    )
+                params = params - arch.counts().embedding
+                if np.any(params <= 0):
+                    raise InputError(f"{self.origin}: params minus embeddings must be > 0")
         else:
             params = arch.counts().select(include_embeddings, moe_parameters)  # type: ignore[union-attr]
         tokens = (
@@ -175,9 +216,30 @@ class ScalingData:
         features = {"params": params, "tokens": tokens}
         if arch is not None:
             features.update(
-                aspect_ratio=arch.aspect_ratio, ffn_ratio=arch.ffn_ratio, gqa_ratio=arch.gqa_ratio
+                width=np.asarray(arch.hidden, dtype=float),
+                depth=np.asarray(arch.layers, dtype=float),
+                aspect_ratio=arch.aspect_ratio,
+                ffn_ratio=arch.ffn_ratio,
+                gqa_ratio=arch.gqa_ratio,
             )
         return features
+
+    def run_groups(self) -> tuple[NDArray[np.int64], list[str]]:
+        """Which training run (architecture) each row belongs to, and the runs' labels.
+
+        A run is one architecture: rows sharing every architecture column (``'512x12'``
+        = width x depth when those are the only ones that vary), or sharing ``params``
+        when the table has no architecture columns. Returns ``(index per row, labels)``.
+        """
+        names = [name for name in ARCHITECTURE_COLUMNS if name in self.columns]
+        if "hidden" in names and "layers" in names:
+            names = ["hidden", "layers"] + [n for n in names if n not in ("hidden", "layers")]
+        else:
+            names = ["params"]
+        keys = np.stack([self.columns[name] for name in names], axis=1)
+        unique, index = np.unique(keys, axis=0, return_inverse=True)
+        labels = ["x".join(f"{value:g}" for value in row) for row in unique]
+        return index.reshape(-1).astype(np.int64), labels
 
 
 def load_scaling_csv(path: str | Path) -> ScalingData:
@@ -203,7 +265,7 @@ def load_scaling_csv(path: str | Path) -> ScalingData:
         header = next(reader, None)
         if header is None or not any(cell.strip() for cell in header):
             raise InputError(f"{path}: empty file; expected a header row naming the columns")
-        names = [cell.strip() for cell in header]
+        names = [COLUMN_ALIASES.get(cell.strip(), cell.strip()) for cell in header]
         _check_header(names, path)
         values: list[list[float]] = []
         lines: list[int] = []
@@ -227,7 +289,33 @@ def load_scaling_csv(path: str | Path) -> ScalingData:
         raise InputError(f"{path}: no data rows after the header")
     table = np.array(values, dtype=float)
     columns = {name: table[:, index] for index, name in enumerate(names)}
+    for name, value in _folder_constants(path).items():
+        columns.setdefault(name, np.full(len(table), value))
     return ScalingData(columns, str(path), hashlib.sha256(raw).hexdigest(), np.array(lines), "line")
+
+
+def _folder_constants(path: Path) -> dict[str, float]:
+    """Constant columns from ``constants.json`` beside ``path`` (empty when absent)."""
+    sidecar = path.parent / CONSTANTS_FILE
+    if not sidecar.is_file():
+        return {}
+    document = load_user_document(
+        sidecar, kind="constants file", max_bytes=MAX_CONSTANTS_BYTES, fmt="json"
+    )
+    if not isinstance(document, dict) or set(document) - {"source", "columns"}:
+        raise InputError(f"{sidecar}: expected an object with keys 'source' and 'columns'")
+    columns = document.get("columns", {})
+    if not isinstance(columns, dict):
+        raise InputError(f"{sidecar}: 'columns' must map column names to numbers")
+    constants = {}
+    for given, value in columns.items():
+        name = COLUMN_ALIASES.get(given, given)
+        if name not in COLUMNS:
+            raise InputError(f"{sidecar}: unknown column {given!r}; accepted: {', '.join(COLUMNS)}")
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise InputError(f"{sidecar}: column {given!r} must be a number, got {value!r}")
+        constants[name] = float(value)
+    return constants
 
 
 def _check_header(names: list[str], origin: Path) -> None:
