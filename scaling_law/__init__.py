@@ -41,6 +41,7 @@ from .law import (
 )
 from .law_io import check_output_path, law_from_dict, law_to_dict, load_law, save_law
 from .objective import SUPPORTED_METHODS
+from .power_sum import GEMSTONES_WDPT, GEMSTONES_WDT, power_sum_form
 from .precision import (
     DEFAULT_REFERENCE_BITS,
     KUMAR_GAMMA_W,
@@ -54,6 +55,8 @@ __all__ = [
     "COLUMNS",
     "DEFAULT_REFERENCE_BITS",
     "FEATURE_NAMES",
+    "GEMSTONES_WDPT",
+    "GEMSTONES_WDT",
     "KUMAR_GAMMA_W",
     "MAX_FILE_BYTES",
     "SUPPORTED_METHODS",
@@ -81,6 +84,7 @@ __all__ = [
     "load_scaling_csv",
     "precision_loss_penalty",
     "predict_loss",
+    "power_sum_form",
     "predict_loss_interval",
     "register_form",
     "save_law",

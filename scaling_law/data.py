@@ -231,9 +231,14 @@ class ScalingData:
         = width x depth when those are the only ones that vary), or sharing ``params``
         when the table has no architecture columns. Returns ``(index per row, labels)``.
         """
-        names = [name for name in ARCHITECTURE_COLUMNS if name in self.columns]
-        if "hidden" in names and "layers" in names:
-            names = ["hidden", "layers"] + [n for n in names if n not in ("hidden", "layers")]
+        varying = [
+            name
+            for name in ARCHITECTURE_COLUMNS
+            if name in self.columns and name not in ("hidden", "layers")
+            and np.unique(self.columns[name]).size > 1
+        ]
+        if "hidden" in self.columns and "layers" in self.columns:
+            names = ["hidden", "layers", *varying]
         else:
             names = ["params"]
         keys = np.stack([self.columns[name] for name in names], axis=1)

@@ -1,4 +1,5 @@
-"""Fit diagnostics: residual summary and held-out (k-fold / leave-one-out) error."""
+"""Fit diagnostics: residual summary and held-out error (k-fold, leave-one-out, and
+leave-one-architecture-out: every row of one run held out together, reported per run)."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ class ResidualReport:
     mae_loss: float
     r_squared_loss: float
     worst: tuple[tuple[int, float, float], ...]
+    mape_loss: float = float("nan")
 
     def to_dict(self) -> dict[str, object]:
         """Plain values for JSON."""
@@ -40,11 +42,25 @@ class ResidualReport:
 
 
 @dataclass(frozen=True)
+class GroupError:
+    """Held-out error of one run (architecture): ``mape`` in percent of loss,
+    ``bias`` the mean of ``predicted - observed``, nats per token (NaN if its fold failed)."""
+
+    label: str
+    points: int
+    mape: float
+    bias: float
+
+
+@dataclass(frozen=True)
 class CrossValidationReport:
     """Held-out error: every point predicted by a law fitted without it.
 
-    ``kind`` is ``'k-fold'`` or ``'leave-one-out'``; ``failed_folds`` counts folds
-    whose refit did not converge (their points are left out of the errors).
+    ``kind`` is ``'k-fold'``, ``'leave-one-out'`` or ``'leave-one-architecture-out'``;
+    ``failed_folds`` counts folds whose refit did not converge (their points are
+    left out of the errors). ``mape_loss`` is the mean absolute percentage error of
+    loss; ``per_group`` holds one `GroupError` per held-out run for
+    leave-one-architecture-out (empty otherwise).
     """
 
     kind: str
@@ -55,6 +71,8 @@ class CrossValidationReport:
     rmse_loss: float
     mae_loss: float
     failed_folds: int
+    mape_loss: float = float("nan")
+    per_group: tuple[GroupError, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
         """Plain values for JSON."""
@@ -80,15 +98,24 @@ def residual_report(
         worst=tuple(
             (int(rows[i]), float(observed_loss[i]), float(predicted_loss[i])) for i in order
         ),
+        mape_loss=_mape(observed_loss, predicted_loss),
     )
 
 
 def fold_indices(
-    points: int, folds: int | str, rng: np.random.Generator
+    points: int,
+    folds: int | str,
+    rng: np.random.Generator,
+    groups: NDArray[np.int64] | None = None,
 ) -> list[NDArray[np.int64]]:
-    """Held-out index sets: ``'loo'`` gives one per point, an int k gives k shuffled folds."""
+    """Held-out index sets: ``'loo'`` gives one per point, an int k gives k shuffled
+    folds, ``'architecture'`` one per distinct value of ``groups`` (all its rows)."""
     if folds == "loo":
         return [np.array([index]) for index in range(points)]
+    if folds == "architecture":
+        if groups is None:
+            raise ValueError("architecture folds need the run index of every row")
+        return [np.flatnonzero(groups == group) for group in np.unique(groups)]
     return [np.sort(part) for part in np.array_split(rng.permutation(points), int(folds))]
 
 
@@ -97,8 +124,10 @@ def cross_validate(
     folds: list[NDArray[np.int64]],
     refit_predict: Callable[[NDArray[np.int64], NDArray[np.int64]], Array | None],
     kind: str,
+    fold_labels: list[str] | None = None,
 ) -> CrossValidationReport:
-    """Run ``refit_predict(train_rows, test_rows) -> predicted loss`` for every fold."""
+    """Run ``refit_predict(train_rows, test_rows) -> predicted loss`` for every fold;
+    with ``fold_labels`` (one per fold) the error of each fold is reported too."""
     predicted = np.full(len(observed_loss), np.nan)
     everything = np.arange(len(observed_loss))
     failed = 0
@@ -115,6 +144,17 @@ def cross_validate(
         return CrossValidationReport(kind, len(folds), 0, nan, nan, nan, nan, failed)
     log_residual = np.log(observed_loss[done]) - np.log(predicted[done])
     residual = observed_loss[done] - predicted[done]
+    per_group = ()
+    if fold_labels is not None:
+        per_group = tuple(
+            GroupError(
+                label,
+                len(test),
+                _mape(observed_loss[test], predicted[test]),
+                float(np.mean(predicted[test] - observed_loss[test])),
+            )
+            for label, test in zip(fold_labels, folds, strict=True)
+        )
     return CrossValidationReport(
         kind=kind,
         folds=len(folds),
@@ -124,7 +164,16 @@ def cross_validate(
         rmse_loss=_rms(residual),
         mae_loss=float(np.mean(np.abs(residual))),
         failed_folds=failed,
+        mape_loss=_mape(observed_loss[done], predicted[done]),
+        per_group=per_group,
     )
+
+
+def _mape(observed: Array, predicted: Array) -> float:
+    """Mean absolute percentage error, percent (NaN for no points)."""
+    if len(observed) == 0 or not np.all(np.isfinite(predicted)):
+        return float("nan")
+    return float(np.mean(np.abs(predicted - observed) / observed) * 100)
 
 
 def _rms(values: Array) -> float:

@@ -10,10 +10,14 @@ Approach 3, as replicated by Besiroglu et al. 2024):
 2. Evaluate the objective on the form's start grid (Epoch's 4,500 points for the
    Chinchilla forms); run the local solver from the ``n_starts`` best grid points
    (``None``: from every point); keep the lowest minimum.
-3. Bootstrap: refit on ``bootstrap`` resamples (rows drawn with replacement),
-   each started from the distinct local minima of step 2; percentile intervals
-   and standard deviations of the reported parameters.
-4. Held-out error from k-fold (or leave-one-out) refits; residual summary.
+3. Bootstrap: refit on ``bootstrap`` resamples (rows drawn with replacement, or
+   whole runs with ``bootstrap_unit='architecture'``), each started from the
+   distinct local minima of step 2; percentile intervals and standard deviations
+   of the reported parameters.
+4. Held-out error from k-fold, leave-one-out or leave-one-architecture-out
+   (``cross_validation='architecture'``: every checkpoint of one width x depth
+   held out together) refits; residual summary. The law records its domain
+   (ranges of the fitted rows, `scaling_law.domain`).
 
 Everything is deterministic given ``seed``. A tqdm progress bar (stderr) counts
 solver runs; ``progress=False`` hides it. BLAS is held to one thread while the
@@ -36,6 +40,7 @@ from tqdm import tqdm
 from roofline import InputError, require_fraction, require_positive
 
 from .data import ScalingData
+from .domain import domain_of
 from .diagnostics import (
     CrossValidationReport,
     ResidualReport,
@@ -132,6 +137,7 @@ def fit_law(
     bootstrap: int = 100,
     confidence: float = 0.95,
     cross_validation: int | str | None = 5,
+    bootstrap_unit: str = "row",
     drop_highest_loss: int = 0,
     include_embeddings: bool = True,
     moe_parameters: str = "active",
@@ -162,7 +168,10 @@ def fit_law(
     confidence
         Coverage of the percentile intervals, in (0, 1).
     cross_validation
-        Folds k >= 2, ``'loo'`` (leave-one-out), or None/0 to skip.
+        Folds k >= 2, ``'loo'`` (leave-one-out), ``'architecture'`` (one fold per run:
+        all rows of one architecture, see `ScalingData.run_groups`), or None/0 to skip.
+    bootstrap_unit
+        ``'row'`` (resample rows) or ``'architecture'`` (resample whole runs).
     drop_highest_loss
         Leave out the runs whose loss is at least the k-th highest (Besiroglu et
         al. drop 5 from the Chinchilla set: the runs with fewer than 0.41 tokens
@@ -187,6 +196,10 @@ def fit_law(
         raise InputError("confidence must be in (0, 1), got 1")
     if moe_parameters not in ("active", "total"):
         raise InputError(f"moe_parameters must be 'active' or 'total', got {moe_parameters!r}")
+    if bootstrap_unit not in ("row", "architecture"):
+        raise InputError(
+            f"bootstrap_unit must be 'row' or 'architecture', got {bootstrap_unit!r}"
+        )
     seed = _count("seed", seed, minimum=0)
     bootstrap = _count("bootstrap", bootstrap, minimum=0)
     drop_highest_loss = _count("drop_highest_loss", drop_highest_loss, minimum=0)
@@ -204,6 +217,8 @@ def fit_law(
     keep = _kept_rows(data.loss, drop_highest_loss)
     features = {name: values[keep] for name, values in features.items()}
     loss, rows = data.loss[keep], data.row_numbers[keep]
+    all_groups, group_labels = data.run_groups()
+    groups = all_groups[keep]
 
     fixed = dict(law_form.fixed_parameters(features))
     free = np.array([i for i in range(law_form.size) if i not in fixed], dtype=np.int64)
@@ -219,7 +234,9 @@ def fit_law(
     chosen = starts[order if n_starts is None else order[:n_starts]]
     fold_sets = None
     if folds_option is not None:
-        fold_sets = fold_indices(len(loss), folds_option, np.random.default_rng([seed, 1]))
+        fold_sets = fold_indices(
+            len(loss), folds_option, np.random.default_rng([seed, 1]), groups
+        )
     total_runs = len(chosen) + (bootstrap + len(fold_sets or [])) * MAX_RESTART_MINIMA
     with (
         threadpool_limits(limits=1, user_api="blas"),
@@ -236,11 +253,18 @@ def fit_law(
             raise InputError(f"fit failed: no start gave a finite objective on {data.origin}")
         best, best_converged = min(finite, key=lambda pair: pair[0].fun)
         refitter = Refitter(objective, distinct_minima(finite, best), method, maxiter, bar)
-        samples, failures = refitter.bootstrap(bootstrap, np.random.default_rng([seed, 0]))
+        samples, failures = refitter.bootstrap(
+            bootstrap,
+            np.random.default_rng([seed, 0]),
+            groups if bootstrap_unit == "architecture" else None,
+        )
         report = None
         if fold_sets is not None:
-            kind = "leave-one-out" if folds_option == "loo" else "k-fold"
-            report = cross_validate(loss, fold_sets, refitter.predict_held_out, kind)
+            kind = _CV_KINDS.get(str(folds_option), "k-fold")
+            labels = None
+            if folds_option == "architecture":
+                labels = [group_labels[int(groups[fold[0]])] for fold in fold_sets]
+            report = cross_validate(loss, fold_sets, refitter.predict_held_out, kind, labels)
 
     theta = objective.full(best.x)
     status, message = _status(law_form, best, best_converged, theta, method)
@@ -255,6 +279,7 @@ def fit_law(
         fixed,
         confidence,
         conventions,
+        domain=domain_of(features),
         metadata={
             "data": {
                 "origin": data.origin,
@@ -276,6 +301,7 @@ def fit_law(
                 "nfev": nfev,
                 "seed": seed,
                 "bootstrap_requested": bootstrap,
+                "bootstrap_unit": bootstrap_unit,
                 "bootstrap_replicates": len(samples),
                 "bootstrap_failures": failures,
             },
@@ -308,14 +334,18 @@ def _count(field: str, value: int, minimum: int) -> int:
     return int(value)
 
 
+_CV_KINDS = {"loo": "leave-one-out", "architecture": "leave-one-architecture-out"}
+
+
 def _folds(option: int | str | None) -> int | str | None:
     if option is None or option == 0:
         return None
-    if option == "loo":
-        return "loo"
+    if option in _CV_KINDS:
+        return str(option)
     if isinstance(option, bool) or not isinstance(option, int | np.integer) or option < 2:
         raise InputError(
-            f"cross_validation must be an integer >= 2, 'loo' or 0/None, got {option!r}"
+            "cross_validation must be an integer >= 2, 'loo', 'architecture' or 0/None, "
+            f"got {option!r}"
         )
     return int(option)
 
@@ -360,6 +390,7 @@ def _build_law(
     fixed: dict[int, float],
     confidence: float,
     conventions: tuple[bool, str, float, float],
+    domain: dict[str, tuple[float, float]],
     metadata: dict[str, Any],
 ) -> ScalingLaw:
     include_embeddings, moe_parameters, gamma_w, reference_bits = conventions
@@ -389,4 +420,5 @@ def _build_law(
         gamma_w=float(gamma_w),
         reference_bits=float(reference_bits),
         metadata=metadata,
+        domain=domain,
     )

@@ -18,6 +18,9 @@ Shipped forms
     optimum shape (at ``u* = -c_a1 / (2 c_a2)``); ``w >= 0`` so GQA enters linearly.
     A coefficient whose feature does not vary in the data is held at 0 and
     reported as not identifiable (the Chinchilla set has no shape variation).
+
+The Gemstones power-sum forms (``gemstones-wdt``, ``gemstones-wdpt``) live in
+`scaling_law.power_sum` and register themselves in the same registry.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ Transform = Callable[[Array], Array]
 
 ASPECT_REFERENCE = 128.0
 FFN_RATIO_REFERENCE = 4.0
-FEATURE_NAMES = ("params", "tokens", "aspect_ratio", "ffn_ratio", "gqa_ratio")
+FEATURE_NAMES = ("params", "tokens", "width", "depth", "aspect_ratio", "ffn_ratio", "gqa_ratio")
 
 
 def _identity(theta: Array) -> Array:

@@ -19,6 +19,7 @@ from numpy.typing import ArrayLike, NDArray
 from roofline import InputError
 
 from .architecture import Architecture
+from .domain import check_domain, domain_flags
 from .forms import LawForm, get_form
 from .precision import DEFAULT_REFERENCE_BITS, KUMAR_GAMMA_W, effective_parameters
 
@@ -51,6 +52,9 @@ class ScalingLaw:
         the weight precision of the fitted runs, bits.
     metadata
         JSON-ready provenance: data hash, fit method, diagnostics.
+    domain
+        ``{quantity: (low, high)}`` ranges of the fitted data (see `scaling_law.domain`);
+        predictions outside them are flagged ``extrapolated``. Empty: unknown.
     """
 
     form: str
@@ -65,8 +69,10 @@ class ScalingLaw:
     gamma_w: float = KUMAR_GAMMA_W
     reference_bits: float = DEFAULT_REFERENCE_BITS
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    domain: Mapping[str, tuple[float, float]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "domain", check_domain(self.domain))
         form = get_form(self.form)
         names = set(form.public_names)
         if set(self.params) != names:
@@ -113,13 +119,17 @@ class LossPrediction:
     """Predicted loss (nats per token) with its interval at ``confidence``.
 
     ``lower``/``upper`` are None when the law carries no bootstrap samples.
-    Perplexity is ``exp(loss)``.
+    Perplexity is ``exp(loss)``. ``extrapolated`` marks points outside the law's
+    domain (all False when the law records none); ``outside`` names the quantities
+    (width, depth, params, tokens, tokens_per_parameter) out of range at any point.
     """
 
     loss: Array
     lower: Array | None
     upper: Array | None
     confidence: float
+    extrapolated: NDArray[np.bool_] | None = None
+    outside: tuple[str, ...] = ()
 
     @property
     def perplexity(self) -> Array:
@@ -137,6 +147,8 @@ class LossPrediction:
             "perplexity_lower": _plain(None if self.lower is None else np.exp(self.lower)),
             "perplexity_upper": _plain(None if self.upper is None else np.exp(self.upper)),
             "confidence": self.confidence,
+            "extrapolated": _plain(self.extrapolated),
+            "outside_domain": list(self.outside),
         }
 
 
@@ -175,6 +187,8 @@ def law_inputs(
                 f"form {form.name!r} needs an architecture for its shape terms, not only params"
             )
         features.update(
+            width=np.asarray(architecture.hidden, dtype=float),
+            depth=np.asarray(architecture.layers, dtype=float),
             aspect_ratio=architecture.aspect_ratio,
             ffn_ratio=architecture.ffn_ratio,
             gqa_ratio=architecture.gqa_ratio,
@@ -185,6 +199,37 @@ def law_inputs(
         raise InputError("tokens, weight_bits and architecture arrays do not broadcast") from None
     shape = arrays[0].shape
     return {name: array.ravel() for name, array in zip(features, arrays, strict=True)}, shape
+
+
+def extrapolation(
+    law: ScalingLaw,
+    architecture: Architecture | None,
+    tokens: ArrayLike,
+    *,
+    params: ArrayLike | None = None,
+    moe_parameters: str | None = None,
+) -> tuple[NDArray[np.bool_], tuple[str, ...]]:
+    """Which points lie outside ``law.domain``, and the quantities out of range.
+
+    Same inputs as `predict_loss`; N is counted under the law's conventions (at the
+    precision of the fitted runs). Returns ``(flags shaped like the inputs, names)``.
+    """
+    tokens_array = _positive("tokens", tokens)
+    if params is not None:
+        count = _positive("params", params)
+    elif architecture is not None:
+        count = architecture.counts().select(
+            law.include_embeddings, moe_parameters or law.moe_parameters
+        )
+    else:
+        raise InputError("give an architecture or params (parameter count N)")
+    quantities: dict[str, Array] = {"params": count, "tokens": tokens_array}
+    quantities["tokens_per_parameter"] = tokens_array / count
+    if architecture is not None:
+        quantities["width"] = np.asarray(architecture.hidden, dtype=float)
+        quantities["depth"] = np.asarray(architecture.layers, dtype=float)
+    flags, outside = domain_flags(law.domain, quantities)
+    return flags, tuple(name for name, mask in outside.items() if np.any(mask))
 
 
 def predict_loss(
@@ -249,8 +294,12 @@ def predict_loss_interval(
     )
     form = law.law_form
     loss = np.exp(form.log_loss(law.theta(), features)).reshape(shape)
+    flags, outside = extrapolation(
+        law, architecture, tokens, params=params, moe_parameters=moe_parameters
+    )
+    flags = np.broadcast_to(flags, shape).copy()
     if not law.bootstrap_params:
-        return LossPrediction(loss, None, None, law.confidence)
+        return LossPrediction(loss, None, None, law.confidence, flags, outside)
     thetas = form.from_public(np.array(law.bootstrap_params, dtype=float))
     if form.batched:
         samples = form.log_loss(thetas, features)
@@ -258,7 +307,9 @@ def predict_loss_interval(
         samples = np.stack([form.log_loss(theta, features) for theta in thetas])
     tail = (1 - law.confidence) / 2 * 100
     lower, upper = np.exp(np.percentile(samples, [tail, 100 - tail], axis=0))
-    return LossPrediction(loss, lower.reshape(shape), upper.reshape(shape), law.confidence)
+    return LossPrediction(
+        loss, lower.reshape(shape), upper.reshape(shape), law.confidence, flags, outside
+    )
 
 
 def precision_loss_penalty(

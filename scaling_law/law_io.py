@@ -36,6 +36,7 @@ _KEYS = {
     "gamma_w",
     "reference_bits",
     "metadata",
+    "domain",
 }
 
 
@@ -56,6 +57,7 @@ def law_to_dict(law: ScalingLaw) -> dict[str, Any]:
         "gamma_w": law.gamma_w,
         "reference_bits": law.reference_bits,
         "metadata": _json_ready(dict(law.metadata)),
+        "domain": {name: list(bounds) for name, bounds in law.domain.items()},
     }
 
 
@@ -99,6 +101,7 @@ def law_from_dict(document: Any, origin: str = "<dict>") -> ScalingLaw:
             gamma_w=float(document.get("gamma_w", ScalingLaw.gamma_w)),
             reference_bits=float(document.get("reference_bits", ScalingLaw.reference_bits)),
             metadata=document.get("metadata", {}),
+            domain=_domain(document.get("domain", {}), origin),
         )
     except (TypeError, ValueError) as error:
         raise InputError(f"{origin}: malformed law ({error})") from None
@@ -142,6 +145,14 @@ def load_law(path: str | Path) -> ScalingLaw:
     """Read a law written by `save_law` (JSON only, at most `MAX_LAW_BYTES`)."""
     document = load_user_document(path, kind="law file", max_bytes=MAX_LAW_BYTES, fmt="json")
     return law_from_dict(document, origin=str(path))
+
+
+def _domain(value: Any, origin: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise InputError(f"{origin}: domain must map quantities to [low, high]")
+    if not all(isinstance(v, list) and len(v) == 2 for v in value.values()):
+        raise InputError(f"{origin}: domain must map quantities to [low, high]")
+    return value
 
 
 def _mapping(value: Any, key: str, origin: str) -> dict[str, Any]:

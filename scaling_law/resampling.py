@@ -71,16 +71,30 @@ class Refitter:
         self.bar.update(MAX_RESTART_MINIMA - len(self.minima))
         return None if best is None else subset.full(best.x)
 
-    def bootstrap(self, replicates: int, rng: np.random.Generator) -> tuple[list[Array], int]:
+    def bootstrap(
+        self,
+        replicates: int,
+        rng: np.random.Generator,
+        groups: NDArray[np.int64] | None = None,
+    ) -> tuple[list[Array], int]:
         """Refits on ``replicates`` resamples drawn with replacement: (samples, failures).
 
-        A replicate fails when no start converges or the estimate leaves the
-        form's bounds (possible with the unbounded BFGS).
+        Rows are drawn one by one, or, given ``groups`` (the run of every row), whole
+        runs are drawn (as many as there are) and all their rows refitted: the
+        checkpoints of one run are not independent draws. A replicate fails when no
+        start converges or the estimate leaves the form's bounds (possible with the
+        unbounded BFGS).
         """
         points = len(self.objective.observed_log_loss)
+        members = None if groups is None else [np.flatnonzero(groups == g) for g in np.unique(groups)]
         samples, failures = [], 0
         for _ in range(replicates):
-            theta = self.refit(rng.integers(0, points, points))
+            if members is None:
+                rows = rng.integers(0, points, points)
+            else:
+                drawn = rng.integers(0, len(members), len(members))
+                rows = np.concatenate([members[index] for index in drawn])
+            theta = self.refit(rows)
             if theta is None or not within_bounds(self.objective.form, theta):
                 failures += 1
             else:
