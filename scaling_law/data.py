@@ -234,7 +234,8 @@ class ScalingData:
         varying = [
             name
             for name in ARCHITECTURE_COLUMNS
-            if name in self.columns and name not in ("hidden", "layers")
+            if name in self.columns
+            and name not in ("hidden", "layers")
             and np.unique(self.columns[name]).size > 1
         ]
         if "hidden" in self.columns and "layers" in self.columns:

@@ -34,8 +34,9 @@ _RELATIVE_TOLERANCE = 1e-9
 
 def domain_quantities(features: Mapping[str, Array]) -> dict[str, Array]:
     """The domain quantities available in law features (``params``, ``tokens``, ...)."""
-    quantities = {name: np.asarray(features[name], float) for name in ("width", "depth")
-                  if name in features}
+    quantities = {
+        name: np.asarray(features[name], float) for name in ("width", "depth") if name in features
+    }
     quantities["params"] = np.asarray(features["params"], float)
     quantities["tokens"] = np.asarray(features["tokens"], float)
     quantities["tokens_per_parameter"] = quantities["tokens"] / quantities["params"]
@@ -50,7 +51,9 @@ def domain_of(features: Mapping[str, Array]) -> dict[str, tuple[float, float]]:
     }
 
 
-def check_domain(domain: Mapping[str, object], origin: str = "law") -> dict[str, tuple[float, float]]:
+def check_domain(
+    domain: Mapping[str, object], origin: str = "law"
+) -> dict[str, tuple[float, float]]:
     """Validated copy of a domain mapping (known quantities, finite ``low <= high``)."""
     checked: dict[str, tuple[float, float]] = {}
     for name, bounds in domain.items():

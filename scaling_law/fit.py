@@ -40,7 +40,6 @@ from tqdm import tqdm
 from roofline import InputError, require_fraction, require_positive
 
 from .data import ScalingData
-from .domain import domain_of
 from .diagnostics import (
     CrossValidationReport,
     ResidualReport,
@@ -48,6 +47,7 @@ from .diagnostics import (
     fold_indices,
     residual_report,
 )
+from .domain import domain_of
 from .forms import LawForm, get_form
 from .law import ScalingLaw
 from .objective import SUPPORTED_METHODS, HuberObjective, local_minimum, within_bounds
@@ -197,9 +197,7 @@ def fit_law(
     if moe_parameters not in ("active", "total"):
         raise InputError(f"moe_parameters must be 'active' or 'total', got {moe_parameters!r}")
     if bootstrap_unit not in ("row", "architecture"):
-        raise InputError(
-            f"bootstrap_unit must be 'row' or 'architecture', got {bootstrap_unit!r}"
-        )
+        raise InputError(f"bootstrap_unit must be 'row' or 'architecture', got {bootstrap_unit!r}")
     seed = _count("seed", seed, minimum=0)
     bootstrap = _count("bootstrap", bootstrap, minimum=0)
     drop_highest_loss = _count("drop_highest_loss", drop_highest_loss, minimum=0)
@@ -234,9 +232,7 @@ def fit_law(
     chosen = starts[order if n_starts is None else order[:n_starts]]
     fold_sets = None
     if folds_option is not None:
-        fold_sets = fold_indices(
-            len(loss), folds_option, np.random.default_rng([seed, 1]), groups
-        )
+        fold_sets = fold_indices(len(loss), folds_option, np.random.default_rng([seed, 1]), groups)
     total_runs = len(chosen) + (bootstrap + len(fold_sets or [])) * MAX_RESTART_MINIMA
     with (
         threadpool_limits(limits=1, user_api="blas"),

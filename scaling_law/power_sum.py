@@ -36,9 +36,7 @@ _EXPONENT_BOUNDS = (0.0, 10.0)
 
 def power_sum_grid(features: int, exponents: Array, coefficients: Array, offsets: Array) -> Array:
     """Start grid ``(g, 2 K + 1)`` in fit-space order (coefficients, e, exponents)."""
-    rows = itertools.product(
-        *([coefficients] * features), offsets, *([exponents] * features)
-    )
+    rows = itertools.product(*([coefficients] * features), offsets, *([exponents] * features))
     return np.array(list(rows), dtype=float)
 
 
@@ -114,7 +112,9 @@ GEMSTONES_WDPT = register_form(
     power_sum_form(
         "gemstones-wdpt",
         ("width", "depth", "params", "tokens"),
-        power_sum_grid(4, np.arange(0.0, 2.0, 0.5), np.arange(0.0, 25.0, 5.0), np.arange(-1.0, 2.0)),
+        power_sum_grid(
+            4, np.arange(0.0, 2.0, 0.5), np.arange(0.0, 25.0, 5.0), np.arange(-1.0, 2.0)
+        ),
         "L = E + A_w w^-a_w + A_d d^-a_d + A_N N^-a_N + A_D D^-a_D (McLeish et al. 2025)",
     )
 )

@@ -86,7 +86,9 @@ class Refitter:
         unbounded BFGS).
         """
         points = len(self.objective.observed_log_loss)
-        members = None if groups is None else [np.flatnonzero(groups == g) for g in np.unique(groups)]
+        members = (
+            None if groups is None else [np.flatnonzero(groups == g) for g in np.unique(groups)]
+        )
         samples, failures = [], 0
         for _ in range(replicates):
             if members is None:
