@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
 
 from roofline import InputError
 from scaling_law import (
     KUMAR_GAMMA_W,
+    KUMAR_PTQ,
+    PTQ_FORM,
+    QUANTISED_TRAINING_FORM,
     SUPPORTED_METHODS,
     Architecture,
+    ScalingLaw,
     check_output_path,
     fit_law,
     list_forms,
@@ -16,6 +24,7 @@ from scaling_law import (
     load_scaling_csv,
     precision_loss_penalty,
     predict_loss_interval,
+    ptq_loss_penalty,
     save_law,
 )
 
@@ -34,7 +43,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     fit.add_argument(
         "--starts", type=int, default=24, help="solver runs from the best grid points (0: all)"
     )
-    fit.add_argument("--cv", default="5", help="held-out error: k folds, 'loo', or 0 to skip")
+    fit.add_argument(
+        "--cv",
+        default="5",
+        help="held-out error: k folds, 'loo', 'architecture' (leave one run out), or 0 to skip",
+    )
+    fit.add_argument(
+        "--bootstrap-unit",
+        choices=("row", "architecture"),
+        default="row",
+        help="resample rows, or whole runs (architecture) for the intervals",
+    )
     fit.add_argument("--huber-delta", type=float, default=1e-3, help="Huber threshold (log)")
     fit.add_argument("--confidence", type=float, default=0.95, help="interval coverage")
     fit.add_argument(
@@ -78,6 +97,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     loss.add_argument("--experts", type=int, default=1, help="MoE routed experts (default 1)")
     loss.add_argument("--top-k", type=int, default=1, help="experts per token (default 1)")
     loss.add_argument("--weight-bits", type=float, help="weight precision, bits (default: law's)")
+    loss.add_argument(
+        "--precision-model",
+        choices=("ptq", "quantised-training"),
+        default="ptq",
+        help="what --weight-bits means: weights quantised after training for serving (ptq, "
+        "default) or held at that precision during training (quantised-training)",
+    )
     loss.add_argument("--moe-count", choices=("active", "total"), help="default: the law's")
     loss.add_argument("--json", action="store_true", help="machine-readable output")
     loss.set_defaults(func=run_loss)
@@ -96,6 +122,7 @@ def run_fit(args: argparse.Namespace) -> None:
         bootstrap=args.bootstrap,
         confidence=args.confidence,
         cross_validation=_folds(args.cv),
+        bootstrap_unit=args.bootstrap_unit,
         drop_highest_loss=args.drop_highest_loss,
         include_embeddings=not args.exclude_embeddings,
         moe_parameters=args.moe_count,
@@ -116,7 +143,8 @@ def run_fit(args: argparse.Namespace) -> None:
             ("data", f"{data.origin} (sha256 {data.sha256[:16]}...)"),
             ("runs used", f"{result.points} ({result.excluded} excluded)"),
             ("objective", f"{result.objective:.6g} (sum of Huber / delta)"),
-            ("bootstrap", f"{result.bootstrap_replicates} replicates"),
+            ("bootstrap", f"{result.bootstrap_replicates} replicates by {args.bootstrap_unit}"),
+            ("domain", _format_domain(law.domain)),
         ]
     )
     rows = []
@@ -135,15 +163,32 @@ def run_fit(args: argparse.Namespace) -> None:
     print_table(rows)
     residuals, cv = result.residuals, result.cross_validation
     pairs = [
-        ("fit RMSE", f"{residuals.rmse_log_loss:.4g} log-loss, {residuals.rmse_loss:.4g} nats")
+        (
+            "fit RMSE",
+            f"{residuals.rmse_log_loss:.4g} log-loss, {residuals.rmse_loss:.4g} nats "
+            f"(in-sample MAPE {residuals.mape_loss:.3g}%)",
+        )
     ]
     if cv is not None:
         pairs.append(
             (
                 f"{cv.kind} RMSE",
-                f"{cv.rmse_log_loss:.4g} log-loss, {cv.rmse_loss:.4g} nats ({cv.folds} folds)",
+                f"{cv.rmse_log_loss:.4g} log-loss, {cv.rmse_loss:.4g} nats ({cv.folds} folds; "
+                f"held-out MAPE {cv.mape_loss:.3g}%)",
             )
         )
+        if cv.per_group:
+            print_table(
+                [
+                    {
+                        "held-out run": group.label,
+                        "points": group.points,
+                        "MAPE %": f"{group.mape:.3g}",
+                        "bias (nats)": f"{group.bias:+.4f}",
+                    }
+                    for group in cv.per_group
+                ]
+            )
     worst_row, observed, predicted = residuals.worst[0]
     pairs.append(
         (
@@ -178,8 +223,9 @@ def run_loss(args: argparse.Namespace) -> None:
     elif args.params is None:
         raise InputError("give --layers and --hidden, or --params")
     inputs = {"params": args.params, "moe_parameters": args.moe_count}
+    training = args.weight_bits is not None and args.precision_model == "quantised-training"
     prediction = predict_loss_interval(
-        law, architecture, args.tokens, weight_bits=args.weight_bits, **inputs
+        law, architecture, args.tokens, weight_bits=args.weight_bits if training else None, **inputs
     )
     payload = {"form": law.form, "tokens": args.tokens, **prediction.to_dict()}
     if architecture is not None:
@@ -188,10 +234,20 @@ def run_loss(args: argparse.Namespace) -> None:
     if args.params is not None:
         payload["params"] = args.params
     if args.weight_bits is not None:
-        penalty = precision_loss_penalty(law, architecture, args.tokens, args.weight_bits, **inputs)
+        if training:
+            penalty = float(
+                precision_loss_penalty(law, architecture, args.tokens, args.weight_bits, **inputs)
+            )
+        else:
+            penalty = float(
+                ptq_loss_penalty(law, architecture, args.tokens, args.weight_bits, **inputs)
+            )
+            _shift(payload, penalty)
+            payload["ptq_constants"] = KUMAR_PTQ.to_dict()
         payload["weight_bits"] = args.weight_bits
         payload["reference_bits"] = law.reference_bits
-        payload["precision_loss_penalty"] = float(penalty)
+        payload["precision_model"] = QUANTISED_TRAINING_FORM if training else PTQ_FORM
+        payload["precision_loss_penalty"] = penalty
     if args.json:
         print_json(payload)
         return
@@ -209,10 +265,17 @@ def run_loss(args: argparse.Namespace) -> None:
         pairs.append(("parameters", f"{args.params:.4g} (given)"))
     pairs.append(("tokens", f"{args.tokens:.4g}"))
     level = f"{law.confidence:.0%}"
+    source = (
+        ""
+        if args.weight_bits is None
+        else f" at {args.weight_bits:g}-bit weights, "
+        + ("quantised training" if training else "post-training quantisation")
+    )
     pairs.append(
         (
             "loss",
-            _with_interval(payload["loss"], payload["loss_lower"], payload["loss_upper"], level),
+            _with_interval(payload["loss"], payload["loss_lower"], payload["loss_upper"], level)
+            + source,
         )
     )
     pairs.append(
@@ -231,19 +294,48 @@ def run_loss(args: argparse.Namespace) -> None:
             (
                 "precision penalty",
                 f"+{payload['precision_loss_penalty']:.4g} nats at {args.weight_bits:g}-bit weights "
-                f"(vs {law.reference_bits:g}-bit)",
+                f"(vs {law.reference_bits:g}-bit) from {payload['precision_model']}",
             )
         )
+    pairs.append(("domain", _domain_verdict(law, prediction.outside)))
     print_key_values(pairs)
 
 
+def _shift(payload: dict[str, Any], penalty: float) -> None:
+    """Add a post-training degradation to the loss and its interval (perplexity too)."""
+    for key in ("loss", "loss_lower", "loss_upper"):
+        if payload[key] is not None:
+            payload[key] = payload[key] + penalty
+            name = key.replace("loss", "perplexity")
+            payload[name] = float(np.exp(payload[key]))
+
+
+def _domain_verdict(law: ScalingLaw, outside: tuple[str, ...]) -> str:
+    if not law.domain:
+        return "unknown (the law file records no domain)"
+    if not outside:
+        return "inside the law's data"
+    ranges = ", ".join(
+        f"{name} outside [{law.domain[name][0]:.4g}, {law.domain[name][1]:.4g}]" for name in outside
+    )
+    return f"EXTRAPOLATED: {ranges}"
+
+
+def _format_domain(domain: Mapping[str, tuple[float, float]]) -> str:
+    if not domain:
+        return "none recorded"
+    return ", ".join(f"{name} {low:.4g}-{high:.4g}" for name, (low, high) in domain.items())
+
+
 def _folds(text: str) -> int | str | None:
-    if text == "loo":
-        return "loo"
+    if text in ("loo", "architecture"):
+        return text
     try:
         return int(text)
     except ValueError:
-        raise InputError(f"--cv must be an integer k >= 2, 'loo' or 0, got {text!r}") from None
+        raise InputError(
+            f"--cv must be an integer k >= 2, 'loo', 'architecture' or 0, got {text!r}"
+        ) from None
 
 
 def _format_params(params: dict[str, float]) -> str:

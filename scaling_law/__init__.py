@@ -9,6 +9,15 @@ Typical use (the same functions the ``codesign fit`` / ``codesign loss`` command
     result = fit_law(load_scaling_csv("chinchilla"), "chinchilla", drop_highest_loss=5)
     print(result.params, result.intervals)
     prediction = predict_loss_interval(result.law, Architecture(layers=24, hidden=2048), 1e11)
+
+Shape-aware laws are fitted on the Gemstones width x depth runs
+(``load_scaling_csv("gemstones_cooldown_end")``; forms ``gemstones-wdt``,
+``gemstones-wdpt``, ``chinchilla-shape``) and selected by leave-one-architecture-out
+cross-validation (``cross_validation="architecture"``, ``bootstrap_unit="architecture"``).
+Every fitted law records its data domain; predictions outside it are flagged
+(`extrapolation`, ``LossPrediction.extrapolated``). Serving-time weight bits add the
+post-training quantisation term (`ptq_loss_penalty`); `training_flops` and
+`training_seconds` estimate training cost from a peak FLOP/s and an MFU.
 """
 
 from .architecture import Architecture, ParameterCounts, count_parameters

@@ -75,8 +75,10 @@ class CrossValidationReport:
     per_group: tuple[GroupError, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
-        """Plain values for JSON."""
-        return asdict(self)
+        """Plain values for JSON (``per_group`` as a list of objects)."""
+        payload = asdict(self)
+        payload["per_group"] = [asdict(group) for group in self.per_group]
+        return payload
 
 
 def residual_report(

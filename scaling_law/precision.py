@@ -10,9 +10,10 @@ its N, so predictions at ``P_w`` bits use the ratio
 ``N_eff = N * (1 - exp(-P_w / gamma_w)) / (1 - exp(-P_ref / gamma_w))``,
 
 which is 1 at the reference precision (so the fitted law is reproduced exactly)
-and about 0.78 at 4 bits. This is Kumar's quantised-training form; their extra
-post-training-quantisation term (which grows with tokens per parameter) is not
-modelled.
+and about 0.78 at 4 bits. This is Kumar's quantised-*training* form (weights held
+at ``P_w`` bits while training). Weights quantised *after* training for serving are
+modelled by the separate post-training degradation term, `scaling_law.ptq`, which
+``codesign loss`` uses by default for serving-time bits.
 """
 
 from __future__ import annotations
