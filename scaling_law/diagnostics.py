@@ -146,7 +146,7 @@ def cross_validate(
         return CrossValidationReport(kind, len(folds), 0, nan, nan, nan, nan, failed)
     log_residual = np.log(observed_loss[done]) - np.log(predicted[done])
     residual = observed_loss[done] - predicted[done]
-    per_group = ()
+    per_group: tuple[GroupError, ...] = ()
     if fold_labels is not None:
         per_group = tuple(
             GroupError(

@@ -338,7 +338,7 @@ def precision_loss_penalty(
     return low - full
 
 
-def _plain(value: Array | None) -> object:
+def _plain(value: NDArray[np.generic] | None) -> object:
     if value is None:
         return None
     return value.item() if value.ndim == 0 else value.tolist()

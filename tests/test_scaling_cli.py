@@ -134,3 +134,35 @@ def test_loss_needs_an_architecture_or_params(law_path, capsys):
     assert "give --layers and --hidden, or --params" in capsys.readouterr().err
     assert main(["loss", "--law", str(law_path), "--layers", "4", "--tokens", "1e10"]) == 2
     assert "give both --layers and --hidden" in capsys.readouterr().err
+
+
+def test_fit_leave_one_architecture_out_prints_every_run(tmp_path, capsys):
+    out = tmp_path / "shape.json"
+    argv = ["fit", "--data", "gemstones_cooldown_end", "--form", "chinchilla-shape"]
+    argv += ["--out", str(out), "--cv", "architecture", "--bootstrap", "2"]
+    argv += ["--bootstrap-unit", "architecture", "--starts", "2", "--no-progress"]
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert "leave-one-architecture-out RMSE" in text and "held-out MAPE" in text
+    assert "in-sample MAPE" in text and "768x3" in text and "3072x12" in text
+    assert "by architecture" in text and "depth 3-80" in text
+    document = json.loads(out.read_text())
+    assert document["domain"]["width"] == [256, 3072]
+    cv = document["metadata"]["cross_validation"]
+    assert cv["kind"] == "leave-one-architecture-out" and len(cv["per_group"]) == 17
+
+
+def test_loss_flags_extrapolation_in_text_and_json(capsys):
+    law = str(Path(__file__).resolve().parent.parent / "data" / "scaling" / "gemstones_law.json")
+    inside = ["loss", "--law", law, "--layers", "12", "--hidden", "1024", "--vocab", "50304"]
+    assert main([*inside, "--tokens", "2e10", "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["extrapolated"] is False and payload["outside_domain"] == []
+    assert main([*inside, "--tokens", "2e10"]) == 0
+    assert "inside the law's data" in capsys.readouterr().out
+    deep = ["loss", "--law", law, "--layers", "120", "--hidden", "1024", "--tokens", "2e10"]
+    assert main([*deep, "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["extrapolated"] is True and "depth" in payload["outside_domain"]
+    assert main(deep) == 0
+    assert "EXTRAPOLATED: depth outside [3, 80]" in capsys.readouterr().out
