@@ -1,6 +1,7 @@
 """Saved laws round-trip exactly; the writer and reader refuse what they should."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -95,3 +96,20 @@ def test_reader_refuses_non_json_non_finite_and_oversized_files(law, tmp_path, m
         load_law(path)
     with pytest.raises(InputError, match="law file not found"):
         load_law(tmp_path / "absent.json")
+
+
+SCALING = Path(__file__).resolve().parent.parent / "data" / "scaling"
+SHIPPED_LAWS = sorted([*SCALING.glob("*_law.json"), *(SCALING / "gemstones_forms").glob("*.json")])
+
+
+@pytest.mark.parametrize("path", SHIPPED_LAWS, ids=lambda path: path.name)
+def test_every_shipped_law_records_its_domain(path):
+    law = load_law(path)
+    assert {"params", "tokens", "tokens_per_parameter"} <= set(law.domain)
+    if "gemstones" in str(law.metadata["data"]["origin"]):
+        # The shape laws were selected leave-one-architecture-out and meet the issue's target.
+        cv = law.metadata["cross_validation"]
+        assert cv["kind"] == "leave-one-architecture-out" and len(cv["per_group"]) == 17
+        assert cv["mape_loss"] < 1.5
+        assert law.domain["width"] == (256.0, 3072.0) and law.domain["depth"] == (3.0, 80.0)
+        assert law.metadata["fit"]["bootstrap_unit"] == "architecture"
