@@ -55,9 +55,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the process exit code (0 ok, 2 bad input)."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
     try:
+        # Building the parser reads the presets folder (help texts list presets), so a
+        # wrong CODESIGN_DATA_DIR is an input error here too.
+        args = build_parser().parse_args(argv)
         args.func(args)
     except InputError as error:
         print(f"codesign: error: {error}", file=sys.stderr)

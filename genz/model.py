@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from roofline import InputError, data_dir, load_user_document
+from roofline import InputError, data_dir, load_user_document, names_a_path
 
 logger = logging.getLogger(__name__)
 
@@ -216,7 +216,7 @@ def list_models() -> list[str]:
 def load_model(name_or_path: str | Path) -> ModelConfig:
     """Load a preset by name (``'llama-3.1-8b'``) or a ``config.json`` by path."""
     path = Path(name_or_path)
-    if path.suffix != ".json":
+    if not names_a_path(name_or_path, (".json",)):
         path = models_dir() / f"{str(name_or_path).lower()}.json"
         if not path.is_file():
             names = ", ".join(list_models())

@@ -35,10 +35,19 @@ from .platform import (
     peak_for_bits,
 )
 from .presets import list_platforms, load_platform, platform_from_dict
-from .userfiles import load_user_document, parse_document, read_user_text
+from .userfiles import (
+    MAX_NESTING_DEPTH,
+    decode_user_bytes,
+    load_user_document,
+    load_user_upload,
+    names_a_path,
+    parse_document,
+    read_user_text,
+)
 
 __all__ = [
     "DTYPE_BITS",
+    "MAX_NESTING_DEPTH",
     "Bound",
     "CapacityFootprint",
     "CapacityVerdict",
@@ -60,12 +69,15 @@ __all__ = [
     "classify_bound",
     "cost",
     "data_dir",
+    "decode_user_bytes",
     "derive_platform",
     "dtype_bits",
     "link_parameters",
     "list_platforms",
     "load_platform",
     "load_user_document",
+    "load_user_upload",
+    "names_a_path",
     "parse_document",
     "peak_for_bits",
     "platform_from_dict",

@@ -14,7 +14,7 @@ from typing import Any
 from .errors import InputError
 from .paths import data_dir
 from .platform import Efficiency, Interconnect, MemoryLevel, Platform
-from .userfiles import load_user_document
+from .userfiles import load_user_document, names_a_path
 
 MAX_FILE_BYTES = 1_000_000
 TOP_KEYS = {
@@ -57,7 +57,7 @@ def list_platforms() -> list[str]:
 def load_platform(name_or_path: str | Path) -> Platform:
     """Load a preset by name (``'h100-sxm'``) or a YAML file by path."""
     path = Path(name_or_path)
-    if path.suffix not in (".yaml", ".yml"):
+    if not names_a_path(name_or_path, (".yaml", ".yml")):
         path = hardware_dir() / f"{name_or_path}.yaml"
         if not path.is_file():
             names = ", ".join(list_platforms())

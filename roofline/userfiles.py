@@ -1,13 +1,20 @@
-"""Reading files users hand us: existence, a size limit, UTF-8, then YAML or JSON as data.
+"""Reading files users hand us: a regular file, a size limit, UTF-8, then YAML or JSON as data.
 
 Every failure is one `InputError` line naming the file and what it should be.
 Parsing is ``yaml.safe_load`` or ``json.loads`` only (no eval, no pickle); JSON's
-``NaN``/``Infinity`` constants are refused.
+``NaN``/``Infinity`` constants are refused, and lists or mappings nested deeper than
+`MAX_NESTING_DEPTH` are refused before the recursive parsers see them (a 2 kB file
+of ``[[[[...]]]]`` would otherwise exhaust Python's recursion limit). Directories,
+FIFOs and devices are refused without being read (a FIFO would block forever).
+Uploads (bytes from the dashboard) go through the same checks as files on disk.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -15,29 +22,64 @@ import yaml
 
 from .errors import InputError
 
+#: Deepest nesting of lists/mappings accepted (configs, spaces and bits files use < 6).
+MAX_NESTING_DEPTH = 32
+#: A JSON string literal or one bracket (brackets inside strings do not nest).
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
 
 def read_user_text(path: str | Path, *, kind: str, max_bytes: int) -> tuple[Path, str]:
-    """Return ``(path, text)`` of a UTF-8 file of at most ``max_bytes`` bytes.
+    """Return ``(path, text)`` of a regular UTF-8 file of at most ``max_bytes`` bytes.
 
     ``kind`` names the file in messages (``'bits file'`` -> "bits file not found: x").
+    The file is opened non-blocking and checked with ``fstat`` before any read, so a
+    FIFO or device named by mistake is refused at once.
     """
     source = Path(path)
-    if not source.is_file():
-        raise InputError(f"{kind} not found: {source}")
-    if source.stat().st_size > max_bytes:
+    try:
+        descriptor = os.open(source, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        raise InputError(f"{kind} not found: {source}") from None
+    except IsADirectoryError:
+        raise InputError(f"{source}: a directory, not a regular file; not a {kind}") from None
+    except OSError as error:
+        raise InputError(f"{source}: cannot be read ({error.strerror}); not a {kind}") from None
+    mode = os.fstat(descriptor).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(descriptor)
+        what = "a directory" if stat.S_ISDIR(mode) else "a FIFO, socket or device"
+        raise InputError(f"{source}: {what}, not a regular file; not a {kind}")
+    with os.fdopen(descriptor, "rb") as handle:
+        raw = handle.read(max_bytes + 1)
+    return source, decode_user_bytes(raw, source, kind=kind, max_bytes=max_bytes)
+
+
+def decode_user_bytes(raw: bytes, source: str | Path, *, kind: str, max_bytes: int) -> str:
+    """The UTF-8 text of ``raw`` (a file's or an upload's bytes), at most ``max_bytes`` bytes."""
+    if len(raw) > max_bytes:
         raise InputError(f"{source}: larger than {max_bytes} bytes; not a {kind}")
     try:
-        return source, source.read_text(encoding="utf-8")
+        return raw.decode("utf-8")
     except UnicodeDecodeError:
         raise InputError(f"{source}: not UTF-8 text; not a {kind}") from None
 
 
 def parse_document(text: str, source: str | Path, *, fmt: str) -> Any:
-    """Parse ``text`` as ``fmt`` (``'yaml'`` or ``'json'``) into plain Python data."""
+    """Parse ``text`` as ``fmt`` (``'yaml'`` or ``'json'``) into plain Python data.
+
+    Raises `InputError` for invalid syntax, non-finite JSON constants and nesting
+    deeper than `MAX_NESTING_DEPTH` lists/mappings.
+    """
     try:
         if fmt == "json":
+            _check_json_depth(text)
             return json.loads(text, parse_constant=_reject_constant)
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_DepthLimitedLoader)  # a SafeLoader: data only
+    except _TooDeep:
+        raise InputError(
+            f"{source}: lists/mappings nested deeper than {MAX_NESTING_DEPTH} levels; "
+            f"not accepted as {fmt.upper()} input"
+        ) from None
     except (json.JSONDecodeError, yaml.YAMLError, ValueError) as error:
         first_line = str(error).splitlines()[0] if str(error) else type(error).__name__
         raise InputError(f"{source}: not valid {fmt.upper()} ({first_line})") from None
@@ -49,6 +91,70 @@ def load_user_document(
     """Read and parse a YAML/JSON file; ``fmt`` defaults to JSON for ``.json``, else YAML."""
     source, text = read_user_text(path, kind=kind, max_bytes=max_bytes)
     return parse_document(text, source, fmt=fmt or ("json" if source.suffix == ".json" else "yaml"))
+
+
+def names_a_path(name_or_path: str | Path, suffixes: tuple[str, ...]) -> bool:
+    """True when a ``--model``/``--hw``-style value is a file path, not a preset name:
+    it ends in one of ``suffixes`` or contains a directory separator (``somedir/``,
+    ``/tmp/fifo``); preset names have neither."""
+    text = str(name_or_path)
+    separators = [sep for sep in ("/", os.sep, os.altsep) if sep]
+    return Path(text).suffix in suffixes or any(sep in text for sep in separators)
+
+
+def load_user_upload(raw: bytes, name: str, *, kind: str, max_bytes: int, fmt: str) -> Any:
+    """Parse an uploaded file's bytes with the checks `load_user_document` applies to a file."""
+    return parse_document(
+        decode_user_bytes(raw, name, kind=kind, max_bytes=max_bytes), name, fmt=fmt
+    )
+
+
+class _TooDeep(Exception):
+    """Nesting beyond `MAX_NESTING_DEPTH` (turned into an `InputError` naming the file)."""
+
+
+def _check_json_depth(text: str) -> None:
+    """Raise `_TooDeep` when brackets outside strings nest beyond the limit (linear scan)."""
+    depth = 0
+    for token in _JSON_TOKEN.finditer(text):
+        bracket = token.group()
+        if bracket in "[{":
+            depth += 1
+            if depth > MAX_NESTING_DEPTH:
+                raise _TooDeep
+        elif bracket in "]}":
+            depth -= 1
+
+
+class _DepthLimitedLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that refuses collections nested beyond `MAX_NESTING_DEPTH`.
+
+    PyYAML's scanner and parser are iterative; only the composer recurses, once per
+    nested collection, so counting there bounds the recursion.
+    """
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+
+    def compose_sequence_node(self, anchor: Any) -> Any:
+        self._enter()
+        try:
+            return super().compose_sequence_node(anchor)
+        finally:
+            self._depth -= 1
+
+    def compose_mapping_node(self, anchor: Any) -> Any:
+        self._enter()
+        try:
+            return super().compose_mapping_node(anchor)
+        finally:
+            self._depth -= 1
+
+    def _enter(self) -> None:
+        self._depth += 1
+        if self._depth > MAX_NESTING_DEPTH:
+            raise _TooDeep
 
 
 def _reject_constant(name: str) -> float:

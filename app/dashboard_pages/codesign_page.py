@@ -15,11 +15,10 @@ from pathlib import Path
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
-import yaml
 
 from app.dashboard_pages.common import PLOTLY_CONFIG, checked, current_selection, show_commands
 from app.formatting import human_bytes, human_seconds
-from roofline import InputError
+from roofline import InputError, decode_user_bytes, parse_document
 from search.codesign import (
     MAX_SPACE_BYTES,
     CodesignResult,
@@ -71,7 +70,7 @@ def search(text: str, origin: str, objective: str, max_memory_gb: float | None) 
 
 
 def _space(text: str, origin: str) -> DesignSpace:
-    document = yaml.safe_load(text)
+    document = parse_document(text, origin, fmt="yaml")
     root = EXAMPLES if origin != UPLOADED_NAME else Path.cwd()
     return space_from_dict(document, origin=origin, root=root)
 
@@ -92,10 +91,14 @@ def space_widgets() -> tuple[str, str, str]:
     if upload is None:
         st.info("Upload a space YAML (see examples/README.md), or pick a packaged one.")
         st.stop()
-    if upload.size > MAX_SPACE_BYTES:
-        st.error(f"{upload.name}: larger than {MAX_SPACE_BYTES} bytes; not a space file")
+    try:
+        text = decode_user_bytes(
+            upload.getvalue(), upload.name, kind="space file", max_bytes=MAX_SPACE_BYTES
+        )
+    except InputError as error:
+        st.error(str(error))
         st.stop()
-    return upload.getvalue().decode("utf-8", errors="replace"), UPLOADED_NAME, UPLOADED_NAME
+    return text, UPLOADED_NAME, UPLOADED_NAME
 
 
 def pareto_figure(designs: pd.DataFrame, frontier: pd.DataFrame, y: str) -> go.Figure:

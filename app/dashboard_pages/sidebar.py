@@ -13,7 +13,7 @@ from typing import Any
 import streamlit as st
 
 from genz import MAX_CONFIG_BYTES, ModelConfig, list_models, model_from_hf_config
-from roofline import InputError, list_platforms
+from roofline import InputError, list_platforms, load_user_upload
 
 from ..formatting import human_bytes, human_rate
 from .state import UPLOADED_CONFIG_NAME, Selection, build_platform, cached_model, use_cases
@@ -141,15 +141,18 @@ def _model_widgets(bar: Any) -> tuple[str | None, ModelConfig]:
     )
     if upload is None:
         raise _NoModelYet("Upload a config.json in the sidebar, or pick a model preset.")
-    if upload.size > MAX_CONFIG_BYTES:
-        raise InputError(f"{upload.name}: larger than {MAX_CONFIG_BYTES} bytes; not a config.json")
-    try:
-        document = json.loads(upload.getvalue().decode("utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise InputError(f"{upload.name}: not valid JSON ({error})") from None
-    model_from_hf_config(document, default_name="uploaded", origin=upload.name)
-    model_json = json.dumps(document, sort_keys=True)
+    model_json = config_upload_json(upload.name, upload.getvalue())
     return model_json, cached_model(UPLOADED_CONFIG_NAME, model_json)
+
+
+def config_upload_json(name: str, raw: bytes) -> str:
+    """Canonical JSON text of an uploaded ``config.json``, checked as the CLI checks a file
+    (size, UTF-8, nesting depth, JSON, a model `model_from_hf_config` accepts)."""
+    document = load_user_upload(
+        raw, name, kind="config.json", max_bytes=MAX_CONFIG_BYTES, fmt="json"
+    )
+    model_from_hf_config(document, default_name="uploaded", origin=name)
+    return json.dumps(document, sort_keys=True)
 
 
 def _on_use_case_change() -> None:

@@ -1,0 +1,159 @@
+"""Hostile or mistaken input files: one-line errors, never a traceback or a hang (issue #11).
+
+A 2 kB file of 1,000 nested brackets used to exhaust Python's recursion limit in the
+JSON/YAML parsers; a directory or FIFO given as a file was looked up as a preset name
+("unknown hardware"); a wrong ``CODESIGN_DATA_DIR`` raised while the CLI built its parser.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from app.cli import main
+from app.dashboard_pages import codesign_page
+from app.dashboard_pages.sidebar import config_upload_json
+from roofline import MAX_NESTING_DEPTH, InputError, load_user_document, parse_document
+
+ROOT = Path(__file__).resolve().parents[1]
+MODELS = ROOT / "data" / "models"
+#: 1,000 levels in 2 kB: far past Python's default recursion limit of 1,000 frames.
+DEEP = "[" * 1000 + "]" * 1000
+DEPTH_MESSAGE = f"nested deeper than {MAX_NESTING_DEPTH} levels"
+
+
+def _one_line_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
+    code = main(argv)
+    err = capsys.readouterr().err.strip()
+    assert code == 2, err
+    assert "\n" not in err and "Traceback" not in err
+    return err
+
+
+@pytest.mark.parametrize(
+    ("argv", "suffix"),
+    [
+        (["predict", "--model", "{file}", "--hw", "h100-sxm"], ".json"),
+        (["predict", "--model", "llama-3.1-8b", "--hw", "{file}"], ".yaml"),
+        (
+            ["predict", "--model", "llama-3.1-8b", "--hw", "h100-sxm", "--bits-file", "{file}"],
+            ".yaml",
+        ),
+        (
+            ["predict", "--model", "llama-3.1-8b", "--hw", "h100-sxm", "--bits-file", "{file}"],
+            ".json",
+        ),
+        (["search", "--space", "{file}"], ".yaml"),
+        (["loss", "--law", "{file}", "--params", "1e9", "--tokens", "2e10"], ".json"),
+    ],
+)
+def test_deeply_nested_file_is_a_one_line_error_for_every_file_flag(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], suffix: str
+) -> None:
+    path = tmp_path / f"deep{suffix}"
+    path.write_text(DEEP)
+    assert path.stat().st_size == 2000
+    err = _one_line_error(capsys, [str(path) if arg == "{file}" else arg for arg in argv])
+    assert str(path) in err and DEPTH_MESSAGE in err
+
+
+def test_block_style_yaml_nesting_is_limited_too(tmp_path: Path) -> None:
+    path = tmp_path / "deep.yaml"
+    path.write_text("".join(f"{' ' * level}k:\n" for level in range(200)))
+    with pytest.raises(InputError, match=DEPTH_MESSAGE):
+        load_user_document(path, kind="space file", max_bytes=100_000)
+
+
+def test_nesting_up_to_the_limit_parses_and_brackets_in_strings_do_not_count() -> None:
+    at_limit = "[" * MAX_NESTING_DEPTH + "]" * MAX_NESTING_DEPTH
+    value = parse_document(at_limit, "x.json", fmt="json")
+    for _ in range(MAX_NESTING_DEPTH - 1):
+        value = value[0]
+    assert value == []
+    assert parse_document(at_limit, "x.yaml", fmt="yaml") == parse_document(
+        at_limit, "x.json", fmt="json"
+    )
+    text = json.dumps({"note": "[" * 500, "escaped": '\\"[[[['})
+    assert parse_document(text, "x.json", fmt="json")["note"] == "[" * 500
+    with pytest.raises(InputError, match=DEPTH_MESSAGE):
+        parse_document(
+            "[" * (MAX_NESTING_DEPTH + 1) + "]" * (MAX_NESTING_DEPTH + 1), "x", fmt="json"
+        )
+
+
+def test_dashboard_config_upload_goes_through_the_safe_reader() -> None:
+    with pytest.raises(InputError, match=f"deep.json: lists/mappings {DEPTH_MESSAGE}"):
+        config_upload_json("deep.json", DEEP.encode())
+    with pytest.raises(InputError, match="not UTF-8"):
+        config_upload_json("bin.json", b"\xff\xfe{}")
+    real = (MODELS / "qwen2.5-0.5b.json").read_bytes()
+    assert json.loads(config_upload_json("config.json", real)) == json.loads(real)
+
+
+def test_dashboard_space_upload_goes_through_the_safe_reader() -> None:
+    with pytest.raises(InputError, match=f"space.yaml: lists/mappings {DEPTH_MESSAGE}"):
+        codesign_page._space(DEEP, codesign_page.UPLOADED_NAME)
+
+
+def test_directory_given_as_a_file_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    err = _one_line_error(capsys, ["predict", "--model", f"{tmp_path}/", "--hw", "h100-sxm"])
+    assert f"{tmp_path}: a directory, not a regular file" in err
+    err = _one_line_error(capsys, ["predict", "--model", "llama-3.1-8b", "--hw", str(tmp_path)])
+    assert "a directory, not a regular file; not a hardware preset" in err
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs POSIX FIFOs")
+def test_fifo_given_as_a_file_is_refused_without_blocking(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    # A reader that opened the FIFO would wait for a writer forever: the timeout catches that.
+    for argv in (
+        ["predict", "--model", "llama-3.1-8b", "--hw", str(fifo)],
+        ["predict", "--model", "llama-3.1-8b", "--hw", "h100-sxm", "--bits-file", str(fifo)],
+    ):
+        run = _cli(argv, timeout=60)
+        assert run.returncode == 2, run.stderr
+        assert f"{fifo}: a FIFO, socket or device, not a regular file" in run.stderr
+        assert "unknown hardware" not in run.stderr and "Traceback" not in run.stderr
+
+
+def test_wrong_data_dir_is_a_one_line_error(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere"
+    for argv in (
+        ["--help"],
+        ["hw", "list"],
+        ["predict", "--model", "llama-3.1-8b", "--hw", "h100-sxm"],
+    ):
+        run = _cli(argv, timeout=120, data_dir=str(missing))
+        assert run.returncode == 2, run.stderr
+        lines = run.stderr.strip().splitlines()
+        assert len(lines) == 1 and "Traceback" not in run.stderr
+        assert (
+            lines[0].startswith("codesign: error: CODESIGN_DATA_DIR=") and str(missing) in lines[0]
+        )
+
+
+def _cli(
+    argv: list[str], *, timeout: float, data_dir: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "CODESIGN_DATA_DIR": data_dir or str(ROOT / "data"),
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "app.cli", *argv],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        cwd=ROOT,
+        check=False,
+    )
