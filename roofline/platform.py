@@ -177,6 +177,8 @@ def derive_platform(
     ``derive_platform(h100, memory_bandwidth_scale=2)`` is "H100 with 2x bandwidth".
     Scales multiply every compute peak, every memory level's bandwidth or capacity,
     and the link bandwidths. ``overrides`` are `Platform` fields set verbatim.
+    The variant's ``name`` (unless given) and ``display_name`` (unless overridden)
+    say what changed: ``'h100-sxm (bandwidth x1.5)'``, ``'... (efficiency set)'``.
     """
     for label, scale in (
         ("compute_scale", compute_scale),
@@ -211,23 +213,42 @@ def derive_platform(
             else scaleout * link_bandwidth_scale,
         )
     scaled = {dtype: peak * compute_scale for dtype, peak in base.peak_flops_per_s.items()}
-    is_variant = any(
-        s != 1.0
-        for s in (
-            compute_scale,
-            memory_bandwidth_scale,
-            memory_capacity_scale,
-            link_bandwidth_scale,
+    marks = [
+        f"{label} x{scale:g}"
+        for label, scale in (
+            ("compute", compute_scale),
+            ("bandwidth", memory_bandwidth_scale),
+            ("capacity", memory_capacity_scale),
+            ("link bandwidth", link_bandwidth_scale),
         )
-    ) or bool(overrides)
+        if scale != 1.0
+    ] + [
+        text
+        for field_name in sorted(overrides)
+        if field_name != "display_name"
+        for text in _override_marks(base, field_name, overrides[field_name])
+    ]
+    mark = f" ({', '.join(marks)})" if marks else ""
     changes: dict[str, object] = {
-        "name": name or (f"{base.name}-custom" if is_variant else base.name),
+        "name": name or f"{base.name}{mark}",
+        "display_name": f"{base.display_name}{mark}",
         "peak_flops_per_s": scaled,
         "memory": memory,
         "interconnect": interconnect,
     }
     changes.update(overrides)
     return dataclasses.replace(base, **changes)  # type: ignore[arg-type]
+
+
+def _override_marks(base: Platform, field_name: str, value: object) -> list[str]:
+    """How an overridden field differs from ``base``, for the variant's name."""
+    if isinstance(value, Efficiency):
+        return [
+            f"{kind} efficiency {getattr(value, kind):g}"
+            for kind in ("compute", "memory", "interconnect")
+            if getattr(value, kind) != getattr(base.efficiency, kind)
+        ]
+    return [] if value == getattr(base, field_name) else [f"{field_name} set"]
 
 
 def peak_for_bits(platform: Platform, bits: object) -> np.ndarray:

@@ -1,0 +1,37 @@
+"""Output that used to mislead (issue #11): every label says what was really computed."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from app.cli import main
+from roofline import Efficiency, derive_platform, load_platform
+
+
+def test_a_scaled_platform_is_named_for_what_changed() -> None:
+    h100 = load_platform("h100-sxm")
+    faster = derive_platform(h100, memory_bandwidth_scale=1.5)
+    assert faster.name == "h100-sxm (bandwidth x1.5)"
+    assert faster.display_name == f"{h100.display_name} (bandwidth x1.5)"
+    both = derive_platform(h100, compute_scale=2, memory_capacity_scale=0.5)
+    assert both.name == "h100-sxm (compute x2, capacity x0.5)"
+    tuned = derive_platform(h100, efficiency=Efficiency(0.5, h100.efficiency.memory, 0.8))
+    assert tuned.name == "h100-sxm (compute efficiency 0.5)"
+    assert derive_platform(h100, name="mine", link_bandwidth_scale=2).name == "mine"
+    assert derive_platform(h100, link_bandwidth_scale=2).display_name.endswith(
+        "(link bandwidth x2)"
+    )
+    unchanged = derive_platform(h100)
+    assert (unchanged.name, unchanged.display_name) == (h100.name, h100.display_name)
+
+
+def test_cli_prints_the_scaled_platform_name(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["predict", "--model", "llama-3.1-8b", "--hw", "h100-sxm", "--bw-scale", "1.5"]
+    assert main(argv) == 0
+    assert "on h100-sxm (bandwidth x1.5) x 1 device(s)" in capsys.readouterr().out
+    assert main(["hw", "show", "h100-sxm", "--capacity-scale", "0.5", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["display_name"].endswith("(capacity x0.5)")
+    assert shown["memory"][0]["capacity_bytes"] == pytest.approx(40e9)
