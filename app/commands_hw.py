@@ -3,9 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import math
 from typing import Any
 
-from roofline import Operator, Platform, cost, list_platforms, load_platform, require_non_negative
+from roofline import (
+    InputError,
+    Operator,
+    Platform,
+    cost,
+    list_platforms,
+    load_platform,
+    require_non_negative,
+)
 
 from .formatting import (
     human_bytes,
@@ -156,6 +165,11 @@ def run_roofline(args: argparse.Namespace) -> None:
     platform = platform_from_args(args)
     require_non_negative("--flop", args.flop)
     require_non_negative("--bytes", args.bytes)
+    if args.flop == 0 and args.bytes == 0:
+        raise InputError(
+            "--flop and --bytes are both 0: nothing to time (operational intensity 0/0 is "
+            "undefined); give at least one > 0"
+        )
     op_cost = cost(Operator("operator", args.flop, args.bytes, args.dtype), platform)
     ridge = platform.ridge_point(args.dtype)
     payload = {"platform": platform.name, "dtype": args.dtype, **op_cost.to_dict()}
@@ -167,7 +181,7 @@ def run_roofline(args: argparse.Namespace) -> None:
         [
             ("platform", platform.display_name),
             ("dtype", args.dtype),
-            ("operational intensity", f"{op_cost.operational_intensity:.4g} FLOP/B"),
+            ("operational intensity", _intensity_text(op_cost.operational_intensity)),
             ("ridge point", f"{ridge:.4g} FLOP/B (peak / bandwidth, no derating)"),
             ("compute time", human_seconds(op_cost.compute_time_s)),
             ("memory time", human_seconds(op_cost.memory_time_s)),
@@ -177,3 +191,10 @@ def run_roofline(args: argparse.Namespace) -> None:
             ("bound", op_cost.bound.value),
         ]
     )
+
+
+def _intensity_text(flop_per_byte: float) -> str:
+    """FLOP per byte, or why there is none (work but no traffic)."""
+    if math.isinf(flop_per_byte):
+        return "infinite (no bytes moved)"
+    return f"{flop_per_byte:.4g} FLOP/B"

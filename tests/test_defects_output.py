@@ -35,3 +35,17 @@ def test_cli_prints_the_scaled_platform_name(capsys: pytest.CaptureFixture[str])
     shown = json.loads(capsys.readouterr().out)
     assert shown["display_name"].endswith("(capacity x0.5)")
     assert shown["memory"][0]["capacity_bytes"] == pytest.approx(40e9)
+
+
+def test_roofline_of_nothing_is_refused_and_no_traffic_is_said_in_words(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["roofline", "--hw", "h100-sxm", "--flop", "0", "--bytes", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "--flop and --bytes are both 0" in err and "inf" not in err.replace("undefined", "")
+    assert main(["roofline", "--hw", "h100-sxm", "--flop", "1e9", "--bytes", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "infinite (no bytes moved)" in out and " inf FLOP/B" not in out
+    # 1e9 FLOP over 1e6 bytes is 1000 FLOP/B, printed as such.
+    assert main(["roofline", "--hw", "h100-sxm", "--flop", "1e9", "--bytes", "1e6"]) == 0
+    assert "1000 FLOP/B" in capsys.readouterr().out
