@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from genz import (
+    ModelConfig,
     Parallelism,
     Precision,
     Prediction,
@@ -16,6 +17,7 @@ from genz import (
     load_use_cases,
     parameter_count,
     predict,
+    summarise_weight_bits,
     use_case,
 )
 
@@ -129,10 +131,23 @@ def run_predict(args: argparse.Namespace) -> None:
     elif args.csv:
         prediction.to_frame().to_csv(sys.stdout, index=False)
     else:
-        print_prediction(prediction, all_ops=args.ops)
+        print_prediction(prediction, model, all_ops=args.ops)
 
 
-def print_prediction(prediction: Prediction, all_ops: bool = False) -> None:
+def precision_label(model: ModelConfig, precision: Precision) -> str:
+    """``'w16a16kv16'``, or for per-group/per-layer weights the real mix:
+    ``'mixed w4-8 (mean 5.12 bits) a16 kv8'`` (mean weighted by parameters)."""
+    weights = summarise_weight_bits(model, precision)
+    a, kv = precision.activation_bits, precision.kv_bits
+    if weights.uniform:
+        return f"w{weights.minimum:g}a{a:g}kv{kv:g}"
+    return (
+        f"mixed w{weights.minimum:g}-{weights.maximum:g} (mean {weights.mean:.3g} bits) "
+        f"a{a:g} kv{kv:g}"
+    )
+
+
+def print_prediction(prediction: Prediction, model: ModelConfig, all_ops: bool = False) -> None:
     """Human-readable summary and the heaviest operators of each phase."""
     s = prediction.scenario
     mesh = s.parallelism
@@ -146,7 +161,7 @@ def print_prediction(prediction: Prediction, all_ops: bool = False) -> None:
         (
             "scenario",
             f"batch {s.batch}, {s.input_tokens} in / {s.output_tokens} out, "
-            f"w{s.precision.weight_bits:g}a{s.precision.activation_bits:g}kv{s.precision.kv_bits:g}, "
+            f"{precision_label(model, s.precision)}, "
             f"tp{mesh.tp} pp{mesh.pp} ep{mesh.ep} dp{mesh.dp}",
         ),
         (

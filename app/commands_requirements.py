@@ -30,7 +30,7 @@ from search.sizing import (
     oicf_report,
 )
 
-from .commands_predict import add_scenario_arguments, scenario_from_args
+from .commands_predict import add_scenario_arguments, precision_label, scenario_from_args
 from .formatting import human_bytes, print_json, print_key_values, print_table
 from .platform_args import add_scale_arguments, platform_from_args
 
@@ -183,7 +183,7 @@ def run_requirements(args: argparse.Namespace) -> None:
     print_key_values(
         [
             ("model / base", f"{model.name} on {base.name} ({base.display_name})"),
-            ("workload", _workload_text(args, scenario)),
+            ("workload", _workload_text(args, model, scenario)),
             ("SLO", slo.describe()),
         ]
     )
@@ -196,13 +196,11 @@ def run_requirements(args: argparse.Namespace) -> None:
     _print_economics(results[0])
 
 
-def _workload_text(args: argparse.Namespace, scenario: Scenario) -> str:
-    precision = scenario.precision
+def _workload_text(args: argparse.Namespace, model: ModelConfig, scenario: Scenario) -> str:
     label = f"{args.use_case}: " if args.use_case else ""
     return (
         f"{label}{scenario.input_tokens} in / {scenario.output_tokens} out, "
-        f"concurrency {scenario.batch} per replica, w{precision.weight_bits:g} "
-        f"a{precision.activation_bits:g} kv{precision.kv_bits:g}"
+        f"concurrency {scenario.batch} per replica, {precision_label(model, scenario.precision)}"
     )
 
 

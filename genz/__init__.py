@@ -10,8 +10,14 @@ names in ``__all__``. Typical use::
     print(result.ttft_s, result.tpot_s, result.decode.bound)
 """
 
-from .advice import capacity_suggestions, footprint_bytes
-from .bits_file import load_precision, precision_from_dict, precision_to_dict
+from .advice import capacity_suggestions, footprint_bytes, tensor_parallel_degrees
+from .bits_file import (
+    WeightBitsSummary,
+    load_precision,
+    precision_from_dict,
+    precision_to_dict,
+    summarise_weight_bits,
+)
 from .costing import BOUND_ORDER, OpTimes
 from .economics import CostModel, DeviceHourCost, Economics, device_hour_cost, economics
 from .inputs import GridInputs, scenario_inputs
@@ -74,6 +80,7 @@ __all__ = [
     "Scenario",
     "SpeculativeEstimate",
     "UseCase",
+    "WeightBitsSummary",
     "batch_latency_bound",
     "capacity_suggestions",
     "check_measurements",
@@ -103,6 +110,8 @@ __all__ = [
     "scale_model",
     "scenario_inputs",
     "speculative_decoding",
+    "summarise_weight_bits",
+    "tensor_parallel_degrees",
     "use_case",
     "weight_bytes_per_device",
     "with_gqa",

@@ -1,4 +1,5 @@
-"""What would fit past the capacity wall: more devices, or fewer bits."""
+"""What would fit past the capacity wall: more devices (at TP degrees the model can be
+split over), or fewer bits."""
 
 from __future__ import annotations
 
@@ -18,6 +19,22 @@ def footprint_bytes(model: ModelConfig, scenario: Scenario) -> float:
     return float(sum(part[0] for part in parts.values()))
 
 
+def tensor_parallel_degrees(model: ModelConfig) -> tuple[int, ...]:
+    """TP degrees that give every device whole attention heads, as vLLM requires.
+
+    ``tp`` must divide the query heads. For GQA/MHA it must also divide the KV heads
+    (each device holds ``kv_heads / tp``) or be a multiple of them (each KV head is
+    replicated on ``tp / kv_heads`` devices: vLLM's ``QKVParallelLinear``, and the
+    ``max(kv_heads / tp, 1)`` of `genz.memory`). MLA's latent KV is not split by tp.
+    """
+    heads, kv_heads = model.num_heads, model.num_kv_heads
+    return tuple(
+        tp
+        for tp in range(1, heads + 1)
+        if heads % tp == 0 and (model.is_mla or kv_heads % tp == 0 or tp % kv_heads == 0)
+    )
+
+
 def capacity_suggestions(
     model: ModelConfig, platform: Platform, scenario: Scenario
 ) -> tuple[str, ...]:
@@ -28,8 +45,9 @@ def capacity_suggestions(
     link = platform.interconnect
     current = mesh.tp * mesh.pp
     per_node = link.devices_per_node if link is not None else 1
+    degrees = tensor_parallel_degrees(model)
     for devices in (2**k for k in range(1, 10) if link is not None and 2**k > current):
-        tp = min(devices, model.num_heads, per_node)
+        tp = max(degree for degree in degrees if degree <= min(devices, per_node))
         stages = devices // tp
         if stages > model.num_layers:
             break
@@ -38,7 +56,7 @@ def capacity_suggestions(
         )
         if footprint_bytes(model, candidate) <= capacity:
             suggestions.append(
-                f"use {devices * mesh.ep} devices per replica (tp={tp}, pp={stages})"
+                f"use {tp * stages * mesh.ep} devices per replica (tp={tp}, pp={stages})"
             )
             break
     for bits in (8.0, 4.0, 3.0, 2.0):

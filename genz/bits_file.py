@@ -1,4 +1,4 @@
-"""Read and write bit allocations (YAML or JSON) as `Precision` objects.
+"""Read, write and summarise bit allocations (YAML or JSON) as `Precision` objects.
 
 Format (every key optional)::
 
@@ -11,11 +11,15 @@ Format (every key optional)::
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from roofline import InputError, load_user_document
 
+from .model import ModelConfig
+from .params import parameter_count
+from .predictor import GROUP_BLOCK, effective_group_bits, layer_bit_patterns
 from .scenario import Precision
 
 MAX_FILE_BYTES = 1_000_000
@@ -69,3 +73,38 @@ def precision_to_dict(precision: Precision) -> dict[str, Any]:
         "group_bits": dict(precision.group_bits),
         "layer_bits": {int(layer): dict(groups) for layer, groups in precision.layer_bits.items()},
     }
+
+
+@dataclass(frozen=True)
+class WeightBitsSummary:
+    """The weight bit widths a `Precision` really uses on one model.
+
+    ``minimum`` and ``maximum`` over the weight groups that hold parameters (per
+    layer where ``layer_bits`` says so); ``mean`` weighted by parameters, so
+    ``mean * parameters / 8`` is the weight bytes.
+    """
+
+    minimum: float
+    maximum: float
+    mean: float
+
+    @property
+    def uniform(self) -> bool:
+        """Every weight has the same width."""
+        return self.minimum == self.maximum
+
+
+def summarise_weight_bits(model: ModelConfig, precision: Precision) -> WeightBitsSummary:
+    """Summarise the weight widths of ``precision`` over ``model``'s parameters."""
+    groups = parameter_count(model).by_group
+    patterns = layer_bit_patterns(model, precision)
+    used = [
+        bits[group]
+        for bits, shares in patterns
+        for group, count in groups.items()
+        if count > 0 and shares[GROUP_BLOCK[group]] > 0
+    ]
+    effective = effective_group_bits(patterns)
+    total = sum(groups.values())
+    mean = sum(count * effective[group] for group, count in groups.items()) / total
+    return WeightBitsSummary(minimum=min(used), maximum=max(used), mean=mean)

@@ -20,7 +20,7 @@ from numpy.typing import ArrayLike
 
 from roofline import Bound, CapacityFootprint, InputError, Platform, check_capacity
 
-from .advice import capacity_suggestions
+from .advice import capacity_suggestions, tensor_parallel_degrees
 from .costing import BOUND_ORDER, OpTimes, PassTimes, cost_ops, stack_broadcast, stack_times
 from .graph import BLOCKS, Array, PassShape, pass_ops
 from .inputs import GridInputs, pass_shape, scenario_inputs
@@ -114,6 +114,29 @@ def check_parallelism(model: ModelConfig, parallelism: Parallelism) -> None:
         raise InputError(
             f"ep must be in [1, {limit}] ({'experts' if model.is_moe else 'dense model'}: {model.name}), got {parallelism.ep}"
         )
+    degrees = tensor_parallel_degrees(model)
+    if parallelism.tp not in degrees:
+        kv_rule = (
+            ""
+            if model.is_mla
+            else f" and either divide its {model.num_kv_heads} KV heads or be a multiple of "
+            "them (KV heads are then replicated, as vLLM does)"
+        )
+        raise InputError(
+            f"tp = {parallelism.tp} splits {model.name} into fractional heads: tp must divide "
+            f"its {model.num_heads} attention heads{kv_rule}; accepted: "
+            f"{', '.join(map(str, degrees))}"
+        )
+
+
+def check_layer_bits(model: ModelConfig, precision: Precision) -> None:
+    """Reject ``layer_bits`` entries for layers the model does not have."""
+    outside = sorted(layer for layer in precision.layer_bits if layer >= model.num_layers)
+    if outside:
+        raise InputError(
+            f"layer_bits names layer {outside[0]}, but {model.name} has {model.num_layers} "
+            f"layers (indices 0 to {model.num_layers - 1})"
+        )
 
 
 #: Weight groups that exist once per model: their bits never vary by layer.
@@ -201,6 +224,7 @@ def predict(model: ModelConfig, platform: Platform, scenario: Scenario) -> Predi
     layers (attention, dense FFN, MoE FFN) that use the pattern.
     """
     check_parallelism(model, scenario.parallelism)
+    check_layer_bits(model, scenario.precision)
     patterns = layer_bit_patterns(model, scenario.precision)
     evaluations = []
     for bits, shares in patterns:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -18,7 +19,23 @@ import pytest
 from app.cli import main
 from app.dashboard_pages import codesign_page
 from app.dashboard_pages.sidebar import config_upload_json
-from roofline import MAX_NESTING_DEPTH, InputError, load_user_document, parse_document
+from genz import (
+    Parallelism,
+    Scenario,
+    capacity_suggestions,
+    load_model,
+    predict,
+    tensor_parallel_degrees,
+)
+from roofline import (
+    MAX_NESTING_DEPTH,
+    InputError,
+    derive_platform,
+    load_platform,
+    load_user_document,
+    parse_document,
+)
+from search.sizing.mesh import mesh_candidates
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ROOT / "data" / "models"
@@ -157,3 +174,54 @@ def _cli(
         cwd=ROOT,
         check=False,
     )
+
+
+def test_tp_that_splits_heads_into_fractions_is_refused_naming_the_head_counts(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    err = _one_line_error(
+        capsys, ["predict", "--model", "llama-3.1-8b", "--hw", "h100-sxm", "--tp", "3"]
+    )
+    assert "tp = 3" in err and "32 attention heads" in err and "8 KV heads" in err
+    # The divisors of 32; each divides 8 or is a multiple of 8.
+    assert err.endswith("accepted: 1, 2, 4, 8, 16, 32")
+
+
+def test_tp_degrees_follow_vllm_divisibility_and_kv_head_replication() -> None:
+    # Qwen2.5-7B: 28 query heads, 4 KV heads. 7 and 14 divide 28 but neither divides 4
+    # nor is a multiple of it (vLLM refuses them); 28 replicates each KV head 7 times.
+    assert tensor_parallel_degrees(load_model("qwen2.5-7b")) == (1, 2, 4, 28)
+    # MLA: the latent KV is not split by heads, so every divisor of 128 heads works.
+    assert tensor_parallel_degrees(load_model("deepseek-v3")) == (1, 2, 4, 8, 16, 32, 64, 128)
+    # Past the KV heads each device keeps one whole KV head: tp=16 holds what tp=8 holds,
+    # 1 sequence x 1152 tokens x 32 layers x (K+V) x 1 head x 128 dims x 2 bytes.
+    model, h100 = load_model("llama-3.1-8b"), load_platform("h100-sxm")
+    at = {tp: predict(model, h100, Scenario(parallelism=Parallelism(tp=tp))) for tp in (8, 16)}
+    assert (
+        at[8].footprint.kv_cache_bytes == at[16].footprint.kv_cache_bytes == 1152 * 32 * 2 * 128 * 2
+    )
+
+
+def test_mesh_search_and_capacity_advice_only_use_whole_head_splits() -> None:
+    qwen, h100 = load_model("qwen2.5-7b"), load_platform("h100-sxm")
+    assert {mesh.tp for mesh in mesh_candidates(qwen, h100, batch=1, max_devices=64)} == {1, 2, 4}
+    # 2.4 GB per device: 7.6B parameters x 2 bytes need 8 devices (4 leave 3.8 GB each)
+    small = derive_platform(h100, memory_capacity_scale=0.03)
+    advice = capacity_suggestions(qwen, small, Scenario())
+    found = [re.search(r"tp=(\d+), pp=(\d+)", text) for text in advice]
+    tp, pp = next(map(int, match.groups()) for match in found if match)
+    assert (tp, pp) == (4, 2)  # tp=8 would give 3.5 query heads and half a KV head each
+    mesh = Parallelism(tp=tp, pp=pp)
+    assert predict(qwen, small, Scenario(parallelism=mesh)).fits  # the advice holds
+
+
+def test_layer_bits_beyond_the_model_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bits = tmp_path / "bits.yaml"
+    bits.write_text("weight_bits: 4\nlayer_bits: {32: {attn_qkv: 8}}\n")
+    argv = ["predict", "--model", "llama-3.1-8b", "--hw", "h100-sxm", "--bits-file", str(bits)]
+    err = _one_line_error(capsys, argv)
+    assert "layer_bits names layer 32" in err and "32 layers (indices 0 to 31)" in err
+    bits.write_text("weight_bits: 4\nlayer_bits: {31: {attn_qkv: 8}}\n")
+    assert main(argv) == 0

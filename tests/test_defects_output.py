@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -49,3 +50,21 @@ def test_roofline_of_nothing_is_refused_and_no_traffic_is_said_in_words(
     # 1e9 FLOP over 1e6 bytes is 1000 FLOP/B, printed as such.
     assert main(["roofline", "--hw", "h100-sxm", "--flop", "1e9", "--bytes", "1e6"]) == 0
     assert "1000 FLOP/B" in capsys.readouterr().out
+
+
+def test_predict_with_a_bits_file_prints_the_real_mix(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bits = tmp_path / "bits.yaml"
+    bits.write_text("weight_bits: 4\nkv_bits: 8\ngroup_bits: {embedding: 16}\n")
+    argv = ["predict", "--model", "llama-3.1-8b", "--hw", "h100-sxm", "--bits-file", str(bits)]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    # Llama 3.1 8B: 8,030,261,248 parameters, of which the input embedding is
+    # 128,256 x 4,096 = 525,336,576 at 16 bits and the rest at 4 bits.
+    mean = 4 + 12 * 525_336_576 / 8_030_261_248
+    assert f"mixed w4-16 (mean {mean:.3g} bits) a16 kv8" in out
+    assert "w16a16kv16" not in out
+    bits.write_text("weight_bits: 8\nkv_bits: 8\n")
+    assert main(argv) == 0
+    assert "w8a16kv8," in capsys.readouterr().out

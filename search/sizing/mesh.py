@@ -1,8 +1,8 @@
 """Fewest devices of one platform that meet the SLO: TP, then PP, EP for MoE, DP for throughput.
 
-Candidate meshes: TP in powers of two up to ``min(heads, devices_per_node)``
-(tensor parallelism stays inside a node); PP in powers of two (up to the layer
-count) only once TP is at that cap; EP in powers of two up to ``min(experts,
+Candidate meshes: TP in powers of two up to ``devices_per_node`` (tensor parallelism
+stays inside a node) that split the heads evenly (`genz.tensor_parallel_degrees`);
+PP in powers of two (up to the layer count) only once TP is at that cap; EP in powers of two up to ``min(experts,
 batch)`` for MoE models (EP also splits the batch, so each device keeps at least
 one sequence). A platform without an interconnect is a single device. Each
 mesh that meets the latency SLOs gets the fewest data-parallel replicas that
@@ -15,7 +15,15 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
-from genz import CostModel, ModelConfig, Parallelism, Prediction, Scenario, predict
+from genz import (
+    CostModel,
+    ModelConfig,
+    Parallelism,
+    Prediction,
+    Scenario,
+    predict,
+    tensor_parallel_degrees,
+)
 from roofline import Bound, InputError, Platform
 
 from .slo import (
@@ -49,8 +57,8 @@ def mesh_candidates(
     link = platform.interconnect
     if link is None:
         return [Parallelism()]
-    tp_cap = min(model.num_heads, link.devices_per_node)
-    tps = [2**k for k in range(13) if 2**k <= tp_cap]
+    degrees = tensor_parallel_degrees(model)
+    tps = [2**k for k in range(13) if 2**k <= link.devices_per_node and 2**k in degrees]
     pps = [2**k for k in range(13) if 2**k <= model.num_layers]
     eps = [2**k for k in range(13) if 2**k <= min(model.num_experts, batch)] or [1]
     meshes = [
