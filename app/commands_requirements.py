@@ -114,11 +114,17 @@ def _model(args: argparse.Namespace) -> ModelConfig:
 
 def _scenario(args: argparse.Namespace, model: ModelConfig) -> tuple[Scenario, bool]:
     """The workload, and whether the user fixed the mesh."""
+    for flag, value in (
+        ("--batch/--concurrency", args.batch),
+        *((f"--{flag}", getattr(args, flag)) for flag in MESH_FLAGS),
+    ):
+        if value is not None and value < 1:
+            raise InputError(f"{flag} must be an integer >= 1, got {value}")
     mesh_given = any(getattr(args, flag) is not None for flag in MESH_FLAGS)
     filled = argparse.Namespace(**vars(args))
     for flag in MESH_FLAGS:
-        setattr(filled, flag, getattr(args, flag) or 1)
-    filled.batch = args.batch or 1
+        setattr(filled, flag, 1 if getattr(args, flag) is None else getattr(args, flag))
+    filled.batch = 1 if args.batch is None else args.batch
     scenario = scenario_from_args(filled, model.default_weight_bits)
     if args.context_scale != 1.0:
         if not args.context_scale > 0:
@@ -210,7 +216,7 @@ def _row(result: Requirement) -> dict[str, object]:
     hypothetical = result.others == "unlimited"  # no power or price for unlimited resources
     return {
         "method": result.method,
-        "others": result.others,
+        "others": _others_text(result),
         "requirement": _requirement_text(result),
         "mesh": f"tp{mesh.tp} pp{mesh.pp} ep{mesh.ep} dp{mesh.dp}",
         "TTFT": format_seconds(result.prediction.ttft_s),
@@ -222,10 +228,19 @@ def _row(result: Requirement) -> dict[str, object]:
     }
 
 
+def _others_text(result: Requirement) -> str:
+    """``'base'``, or which resources were unlimited (``'unlimited compute, capacity, link'``)."""
+    if result.unlimited_resources:
+        return f"unlimited {', '.join(result.unlimited_resources)}"
+    return result.others
+
+
 def _requirement_text(result: Requirement) -> str:
     if result.method == "devices":
         count = f"{result.devices} x {result.platform.name}"
         return count if result.success else f"not met; closest {count}"
+    if result.at_search_floor:
+        return f"not binding (met at the {result.scale:.4g}x search floor)"
     prefix = "" if result.success else "not met at "
     scale = f"{prefix}{result.scale:.4g}x"
     if not result.success:

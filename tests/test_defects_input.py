@@ -225,3 +225,35 @@ def test_layer_bits_beyond_the_model_are_refused(
     assert "layer_bits names layer 32" in err and "32 layers (indices 0 to 31)" in err
     bits.write_text("weight_bits: 4\nlayer_bits: {31: {attn_qkv: 8}}\n")
     assert main(argv) == 0
+
+
+REQUIREMENTS = ["requirements", "--model", "llama-3.1-8b", "--base-hw", "h100-sxm"]
+
+
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [
+        (["--concurrency", "0"], "--batch/--concurrency"),
+        (["--batch", "0"], "--batch/--concurrency"),
+        (["--tp", "0"], "--tp"),
+        (["--pp", "-1"], "--pp"),
+    ],
+)
+def test_requirements_refuses_zero_concurrency_and_mesh_degrees(
+    capsys: pytest.CaptureFixture[str], flags: list[str], named: str
+) -> None:
+    err = _one_line_error(capsys, [*REQUIREMENTS, "--max-tpot-ms", "50", *flags])
+    assert f"{named} must be an integer >= 1, got {flags[1]}" in err
+
+
+def test_unreachable_throughput_exits_2_like_an_unreachable_latency(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    latency = _one_line_error(capsys, [*REQUIREMENTS, "--max-tpot-ms", "0.001"])
+    assert "cannot be met by any number or scaling" in latency
+    err = _one_line_error(capsys, [*REQUIREMENTS, "--min-throughput", "1e12"])
+    assert "min_throughput_tokens_per_s = 1e+12 tok/s cannot be met by 256 x h100-sxm" in err
+    # The refusal is only for floors beyond every mesh: one sequence per replica runs
+    # ~160 tok/s on one H100 (6.2 ms TPOT), so 2e4 tok/s needs ~128 replicas of 256 allowed.
+    assert main([*REQUIREMENTS, "--min-throughput", "2e4", "--method", "devices"]) == 0
+    assert "devices: " in capsys.readouterr().out

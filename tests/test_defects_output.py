@@ -68,3 +68,45 @@ def test_predict_with_a_bits_file_prints_the_real_mix(
     bits.write_text("weight_bits: 8\nkv_bits: 8\n")
     assert main(argv) == 0
     assert "w8a16kv8," in capsys.readouterr().out
+
+
+REQUIREMENTS = ["requirements", "--model", "llama-3.1-8b", "--base-hw", "h100-sxm"]
+
+
+def test_requirements_without_an_slo_prints_no_search_floor_as_a_requirement(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main([*REQUIREMENTS, "--json"]) == 0
+    rows = {
+        (r["method"], r["others"]): r for r in json.loads(capsys.readouterr().out)["requirements"]
+    }
+    # Only the capacity wall is checked: bandwidth, compute and link cannot bind it.
+    assert rows["bandwidth", "base"]["at_search_floor"] is True
+    assert rows["compute", "base"]["at_search_floor"] is True
+    # 8.03e9 parameters x 2 bytes + KV + activations ~ 16.3 GB of 80 GB: capacity binds at ~0.2x.
+    assert rows["capacity", "base"]["at_search_floor"] is False
+    assert rows["capacity", "base"]["scale"] == pytest.approx(16.3e9 / 80e9, rel=0.01)
+    assert main(REQUIREMENTS) == 0
+    out = capsys.readouterr().out
+    assert "SLO           none given (only the capacity wall is checked)" in out
+    bandwidth_rows = [line for line in out.splitlines() if line.strip().startswith("bandwidth")]
+    assert bandwidth_rows and all("not binding" in line for line in bandwidth_rows)
+    assert "TB/s" not in "".join(bandwidth_rows)
+
+
+def test_others_unlimited_rows_name_every_unlimited_resource(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main([*REQUIREMENTS, "--max-tpot-ms", "50", "--tp", "2", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["requirements"]
+    unlimited = {r["method"]: r["unlimited_resources"] for r in rows if r["others"] == "unlimited"}
+    assert unlimited == {
+        "bandwidth": ["compute", "capacity", "link"],
+        "compute": ["bandwidth", "capacity", "link"],
+        "capacity": ["bandwidth", "compute", "link"],
+        "link": ["bandwidth", "compute", "capacity"],
+        "joint": ["link"],
+    }
+    assert main([*REQUIREMENTS, "--max-tpot-ms", "50", "--tp", "2", "--method", "capacity"]) == 0
+    out = capsys.readouterr().out
+    assert "unlimited bandwidth, compute, link" in out

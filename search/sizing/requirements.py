@@ -58,6 +58,13 @@ SCALE_FIELDS = (
 )
 #: Scale used to stand in for "unlimited" when finding the best achievable latency.
 UNLIMITED_SCALE = 1e6
+#: The resource each scale field multiplies, as rows and messages name it.
+RESOURCE_OF = {
+    "compute_scale": "compute",
+    "memory_bandwidth_scale": "bandwidth",
+    "memory_capacity_scale": "capacity",
+    "link_bandwidth_scale": "link",
+}
 
 STATUS_FOUND = 0
 STATUS_AXIS_LIMIT = 1
@@ -74,7 +81,9 @@ class Requirement:
     ``binding_slo`` is one of ``'ttft'``, ``'tpot'``, ``'throughput'``,
     ``'capacity'``; ``binding_bound`` the resource that sets it. ``economics``
     prices a scaled device like the base one (same power and price); with
-    ``others='unlimited'`` it is not meaningful.
+    ``others='unlimited'`` it is not meaningful. ``at_search_floor`` is True when
+    even ``1 / max_scale`` meets the SLO: ``scale`` is then the search's floor, an
+    upper bound on the requirement, not the requirement (the resource does not bind).
     """
 
     method: str
@@ -91,11 +100,19 @@ class Requirement:
     binding_bound: Bound
     economics: Economics
     evaluations: int
+    at_search_floor: bool = False
 
     @property
     def devices(self) -> int:
         """Devices of the mesh (all replicas)."""
         return self.scenario.parallelism.devices
+
+    @property
+    def unlimited_resources(self) -> tuple[str, ...]:
+        """Resources held unlimited while this one was searched (``others='unlimited'``)."""
+        if self.others != "unlimited" or self.method == "devices":
+            return ()
+        return unlimited_resources(self.method)
 
     def to_dict(self) -> dict[str, object]:
         """Summary in SI units (JSON-ready)."""
@@ -117,6 +134,8 @@ class Requirement:
             "memory_bandwidth_bytes_per_s": memory.bandwidth_bytes_per_s,
             "memory_capacity_bytes": memory.capacity_bytes,
             "peak_flops_per_s": dict(self.platform.peak_flops_per_s),
+            "at_search_floor": self.at_search_floor,
+            "unlimited_resources": list(self.unlimited_resources),
             "binding_slo": self.binding_slo,
             "binding_bound": self.binding_bound.value,
             "checks": [check.to_dict() for check in self.checks],
@@ -174,7 +193,8 @@ def find_requirement(
     if method == "link" and base.interconnect is None:
         raise InputError(f"method 'link' needs an interconnect; {base.name} has none")
     cost_model = cost_model or CostModel()
-    check_attainable(model, base, scenario, slo)
+    devices = max_devices if method == "devices" else scenario.parallelism.devices
+    check_attainable(model, base, scenario, slo, devices=devices)
     if method == "devices":
         found = search_devices(
             model,
@@ -201,17 +221,22 @@ def find_requirement(
     if others == "unlimited":
         base = derive_platform(
             base,
-            name=f"{base.name}-others-unlimited",
+            name=f"{base.name} (unlimited {', '.join(unlimited_resources(method))})",
             **{key: UNLIMITED_SCALE for key in SCALE_FIELDS if key not in AXES[method]},
         )
     return _scale_search(model, base, scenario, slo, method, others, cost_model, max_scale, rtol)
+
+
+def unlimited_resources(method: str) -> tuple[str, ...]:
+    """Resources outside the axes of scale ``method``: unlimited with ``others='unlimited'``."""
+    return tuple(RESOURCE_OF[key] for key in SCALE_FIELDS if key not in AXES[method])
 
 
 def scaled_platform(base: Platform, method: str, scale: float) -> Platform:
     """``base`` with the resource(s) of ``method`` multiplied by ``scale``."""
     if scale == 1.0:
         return base
-    name = f"{base.name}-{method}-x{scale:.4g}"
+    name = f"{base.name} ({method} x{scale:.4g})"
     return derive_platform(base, name=name, **{key: scale for key in AXES[method]})
 
 
@@ -289,6 +314,7 @@ def _scale_search(
         binding,
         cost_model,
         len(cache),
+        at_search_floor=low is None,
     )
 
 
@@ -329,6 +355,8 @@ def _requirement(
     binding: tuple[str, Bound],
     cost_model: CostModel,
     evaluations: int,
+    *,
+    at_search_floor: bool = False,
 ) -> Requirement:
     return Requirement(
         method=method,
@@ -345,6 +373,7 @@ def _requirement(
         binding_bound=binding[1],
         economics=cost_model.evaluate(prediction, platform),
         evaluations=evaluations,
+        at_search_floor=at_search_floor,
     )
 
 
@@ -353,14 +382,20 @@ def _mesh_text(mesh: Parallelism) -> str:
 
 
 def check_attainable(
-    model: ModelConfig, base: Platform, scenario: Scenario, slo: ServiceLevel
+    model: ModelConfig, base: Platform, scenario: Scenario, slo: ServiceLevel, devices: int = 1
 ) -> None:
-    """Raise `InputError` when a latency SLO is below what unlimited resources give.
+    """Raise `InputError` when an SLO is beyond what unlimited resources give.
 
     Unlimited compute, bandwidth, capacity and links on one device leave the
-    per-kernel overheads: no mesh or scale can beat that floor.
+    per-kernel overheads: no mesh or scale can beat that floor on TTFT or TPOT.
+    Throughput is bounded by ``devices`` such devices each serving its own replica
+    (splitting a replica over devices only adds collectives and per-device overheads).
     """
-    if slo.max_ttft_s is None and slo.max_tpot_s is None:
+    if (
+        slo.max_ttft_s is None
+        and slo.max_tpot_s is None
+        and slo.min_throughput_tokens_per_s is None
+    ):
         return
     unlimited = derive_platform(
         base,
@@ -382,3 +417,12 @@ def check_attainable(
                 f"{base.name}: the best achievable is {format_seconds(best)} (kernel "
                 "overheads remain with unlimited compute, bandwidth and capacity)"
             )
+    floor_rate = slo.min_throughput_tokens_per_s
+    best_rate = floor.throughput_tokens_per_s * devices
+    if floor_rate is not None and floor_rate > best_rate:
+        raise InputError(
+            f"min_throughput_tokens_per_s = {floor_rate:.4g} tok/s cannot be met by {devices} x "
+            f"{base.name} at any scaling: the best achievable is {best_rate:.4g} tok/s "
+            f"({devices} replica(s) of one device with unlimited compute, bandwidth and "
+            "capacity; kernel overheads remain)"
+        )

@@ -43,7 +43,7 @@ class ServiceLevel:
             parts.append(f"TPOT <= {format_seconds(self.max_tpot_s)}")
         if self.min_throughput_tokens_per_s is not None:
             parts.append(f"throughput >= {self.min_throughput_tokens_per_s:.4g} tok/s")
-        return ", ".join(parts) or "fit in memory only"
+        return ", ".join(parts) or "none given (only the capacity wall is checked)"
 
 
 @dataclass(frozen=True)
