@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
-from genz import disaggregated_serving, load_model, speculative_decoding
+from genz import Prediction, disaggregated_serving, load_model, speculative_decoding
 from roofline import load_platform
 
 from .commands_predict import add_scenario_arguments, scenario_from_args
@@ -50,6 +50,8 @@ def run_speculate(args: argparse.Namespace) -> None:
     if args.json:
         print_json(dataclasses.asdict(estimate))
         return
+    total = estimate.target_footprint_bytes + estimate.draft_footprint_bytes
+    wall = [] if estimate.fits else [_wall_line("capacity wall", estimate.suggestions)]
     print_key_values(
         [
             ("target / draft", f"{target.name} / {draft.name} on {platform.name}"),
@@ -59,8 +61,29 @@ def run_speculate(args: argparse.Namespace) -> None:
             ("draft step", human_seconds(estimate.draft_step_s)),
             ("verify pass (k+1 tokens)", human_seconds(estimate.verify_s)),
             ("TPOT with speculation", human_seconds(estimate.tpot_s)),
-            ("speed-up", f"{estimate.speedup:.2f}x"),
+            ("speed-up", f"{estimate.speedup:.2f}x" + ("" if estimate.fits else " (does not fit)")),
+            (
+                "memory per device",
+                f"target {human_bytes(estimate.target_footprint_bytes)} + draft "
+                f"{human_bytes(estimate.draft_footprint_bytes)} = {human_bytes(total)} of "
+                f"{human_bytes(estimate.capacity_bytes)} (decimal, "
+                f"{total / estimate.capacity_bytes:.0%})",
+            ),
+            *wall,
         ]
+    )
+
+
+def _wall_line(label: str, suggestions: tuple[str, ...]) -> tuple[str, str]:
+    """The ``predict``-style verdict past the capacity wall."""
+    return label, "DOES NOT FIT: " + "; or ".join(suggestions)
+
+
+def _memory_text(prediction: Prediction) -> str:
+    verdict = prediction.capacity
+    return (
+        f"{human_bytes(verdict.footprint_bytes)} of {human_bytes(verdict.capacity_bytes)} "
+        f"(decimal, {verdict.utilization:.0%})"
     )
 
 
@@ -77,8 +100,9 @@ def run_disagg(args: argparse.Namespace) -> None:
         model, prefill_platform, decode_platform, scenario, link_bandwidth_bytes_per_s=link
     )
     if args.json:
-        print_json(dataclasses.asdict(estimate))
+        print_json(estimate.to_dict())
         return
+    sides = (("prefill", estimate.prefill), ("decode", estimate.decode))
     print_key_values(
         [
             ("model", model.name),
@@ -97,6 +121,12 @@ def run_disagg(args: argparse.Namespace) -> None:
             (
                 f"end-to-end, all on {estimate.decode_platform}",
                 human_seconds(estimate.colocated_decode_platform_e2e_s),
+            ),
+            *((f"memory per device, {side}", _memory_text(p)) for side, p in sides),
+            *(
+                _wall_line(f"capacity wall, {side} on {p.platform}", p.suggestions)
+                for side, p in sides
+                if not p.fits
             ),
         ]
     )

@@ -36,10 +36,14 @@ def tensor_parallel_degrees(model: ModelConfig) -> tuple[int, ...]:
 
 
 def capacity_suggestions(
-    model: ModelConfig, platform: Platform, scenario: Scenario
+    model: ModelConfig, platform: Platform, scenario: Scenario, reserved_bytes: float = 0.0
 ) -> tuple[str, ...]:
-    """Ways to get under the capacity wall, each checked against the footprint model."""
-    capacity = platform.main_memory.capacity_bytes
+    """Ways to get under the capacity wall, each checked against the footprint model.
+
+    ``reserved_bytes`` per device are held by something else (a speculative draft
+    model) and stay fixed under every suggestion, so each suggestion is sufficient.
+    """
+    capacity = platform.main_memory.capacity_bytes - reserved_bytes
     mesh = scenario.parallelism
     suggestions = []
     link = platform.interconnect

@@ -10,6 +10,11 @@ expected tokens per iteration are ``(1 - a^(k+1)) / (1 - a)``; the iteration tak
 Disaggregated serving (DistServe, Splitwise): prefill on one platform, decode on
 another; the prompt's KV cache (all layers, ``input * layers * kv_elements * bits/8``
 bytes per request) crosses a link of ``link_bandwidth_bytes_per_s`` before decoding.
+
+Both estimates carry the capacity verdict `predict` gives (times past the capacity
+wall are what the roofline says if the model did fit): speculation holds the target
+and the draft (weights, KV cache and activations of each) on every device; each
+disaggregated platform holds the model with its KV cache at the final context.
 """
 
 from __future__ import annotations
@@ -20,11 +25,13 @@ import numpy as np
 
 from roofline import InputError, Platform, require_positive
 
+from .advice import capacity_suggestions, footprint_bytes
 from .costing import cost_ops, total_time
 from .graph import pass_ops
 from .inputs import pass_shape, scenario_inputs
 from .model import ModelConfig
 from .predictor import check_parallelism, predict
+from .result import Prediction
 from .scenario import Scenario
 
 
@@ -46,7 +53,12 @@ def pass_time(
 
 @dataclass(frozen=True)
 class SpeculativeEstimate:
-    """Expected effect of speculative decoding on time per output token (seconds)."""
+    """Expected effect of speculative decoding on time per output token (seconds).
+
+    ``target_footprint_bytes`` and ``draft_footprint_bytes`` are per device; ``fits``
+    is False when together they exceed ``capacity_bytes``, and ``suggestions`` then
+    lists ways under the wall (as `Prediction.suggestions`).
+    """
 
     draft_tokens: int
     acceptance_rate: float
@@ -56,6 +68,11 @@ class SpeculativeEstimate:
     verify_s: float
     tpot_s: float
     speedup: float
+    target_footprint_bytes: float
+    draft_footprint_bytes: float
+    capacity_bytes: float
+    fits: bool
+    suggestions: tuple[str, ...]
 
 
 def speculative_decoding(
@@ -83,6 +100,19 @@ def speculative_decoding(
     expected = (1 - a ** (k + 1)) / (1 - a)
     iteration = k * draft_step + verify
     tpot = iteration / expected
+    target_bytes, draft_bytes = footprint_bytes(target, scenario), footprint_bytes(draft, scenario)
+    capacity = platform.main_memory.capacity_bytes
+    fits = target_bytes + draft_bytes <= capacity
+    if fits:
+        suggestions: tuple[str, ...] = ()
+    elif draft_bytes >= capacity:
+        target_alone = "; or ".join(capacity_suggestions(target, platform, scenario))
+        suggestions = (
+            f"pick a smaller draft (it alone exceeds the memory), and for the target: "
+            f"{target_alone}",
+        )
+    else:
+        suggestions = capacity_suggestions(target, platform, scenario, reserved_bytes=draft_bytes)
     return SpeculativeEstimate(
         draft_tokens=k,
         acceptance_rate=a,
@@ -92,12 +122,21 @@ def speculative_decoding(
         verify_s=verify,
         tpot_s=tpot,
         speedup=target_step / tpot,
+        target_footprint_bytes=target_bytes,
+        draft_footprint_bytes=draft_bytes,
+        capacity_bytes=capacity,
+        fits=fits,
+        suggestions=suggestions,
     )
 
 
 @dataclass(frozen=True)
 class DisaggregatedEstimate:
-    """Prefill on one platform, decode on another, KV cache moved between them."""
+    """Prefill on one platform, decode on another, KV cache moved between them.
+
+    ``prefill`` and ``decode`` are the `Prediction` of the whole request on each
+    platform: their ``fits`` and ``suggestions`` are each side's capacity verdict.
+    """
 
     prefill_platform: str
     decode_platform: str
@@ -108,6 +147,38 @@ class DisaggregatedEstimate:
     e2e_s: float
     colocated_prefill_platform_e2e_s: float
     colocated_decode_platform_e2e_s: float
+    prefill: Prediction
+    decode: Prediction
+
+    @property
+    def fits(self) -> bool:
+        """Both platforms hold the model (weights, KV cache, activations)."""
+        return self.prefill.fits and self.decode.fits
+
+    def to_dict(self) -> dict[str, object]:
+        """Times in seconds, bytes, and each side's capacity verdict (JSON-ready)."""
+        return {
+            "prefill_platform": self.prefill_platform,
+            "decode_platform": self.decode_platform,
+            "ttft_s": self.ttft_s,
+            "kv_transfer_bytes": self.kv_transfer_bytes,
+            "kv_transfer_s": self.kv_transfer_s,
+            "tpot_s": self.tpot_s,
+            "e2e_s": self.e2e_s,
+            "colocated_prefill_platform_e2e_s": self.colocated_prefill_platform_e2e_s,
+            "colocated_decode_platform_e2e_s": self.colocated_decode_platform_e2e_s,
+            "fits": self.fits,
+            **{
+                f"{side}_{key}": value
+                for side, prediction in (("prefill", self.prefill), ("decode", self.decode))
+                for key, value in (
+                    ("fits", prediction.fits),
+                    ("footprint_bytes_per_device", prediction.footprint.total_bytes),
+                    ("capacity_bytes_per_device", prediction.capacity.capacity_bytes),
+                    ("suggestions", list(prediction.suggestions)),
+                )
+            },
+        }
 
 
 def disaggregated_serving(
@@ -156,4 +227,6 @@ def disaggregated_serving(
         e2e_s=e2e,
         colocated_prefill_platform_e2e_s=on_prefill.e2e_s,
         colocated_decode_platform_e2e_s=on_decode.e2e_s,
+        prefill=on_prefill,
+        decode=on_decode,
     )

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
+from genz import Precision, Scenario, load_model, predict, speculative_decoding
 from roofline import Efficiency, derive_platform, load_platform
 
 
@@ -110,3 +111,54 @@ def test_others_unlimited_rows_name_every_unlimited_resource(
     assert main([*REQUIREMENTS, "--max-tpot-ms", "50", "--tp", "2", "--method", "capacity"]) == 0
     out = capsys.readouterr().out
     assert "unlimited bandwidth, compute, link" in out
+
+
+def test_speculate_reports_the_capacity_wall_like_predict(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["speculate", "--model", "llama-3.1-405b", "--draft", "llama-3.1-8b"]
+    assert main([*argv, "--hw", "jetson-orin-nano-8gb"]) == 0
+    out = capsys.readouterr().out
+    assert "DOES NOT FIT" in out and "(does not fit)" in out
+    assert main([*argv, "--hw", "jetson-orin-nano-8gb", "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    # The footprints are predict's: 405B parameters x 2 bytes alone are ~100x the 8 GB.
+    target = predict(
+        load_model("llama-3.1-405b"), load_platform("jetson-orin-nano-8gb"), Scenario()
+    )
+    assert payload["target_footprint_bytes"] == pytest.approx(target.footprint.total_bytes)
+    assert payload["target_footprint_bytes"] > 405e9 * 2
+    assert payload["fits"] is False and payload["suggestions"]
+
+
+def test_speculate_counts_the_draft_against_the_capacity() -> None:
+    # Llama 3.1 8B fits a 24 GB RTX 4090 alone (~16.3 GB) but not twice over (~32.6 GB).
+    model, rtx = load_model("llama-3.1-8b"), load_platform("rtx-4090")
+    assert predict(model, rtx, Scenario()).fits
+    estimate = speculative_decoding(model, model, rtx, Scenario(), 4, 0.7)
+    assert not estimate.fits
+    quantise = next(text for text in estimate.suggestions if text.startswith("quantise"))
+    bits = float(quantise.split()[-2])
+    quantised = Scenario(precision=Precision(weight_bits=bits))
+    # The suggestion is sufficient with the 16-bit draft still resident.
+    target = predict(model, rtx, quantised).footprint.total_bytes
+    assert target + estimate.draft_footprint_bytes <= rtx.main_memory.capacity_bytes
+    small_draft = speculative_decoding(model, load_model("qwen2.5-0.5b"), rtx, Scenario(), 4, 0.7)
+    assert small_draft.fits and small_draft.suggestions == ()
+
+
+def test_disagg_reports_each_sides_capacity_wall(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["disagg", "--model", "llama-3.1-8b", "--prefill-hw", "h100-sxm"]
+    assert main([*argv, "--decode-hw", "jetson-orin-nano-8gb", "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    # 8.03B parameters x 2 bytes = 16 GB: fits 80 GB, not 8 GB.
+    assert payload["prefill_fits"] is True and payload["prefill_suggestions"] == []
+    assert payload["decode_fits"] is False and payload["fits"] is False
+    decode = predict(load_model("llama-3.1-8b"), load_platform("jetson-orin-nano-8gb"), Scenario())
+    assert payload["decode_suggestions"] == list(decode.suggestions) != []
+    assert main([*argv, "--decode-hw", "jetson-orin-nano-8gb"]) == 0
+    out = capsys.readouterr().out
+    assert "capacity wall, decode on jetson-orin-nano-8gb  DOES NOT FIT" in out
+    assert "capacity wall, prefill" not in out
+    assert main([*argv, "--decode-hw", "h100-sxm"]) == 0
+    assert "DOES NOT FIT" not in capsys.readouterr().out
