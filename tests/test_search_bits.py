@@ -1,13 +1,15 @@
 """Bit-allocation solvers: result contract, ILP vs exhaustive and greedy, infeasibility."""
 
 import dataclasses
+import itertools
+import time
 
 import numpy as np
 import pytest
 
 from roofline import InputError
 from search.bits.heuristics import EXHAUSTIVE_LIMIT
-from search.bits.problem import BitAllocationProblem, BitAllocationResult, Budget
+from search.bits.problem import BitAllocationProblem, Budget
 from search.bits.solvers import METHODS, allocate_bits
 
 
@@ -39,20 +41,56 @@ TWO_UNITS = BitAllocationProblem(
 )
 
 
+def brute_force(problem: BitAllocationProblem) -> tuple[float, tuple[int, ...]] | None:
+    """Least total sensitivity over every allocation meeting every budget, by plain
+    enumeration written from the problem's definition (independent of the solvers)."""
+    units, options = problem.shape
+    best = None
+    for allocation in itertools.product(range(options), repeat=units):
+        totals = {
+            name: problem.constants[name]
+            + sum(costs[unit][option] for unit, option in enumerate(allocation))
+            for name, costs in problem.costs.items()
+        }
+        if any(totals[b.quantity] > b.limit for b in problem.budgets):
+            continue
+        objective = sum(problem.sensitivity[unit][o] for unit, o in enumerate(allocation))
+        if best is None or objective < best[0]:
+            best = (objective, allocation)
+    return best
+
+
 @pytest.mark.parametrize("method", METHODS)
 def test_every_method_returns_the_result_contract(method):
     problem = random_problem(seed=1, units=5, options=3, budgets=2)
+    before = time.perf_counter()
     result = allocate_bits(problem, method=method)
-    assert isinstance(result, BitAllocationResult)
+    wall = time.perf_counter() - before
     assert result.method == method
     assert result.success and result.status in ("optimal", "feasible")
-    assert isinstance(result.message, str) and result.message
+    expected_message = {
+        "optimal": "optimal allocation found",
+        "feasible": f"{method} allocation within the budgets (optimality not proven)",
+    }[result.status]
+    assert result.message.startswith(expected_message)
     assert len(result.allocation) == 5 and all(0 <= i < 3 for i in result.allocation)
-    chosen = np.array(result.allocation)
-    assert result.objective == pytest.approx(problem.objective(chosen), rel=1e-12)
+    # The reported objective and totals are those of the reported allocation, summed here
+    # from the problem's matrices: a solver that reported its LP value, or the totals of
+    # another incumbent, would disagree.
+    rows = range(5)
+    objective = sum(problem.sensitivity[u, o] for u, o in zip(rows, result.allocation, strict=True))
+    assert result.objective == pytest.approx(objective, rel=1e-12)
     for budget in problem.budgets:
-        assert result.totals[budget.quantity] <= budget.limit * (1 + 1e-9)
-    assert result.solve_time_s >= 0
+        spent = sum(
+            problem.costs[budget.quantity][u, o]
+            for u, o in zip(rows, result.allocation, strict=True)
+        )
+        assert result.totals[budget.quantity] == pytest.approx(spent, rel=1e-12)
+        assert spent <= budget.limit * (1 + 1e-9)
+        # `binding` lists exactly the budgets spent to within 0.1 % of their limit.
+        assert (budget.quantity in result.binding) == (spent >= budget.limit * (1 - 1e-3))
+    # The solve time is measured around the solve: it cannot exceed the caller's wall clock.
+    assert 0 <= result.solve_time_s <= wall
     with pytest.raises(dataclasses.FrozenInstanceError):
         result.objective = 0.0  # type: ignore[misc]
     # The same contract when the budget is impossible: no allocation, one-line reason.
@@ -73,16 +111,44 @@ def test_hand_solved_two_unit_problem():
 
 
 @pytest.mark.parametrize("seed", range(12))
-def test_ilp_equals_exhaustive_on_small_instances(seed):
+def test_ilp_and_exhaustive_equal_an_independent_enumeration(seed):
     rng = np.random.default_rng(100 + seed)
     problem = random_problem(
         seed, units=int(rng.integers(2, 7)), options=int(rng.integers(2, 5)), budgets=1 + seed % 3
     )
+    reference = brute_force(problem)
+    assert reference is not None  # limits lie between the cheapest and dearest totals
     ilp = allocate_bits(problem, "ilp", mip_gap=0.0)
     exhaustive = allocate_bits(problem, "exhaustive")
     assert ilp.status == exhaustive.status == "optimal"
-    assert ilp.objective == pytest.approx(exhaustive.objective, rel=1e-7, abs=1e-12)
+    assert ilp.objective == pytest.approx(reference[0], rel=1e-7, abs=1e-12)
+    assert exhaustive.objective == pytest.approx(reference[0], rel=1e-12, abs=1e-12)
     assert ilp.lower_bound is not None and ilp.lower_bound <= ilp.objective * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_tighter_budget_never_gives_a_better_objective(seed):
+    problem = random_problem(seed, units=12, options=4, budgets=1)
+    (budget,) = problem.budgets
+    objectives = []
+    for fraction in (1.0, 0.9, 0.8, 0.7, 0.6):
+        tighter = dataclasses.replace(
+            problem, budgets=(Budget(budget.quantity, budget.limit * fraction),)
+        )
+        result = allocate_bits(tighter, "ilp", mip_gap=0.0)
+        if not result.success:
+            break
+        objectives.append(result.objective)
+    assert len(objectives) >= 2
+    assert all(b >= a * (1 - 1e-9) for a, b in itertools.pairwise(objectives))
+    # The optimum's own total as the limit keeps the same optimum: the budget it reports is
+    # met exactly and nothing better existed within the looser one.
+    loose = allocate_bits(problem, "ilp", mip_gap=0.0)
+    spent = loose.totals[budget.quantity]
+    exact = dataclasses.replace(problem, budgets=(Budget(budget.quantity, spent),))
+    again = allocate_bits(exact, "ilp", mip_gap=0.0)
+    assert again.objective == pytest.approx(loose.objective, rel=1e-9)
+    assert again.totals[budget.quantity] <= spent * (1 + 1e-9)
 
 
 @pytest.mark.parametrize("seed", range(4))
