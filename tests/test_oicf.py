@@ -2,7 +2,6 @@
 
 import json
 
-import numpy as np
 import pytest
 
 from genz.model import load_model
@@ -24,13 +23,27 @@ def llama70b():
     return load_model("llama-3.1-70b")
 
 
-def test_agentic_use_cases_are_shipped():
+def test_agentic_use_cases_match_their_cited_shapes():
     cases = load_use_cases()
-    for name in ("chat", "coding-agent", "reasoning", "web-use", "computer-use"):
-        assert cases[name].input_tokens > 0 and cases[name].output_tokens > 0
-        assert cases[name].source
-    # Computer use: ~20 screenshots of ~1.4k tokens each dominate the prompt.
+    for case in cases.values():
+        assert case.source and case.description
+    # Each shape against the figure its source states (data/use_cases.yaml):
+    # ShareGPT-style chat: mean prompt ~1k, reply ~250 tokens.
+    assert cases["chat"].input_tokens == pytest.approx(1000, rel=0.1)
+    assert cases["chat"].output_tokens == pytest.approx(250, rel=0.1)
+    # Coding agents keep 32k-64k tokens of context per step, with a shorter reply.
+    assert 32_000 <= cases["coding-agent"].input_tokens <= 64_000
+    assert cases["coding-agent"].output_tokens < cases["coding-agent"].input_tokens / 10
+    # Reasoning: ~8k thinking tokens (DeepSeek-R1 on AIME-style tasks) on a short prompt.
+    assert cases["reasoning"].output_tokens == pytest.approx(8000, rel=0.1)
+    assert cases["reasoning"].input_tokens < cases["reasoning"].output_tokens / 4
+    # Web use: ~2k system + ~8k accessibility tree + ~12k history = ~22k, rounded to 24k.
+    assert cases["web-use"].input_tokens == pytest.approx(22_000, rel=0.15)
+    # Computer use: 20 turns x (1,365 screenshot + ~150) + ~2.5k = ~33k, rounded to 32k.
     assert cases["computer-use"].input_tokens >= 20 * 1365
+    assert cases["computer-use"].input_tokens == pytest.approx(20 * (1365 + 150) + 2500, rel=0.05)
+    # RAG: 64 passages x 512 tokens of retrieved context.
+    assert cases["long-context-rag"].input_tokens == 64 * 512
 
 
 def test_batch1_decode_oi_is_two_flop_per_weight_byte(h100, llama70b):
@@ -99,13 +112,24 @@ def test_weights_past_the_wall_and_the_compute_bound_crossover(h100, llama70b):
 def test_disaggregated_needs_are_phase_work_over_the_slo(h100, llama70b):
     report = oicf_report([llama70b], [use_case("chat")], h100, bits=((8.0, 8.0),))
     need = report.disaggregated[0]
-    huge = derive_platform(h100, memory_capacity_scale=1e6)
-    precision = Precision(weight_bits=8, kv_bits=8)
-    one = predict(llama70b, huge, Scenario(1, 1024, 256, precision=precision))
-    many = predict(llama70b, huge, Scenario(32, 1024, 256, precision=precision))
-    # Default SLO: TTFT 2 s, TPOT 50 ms; H100 efficiencies 0.7 compute, 0.8 memory.
-    assert need.prefill_flops_per_s == pytest.approx(one.prefill.flop / (2.0 * 0.7))
-    assert need.decode_bytes_per_s == pytest.approx(many.decode.bytes / (0.05 * 0.8))
+    # Llama 3.1 70B: 70.55e9 parameters, of which the embedding and the LM head are
+    # 128256 x 8192 = 1.05e9 each. One 1024-token prompt: 2 FLOP per weight per token for
+    # all but those two (the LM head runs for the last token only) plus causal attention
+    # 2 x 80 layers x 1024^2 x 8192: 1.416e14 FLOP, over TTFT 2 s at H100's 0.7 compute
+    # efficiency: 1.01e14 FLOP/s.
+    embedding = 128256 * 8192
+    prefill_flop = 2 * (70.55e9 - 2 * embedding) * 1024 + 2 * 80 * 1024**2 * 8192
+    assert need.prefill_flops_per_s == pytest.approx(prefill_flop / (2.0 * 0.7), rel=0.01)
+    # 32 requests decoding: weights but the embedding at 1 byte (69.5 GB) plus the 8-bit KV
+    # cache at the mean context 1024 + 256 / 2: 32 x 1152 x 80 x (2 x 8 x 128) bytes =
+    # 6.0 GB, over TPOT 50 ms at 0.8 memory efficiency: 1.89e12 bytes/s. 3 %: the 32
+    # tokens' activation vectors (~1.3 GB) are left out of the hand count.
+    decode_bytes = (70.55e9 - embedding) * 1 + 32 * 1152 * 80 * 2 * 8 * 128
+    assert need.decode_bytes_per_s == pytest.approx(decode_bytes / (0.05 * 0.8), rel=0.03)
+    assert need.decode_bytes_per_s > decode_bytes / (0.05 * 0.8)
+    # A decode accelerator holds 32 final-context KV caches; a prefill one only the prompt.
+    kv_per_request = 80 * 2 * 8 * 128 * (1024 + 256)
+    assert need.decode_capacity_bytes == pytest.approx(70.55e9 + 32 * kv_per_request, rel=1e-3)
     assert need.decode_capacity_bytes > need.prefill_capacity_bytes
 
 
@@ -124,9 +148,24 @@ def test_cli_oicf_and_requirements(capsys):
     assert main([*argv, "--bits", "16/16", "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)
     assert len(payload["rows"]) == 1 and len(payload["disaggregated"]) == 1
+    # Chat's final context 1024 + 256 tokens x 32 layers x (2 x 8 heads x 128) x 2 bytes.
+    assert payload["rows"][0]["kv_bytes_per_request"] == 1280 * 32 * 2 * 8 * 128 * 2
+    assert payload["rows"][0]["decode_oi"] == pytest.approx(1.0, rel=0.05)  # 2 FLOP / 2 bytes
     argv = ["requirements", "--model", "llama-3.1-8b", "--base-hw", "h100-sxm"]
-    assert main([*argv, "--use-case", "chat", "--max-tpot-ms", "10", "--method", "compute"]) == 0
-    assert "compute" in capsys.readouterr().out
+    compute = [*argv, "--use-case", "chat", "--max-tpot-ms", "10", "--method", "compute"]
+    assert main([*compute, "--json"]) == 0
+    answer = json.loads(capsys.readouterr().out)["requirements"][0]
+    # Least compute for TPOT 10 ms: a decode step's FLOP (2 per weight but the input
+    # embedding, 2 x 7.505e9, plus attention 4 x 32 layers x 4096 x 1152 mean context)
+    # over the 10 ms left after 259 kernel launches of 2 us, at 0.7 compute efficiency.
+    decode_flop = 2 * (8.03e9 - 128256 * 4096) + 4 * 32 * 4096 * 1152
+    peak = decode_flop / ((0.010 - 259 * 2e-6) * 0.7)
+    assert answer["method"] == "compute" and answer["success"]
+    assert answer["peak_flops_per_s"]["bf16"] == pytest.approx(peak, rel=0.01)
+    assert main(compute) == 0
+    assert f"{answer['peak_flops_per_s']['bf16'] / 1e12:.4g} TFLOP/s bf16" in (
+        capsys.readouterr().out
+    )
     assert main([*argv, "--max-ttft-s", "-2"]) == 2
     assert "--max-ttft-s must be a finite number > 0" in capsys.readouterr().err
     assert main([*argv, "--max-tpot-ms", "0.001"]) == 2
@@ -143,4 +182,9 @@ def test_batch_grid_is_vectorised_consistently(h100, llama70b):
     )
     assert row.decode_oi == pytest.approx(scalar.decode.operational_intensity)
     assert row.prefill_oi == pytest.approx(scalar.prefill.operational_intensity)
-    assert np.isfinite(row.decode_cf_bytes)
+    # Decode CF: 16-bit weights (2 bytes per parameter) plus 4 KV caches at the final
+    # context 1024 + 8192: 80 layers x (2 x 8 heads x 128) x 2 bytes x 9216 = 3.02 GB each.
+    kv_per_request = 80 * 2 * 8 * 128 * 2 * (1024 + 8192)
+    assert row.kv_bytes_per_request == kv_per_request
+    assert row.weights_bytes == 2 * row.params_total
+    assert row.decode_cf_bytes == pytest.approx(2 * row.params_total + 4 * kv_per_request)
