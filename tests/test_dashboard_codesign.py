@@ -13,6 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from app import cli
+from search.codesign import load_space, search_designs
 
 ROOT = Path(__file__).resolve().parents[1]
 DASHBOARD = ROOT / "app" / "dashboard.py"
@@ -63,10 +64,18 @@ def test_frontier_pick_and_downloads_match_the_cli(monkeypatch: pytest.MonkeyPat
 def test_memory_bound_moves_the_feasible_count() -> None:
     at = page()
     bounded = next(c.value for c in at.caption if "feasible" in c.value)
-    # The example bounds memory at 2 GB; lifting the bound admits the 2 designs above it.
+    # The page shows the library's answer for the same space and bound.
+    library = search_designs(load_space(ROOT / "examples" / "edge_quickstart.yaml"))
+    assert bounded.startswith(f"{library.message}; ")
+    # edge_quickstart: 2 bandwidths x 3 depths x 3 widths x 3 weight widths = 54 designs,
+    # all within the Orin Nano's 8 GB. Its 2 GB bound excludes only the 24-layer,
+    # 2048-wide design at 16 bits (at both bandwidths): 24 x 45.09e6 per layer + two
+    # 32000 x 2048 embeddings = 1.213e9 parameters x 2 bytes = 2.43 GB. The next largest,
+    # 16 layers at 16 bits, holds 0.853e9 x 2 = 1.71 GB + 42 MB of KV cache: it fits.
+    assert "of 52 feasible (54 evaluated)" in bounded
     at.checkbox(key="codesign_bound").uncheck().run()
     free = next(c.value for c in at.caption if "feasible" in c.value)
-    assert "of 52 feasible" in bounded and "of 54 feasible" in free
+    assert "of 54 feasible (54 evaluated)" in free
     at.checkbox(key="codesign_bound").check().run()
     at.number_input(key="codesign_memory_gb").set_value(0.1).run()
     assert at.error and at.error[0].value.startswith("no design meets the constraints")
