@@ -126,28 +126,28 @@ def test_ilp_and_exhaustive_equal_an_independent_enumeration(seed):
     assert ilp.lower_bound is not None and ilp.lower_bound <= ilp.objective * (1 + 1e-9)
 
 
-@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("seed", range(2))
 def test_tighter_budget_never_gives_a_better_objective(seed):
     problem = random_problem(seed, units=12, options=4, budgets=1)
     (budget,) = problem.budgets
-    objectives = []
-    for fraction in (1.0, 0.9, 0.8, 0.7, 0.6):
+    results = []
+    for fraction in (1.0, 0.85, 0.7):
         tighter = dataclasses.replace(
             problem, budgets=(Budget(budget.quantity, budget.limit * fraction),)
         )
         result = allocate_bits(tighter, "ilp", mip_gap=0.0)
         if not result.success:
             break
-        objectives.append(result.objective)
+        results.append(result)
+    objectives = [result.objective for result in results]
     assert len(objectives) >= 2
     assert all(b >= a * (1 - 1e-9) for a, b in itertools.pairwise(objectives))
     # The optimum's own total as the limit keeps the same optimum: the budget it reports is
     # met exactly and nothing better existed within the looser one.
-    loose = allocate_bits(problem, "ilp", mip_gap=0.0)
-    spent = loose.totals[budget.quantity]
+    spent = results[0].totals[budget.quantity]
     exact = dataclasses.replace(problem, budgets=(Budget(budget.quantity, spent),))
     again = allocate_bits(exact, "ilp", mip_gap=0.0)
-    assert again.objective == pytest.approx(loose.objective, rel=1e-9)
+    assert again.objective == pytest.approx(results[0].objective, rel=1e-9)
     assert again.totals[budget.quantity] <= spent * (1 + 1e-9)
 
 
