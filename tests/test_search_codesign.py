@@ -9,6 +9,7 @@ import io
 import json
 import math
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -100,7 +101,7 @@ def keys(frame: pd.DataFrame) -> set[tuple]:
 
 
 def non_dominated(
-    frame: pd.DataFrame, minimise: list[str], maximise: list[str] = ()
+    frame: pd.DataFrame, minimise: Sequence[str], maximise: Sequence[str] = ()
 ) -> pd.DataFrame:
     """The rows no other row dominates (no worse in every column, better in one), by
     comparing every pair: the definition of the Pareto frontier, not the search's code."""
@@ -318,7 +319,8 @@ def test_more_bandwidth_is_never_slower(grid: CodesignResult) -> None:
     index = [*KEY[2:]]
     slow = designs[designs["bandwidth_scale"] == 1].set_index(index).sort_index()
     fast = designs[designs["bandwidth_scale"] == 2].set_index(index).sort_index()
-    assert slow.index.equals(fast.index) and len(slow) == 95
+    # Bandwidth does not change the footprint: the same designs are feasible at both.
+    assert slow.index.equals(fast.index)
     assert (fast["tpot_s"] < slow["tpot_s"]).all()
     assert (fast["ttft_s"] <= slow["ttft_s"]).all()
     assert (fast["loss"] == slow["loss"]).all()  # the law does not see the hardware
