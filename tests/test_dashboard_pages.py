@@ -134,6 +134,37 @@ def test_compare_faster_platform_and_smaller_model() -> None:
     assert len(at.code[0].value.splitlines()) == 2
 
 
+def test_compare_table_prints_the_cli_units_and_matches_the_cli() -> None:
+    at = page("compare")
+    at.selectbox(key="compare_hw").set_value("b200").run()
+    table = at.dataframe[0].value.set_index("metric")
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert cli.main([*shlex.split(at.code[0].value.splitlines()[0])[1:], "--json"]) == 0
+    a = json.loads(out.getvalue())["summary"]
+    for label, key in (
+        ("TTFT", "ttft_s"),
+        ("TPOT", "tpot_s"),
+        ("end-to-end", "e2e_s"),
+        ("throughput", "throughput_tokens_per_s"),
+        ("footprint per device (decimal)", "footprint_bytes_per_device"),
+        ("capacity per device (decimal)", "capacity_bytes_per_device"),
+    ):
+        cell = table.loc[label, "A"]
+        # 3-4 significant figures in s/ms/us, tok/s or decimal MB/GB: no raw bytes or
+        # 4-decimal seconds.
+        assert cell.split(" ", 1)[1] in UNITS, cell
+        assert number(cell) == pytest.approx(a[key], rel=5e-3), (label, cell)
+    # 80 GB of HBM3 on the H100 preset against 192 GB of HBM3e on the B200 (decimal GB).
+    assert table.loc["capacity per device (decimal)", "A"] == "80 GB"
+    assert table.loc["capacity per device (decimal)", "B"] == "192 GB"
+    assert table.loc["capacity per device (decimal)", "B / A"] == "2.4x"
+    tpot_ratio = float(table.loc["TPOT", "B / A"].rstrip("x"))
+    assert tpot_ratio == pytest.approx(
+        number(table.loc["TPOT", "B"]) / number(table.loc["TPOT", "A"]), rel=0.01
+    )
+
+
 def test_uploaded_config_runs_and_bad_upload_is_one_line() -> None:
     at = page("latency")
     at.selectbox(key="model").set_value("upload a config.json...").run()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pandas as pd
 import streamlit as st
 
@@ -20,7 +22,7 @@ from app.dashboard_pages.state import (
     with_preset_model,
     with_preset_platform,
 )
-from app.formatting import human_seconds
+from app.formatting import human_bytes, human_seconds
 from genz import Prediction, list_models
 from roofline import list_platforms
 
@@ -28,21 +30,43 @@ PLATFORMS = "two platforms"
 MODELS = "two models"
 
 
+#: Rows of the summary table: label, `Prediction.to_dict` field, formatter (the CLI's units).
+SUMMARY_ROWS: tuple[tuple[str, str, Callable[[float], str]], ...] = (
+    ("TTFT", "ttft_s", human_seconds),
+    ("TPOT", "tpot_s", human_seconds),
+    ("end-to-end", "e2e_s", human_seconds),
+    ("throughput", "throughput_tokens_per_s", tokens_per_s),
+    ("throughput per device", "throughput_tokens_per_s_per_device", tokens_per_s),
+    ("footprint per device (decimal)", "footprint_bytes_per_device", human_bytes),
+    ("capacity per device (decimal)", "capacity_bytes_per_device", human_bytes),
+)
+
+
 def summary_table(a: Prediction, b: Prediction) -> pd.DataFrame:
-    """Headline numbers of A and B side by side (SI units), with B / A."""
+    """Headline numbers of A and B side by side in SI units (seconds, tok/s, bytes), with B / A.
+
+    ``field`` names the `Prediction.to_dict` key, whose suffix is the unit.
+    """
     rows = []
-    for label, key in (
-        ("TTFT (s)", "ttft_s"),
-        ("TPOT (s)", "tpot_s"),
-        ("end-to-end (s)", "e2e_s"),
-        ("throughput (tok/s)", "throughput_tokens_per_s"),
-        ("throughput per device (tok/s)", "throughput_tokens_per_s_per_device"),
-        ("footprint per device (bytes)", "footprint_bytes_per_device"),
-        ("capacity per device (bytes)", "capacity_bytes_per_device"),
-    ):
+    for label, key, _ in SUMMARY_ROWS:
         value_a, value_b = a.to_dict()[key], b.to_dict()[key]
-        rows.append({"metric": label, "A": value_a, "B": value_b, "B / A": value_b / value_a})
+        rows.append(
+            {"metric": label, "field": key, "A": value_a, "B": value_b, "B / A": value_b / value_a}
+        )
     return pd.DataFrame(rows)
+
+
+def readable_summary(table: pd.DataFrame) -> pd.DataFrame:
+    """`summary_table` as the CLI prints numbers: ms / s, tok/s, decimal kB-TB; B / A as ``x``."""
+    formatters = {key: formatter for _, key, formatter in SUMMARY_ROWS}
+    return pd.DataFrame(
+        {
+            "metric": table["metric"],
+            "A": [formatters[k](v) for k, v in zip(table["field"], table["A"], strict=True)],
+            "B": [formatters[k](v) for k, v in zip(table["field"], table["B"], strict=True)],
+            "B / A": [f"{ratio:.3g}x" for ratio in table["B / A"]],
+        }
+    )
 
 
 def bounds_table(a: Prediction, b: Prediction) -> pd.DataFrame:
@@ -126,7 +150,16 @@ def render() -> None:
         column.metric("TTFT", human_seconds(result.ttft_s))
         column.metric("TPOT", human_seconds(result.tpot_s))
         column.metric("Throughput", tokens_per_s(result.throughput_tokens_per_s))
-    st.dataframe(summary_table(result_a, result_b), hide_index=True)
+    summary = summary_table(result_a, result_b)
+    st.dataframe(readable_summary(summary), hide_index=True)
+    st.download_button(
+        "Download compare_summary.csv (SI units: seconds, tok/s, bytes)",
+        summary.to_csv(index=False).encode("utf-8"),
+        file_name="compare_summary.csv",
+        mime="text/csv",
+        key="csv-compare_summary",
+        on_click="ignore",
+    )
     st.dataframe(bounds_table(result_a, result_b), hide_index=True)
     latency = latency_bars(result_a, result_b, names)
     show_chart(comparison_figure(latency, "time_ms", "Latency (ms)"), latency, "compare_latency")
