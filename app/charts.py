@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+from plotly.colors import sample_colorscale
 
 from genz import Prediction
 from roofline import Platform, attainable_flops_per_s
@@ -294,28 +295,79 @@ def comparison_figure(table: pd.DataFrame, value: str, title: str) -> go.Figure:
     return go.Figure(traces, layout)
 
 
-def bits_heatmap_figure(allocation: pd.DataFrame, bits_range: tuple[float, float]) -> go.Figure:
-    """Weight bits per layer (x) and weight group (y), format names on hover.
+def widest_first_colors(count: int) -> list[str]:
+    """``count`` colours from Viridis for choices ordered widest first (yellow = most bits).
 
-    ``allocation``: ``layer``, ``group``, ``bits``, ``format`` (per-layer units only);
-    ``bits_range``: the narrowest and widest candidate, the ends of the colour scale.
+    Pages colour bit widths the same way: the most bits yellow, the fewest purple.
     """
-    bits = allocation.pivot(index="group", columns="layer", values="bits")
-    names = allocation.pivot(index="group", columns="layer", values="format").reindex_like(bits)
-    trace = go.Heatmap(
-        z=bits.to_numpy(),
-        x=bits.columns.to_numpy(),
-        y=bits.index.to_numpy(),
-        text=names.to_numpy(),
-        colorscale="Viridis",
-        zmin=bits_range[0],
-        zmax=bits_range[1],
-        colorbar={"title": {"text": "bits"}},
-        hovertemplate="layer %{x}, %{y}: %{text} (%{z:g} bits)<extra></extra>",
-    )
+    if count == 1:
+        return sample_colorscale("Viridis", [1.0])
+    return sample_colorscale("Viridis", [1 - i / (count - 1) for i in range(count)])
+
+
+def format_colors(formats: pd.DataFrame) -> dict[str, str]:
+    """One colour per format present, widest first (`widest_first_colors`).
+
+    ``formats``: ``format`` and ``bits`` columns (one row per unit; repeats are fine).
+    """
+    present = formats[["format", "bits"]].drop_duplicates("format")
+    ordered = present.sort_values(["bits", "format"], ascending=[False, True])["format"].tolist()
+    return dict(zip(ordered, widest_first_colors(len(ordered)), strict=True))
+
+
+def bits_heatmap_figure(allocation: pd.DataFrame) -> go.Figure:
+    """The format of each layer (x) and weight group (y), one legend entry per format present.
+
+    ``allocation``: ``layer``, ``group``, ``bits``, ``format`` (per-layer units only).
+    Cells are coloured by format (categories, not a continuous bit scale: the choices
+    are discrete); the legend lists the formats present, widest first, with their bits.
+    """
+    colors = format_colors(allocation)
+    code = {name: index for index, name in enumerate(colors)}
+    table = allocation.assign(code=allocation["format"].map(code))
+    codes = table.pivot(index="group", columns="layer", values="code")
+    names = table.pivot(index="group", columns="layer", values="format").reindex_like(codes)
+    bits = table.pivot(index="group", columns="layer", values="bits").reindex_like(codes)
+    count = len(colors)
+    # A step colour scale: code i covers [i / count, (i + 1) / count] of the range.
+    scale = [
+        [edge, color]
+        for index, color in enumerate(colors.values())
+        for edge in (index / count, (index + 1) / count)
+    ]
+    traces: list[go.BaseTraceType] = [
+        go.Heatmap(
+            z=codes.to_numpy(),
+            x=codes.columns.to_numpy(),
+            y=codes.index.to_numpy(),
+            text=names.to_numpy(),
+            customdata=bits.to_numpy(),
+            colorscale=scale,
+            zmin=-0.5,
+            zmax=count - 0.5,
+            showscale=False,
+            xgap=1,
+            ygap=1,
+            hovertemplate="layer %{x}, %{y}: %{text} (%{customdata:g} bits)<extra></extra>",
+        )
+    ]
+    bits_of = dict(zip(allocation["format"], allocation["bits"], strict=False))
+    # Legend entries only: an invisible point per format, drawn as a coloured square.
+    traces += [
+        go.Scatter(
+            x=[None],
+            y=[None],
+            mode="markers",
+            name=f"{name} ({bits_of[name]:g} bits)",
+            marker={"symbol": "square", "size": 14, "color": color},
+            hoverinfo="skip",
+        )
+        for name, color in colors.items()
+    ]
     layout = {
         "xaxis": {"title": {"text": "layer"}},
         "yaxis": {"title": {"text": ""}, "automargin": True},
-        "height": max(260, 50 * len(bits.index) + 120),
+        "legend": {"title": {"text": "weight format"}},
+        "height": max(260, 50 * len(codes.index) + 120),
     }
-    return go.Figure([trace], layout)
+    return go.Figure(traces, layout)

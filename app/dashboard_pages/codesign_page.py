@@ -16,6 +16,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from app.charts import widest_first_colors
 from app.dashboard_pages.common import PLOTLY_CONFIG, checked, current_selection, show_commands
 from app.formatting import human_bytes, human_seconds
 from roofline import InputError, decode_user_bytes, parse_document
@@ -102,43 +103,44 @@ def space_widgets() -> tuple[str, str, str]:
 
 
 def pareto_figure(designs: pd.DataFrame, frontier: pd.DataFrame, y: str) -> go.Figure:
-    """Feasible designs (grey) and the frontier (by weight bits): ``y`` against TPOT."""
+    """Feasible designs (grey) and the frontier, one legend entry per weight width: ``y``
+    against TPOT (ms). The legend sits above the plot, clear of the axes."""
     drawn = designs.sample(MAX_DRAWN, random_state=0) if len(designs) > MAX_DRAWN else designs
     label = "loss (nats/token)" if y == "loss" else "perplexity"
     hover = "%{text}<br>TPOT %{x:.4g} ms<br>" + label + " %{y:.4g}<extra></extra>"
-    return go.Figure(
-        [
+    traces = [
+        go.Scatter(
+            x=drawn["tpot_s"] * 1e3,
+            y=drawn[y],
+            mode="markers",
+            name="feasible designs",
+            marker={"color": "#c7c7c7", "size": 5},
+            hoverinfo="skip",
+        )
+    ]
+    widths = sorted(frontier["weight_bits"].unique(), reverse=True)
+    for bits, color in zip(widths, widest_first_colors(len(widths)), strict=True):
+        part = frontier[frontier["weight_bits"] == bits]
+        traces.append(
             go.Scatter(
-                x=drawn["tpot_s"] * 1e3,
-                y=drawn[y],
+                x=part["tpot_s"] * 1e3,
+                y=part[y],
                 mode="markers",
-                name="feasible designs",
-                marker={"color": "#c7c7c7", "size": 5},
-                hoverinfo="skip",
-            ),
-            go.Scatter(
-                x=frontier["tpot_s"] * 1e3,
-                y=frontier[y],
-                mode="markers",
-                name="Pareto frontier",
-                customdata=frontier["rank"],
-                text=frontier["design"],
+                name=f"frontier, {bits:g}-bit weights",
+                customdata=part["rank"],
+                text=part["design"],
                 hovertemplate=hover,
-                marker={
-                    "color": frontier["weight_bits"],
-                    "colorscale": "Viridis",
-                    "size": 9,
-                    "colorbar": {"title": {"text": "weight bits"}},
-                },
-            ),
-        ],
-        {
-            "xaxis": {"type": "log", "title": {"text": "TPOT (ms)"}},
-            "yaxis": {"title": {"text": f"predicted {label}"}},
-            "height": 460,
-            "margin": {"t": 30},
-        },
-    )
+                marker={"color": color, "size": 9, "line": {"width": 1, "color": "white"}},
+            )
+        )
+    layout = {
+        "xaxis": {"type": "log", "title": {"text": "TPOT (ms)"}},
+        "yaxis": {"title": {"text": f"predicted {label}"}},
+        "legend": {"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom"},
+        "height": 480,
+        "margin": {"t": 60},
+    }
+    return go.Figure(traces, layout)
 
 
 def _picked_rank(event: object) -> int | None:

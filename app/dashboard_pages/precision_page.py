@@ -158,8 +158,7 @@ def render() -> None:
     st.caption(f"{result.result.message}; KV cache {result.kv_format.name}.")
 
     per_layer = rows[rows["layer"].notna()].astype({"layer": int})
-    bits_range = (min(f.bits for f in result.formats), max(f.bits for f in result.formats))
-    show_chart(bits_heatmap_figure(per_layer, bits_range), rows, "bit_allocation")
+    show_chart(bits_heatmap_figure(per_layer), rows, "bit_allocation")
     model_level = rows[rows["layer"].isna()]
     if not model_level.empty:
         listed = ", ".join(f"{r.group} {r.format}" for r in model_level.itertuples())
