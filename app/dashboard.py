@@ -2,25 +2,59 @@
 
 The sidebar (hardware preset and scale factors, model preset or uploaded
 config.json, scenario) is shared; each page under ``app/dashboard_pages/`` reads
-it. Pages for layers that are not installed (the ILP bit allocation and the
+it, and shows there only the controls it reads (`PAGES`). Pages for layers that are not installed (the ILP bit allocation and the
 co-design search in ``search/``) are left out of the menu.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from importlib.util import find_spec
 from pathlib import Path
 
 import streamlit as st
 
-from app.dashboard_pages.sidebar import render_sidebar
+from app.dashboard_pages.sidebar import EVERY_CONTROL, render_sidebar
 from app.dashboard_pages.state import SELECTION_KEY
 
 PAGES_DIR = Path(__file__).resolve().parent / "dashboard_pages"
-#: Optional pages: (file, title, module that must be importable).
-OPTIONAL_PAGES = (
-    ("precision_page.py", "Precision", "search.bits.quantizer"),
-    ("codesign_page.py", "Co-design", "search.codesign"),
+
+
+@dataclass(frozen=True)
+class PageSpec:
+    """One menu entry: its script, title, the sidebar controls it reads (keys of
+    `sidebar.DEFAULTS`; the others are hidden there) and, for optional pages, the
+    module that must be importable."""
+
+    file: str
+    title: str
+    controls: frozenset[str]
+    needs: str | None = None
+
+
+#: The menu, in order; the first page is the default. Why each page hides what it hides:
+PAGES = (
+    # Operators, OI and bounds of one replica: capacity and data parallelism change none.
+    PageSpec("roofline_page.py", "Roofline", EVERY_CONTROL - {"capacity_scale", "dp"}),
+    # Times, throughput (dp) and the capacity wall (capacity): everything.
+    PageSpec("latency_page.py", "Latency", EVERY_CONTROL),
+    # Bytes per device against capacity: no rates, and dp replicas do not share memory.
+    PageSpec(
+        "memory_page.py",
+        "Memory",
+        EVERY_CONTROL - {"compute_scale", "bw_scale", "link_bw_scale", "dp"},
+    ),
+    # Design A is the whole sidebar.
+    PageSpec("compare_page.py", "Compare", EVERY_CONTROL),
+    # The allocation replaces the weight bits; footprint and step times are per replica.
+    PageSpec(
+        "precision_page.py",
+        "Precision",
+        EVERY_CONTROL - {"weight_bits", "dp"},
+        needs="search.bits.quantizer",
+    ),
+    # The space file names its own hardware, models and scenario (chosen in the sidebar).
+    PageSpec("codesign_page.py", "Co-design", frozenset(), needs="search.codesign"),
 )
 
 
@@ -32,27 +66,24 @@ def _available(module: str) -> bool:
 
 
 def pages() -> list[st.Page]:
-    """The menu: the four core pages, then the optional ones whose layer exists."""
-    menu = [
-        st.Page(PAGES_DIR / "roofline_page.py", title="Roofline", default=True),
-        st.Page(PAGES_DIR / "latency_page.py", title="Latency"),
-        st.Page(PAGES_DIR / "memory_page.py", title="Memory"),
-        st.Page(PAGES_DIR / "compare_page.py", title="Compare"),
+    """The menu: the core pages, then the optional ones whose layer exists."""
+    return [
+        st.Page(PAGES_DIR / spec.file, title=spec.title, default=index == 0)
+        for index, spec in enumerate(PAGES)
+        if spec.needs is None or _available(spec.needs)
     ]
-    for file, title, module in OPTIONAL_PAGES:
-        if _available(module):
-            menu.append(st.Page(PAGES_DIR / file, title=title))
-    return menu
 
 
 def main() -> None:
-    """Sidebar first, then the selected page."""
+    """The sidebar controls of the selected page, then the page."""
     st.set_page_config(page_title="LLM inference co-design", layout="wide")
     navigation = st.navigation(pages())
-    selection = render_sidebar()
-    st.session_state[SELECTION_KEY] = selection
-    if selection is None:
-        st.stop()
+    controls = next(spec.controls for spec in PAGES if spec.title == navigation.title)
+    if controls:
+        selection = render_sidebar(controls)
+        st.session_state[SELECTION_KEY] = selection
+        if selection is None:
+            st.stop()
     navigation.run()
 
 

@@ -1,7 +1,8 @@
 """Co-design page: the Pareto frontier of a design space (``search.search_designs``).
 
 Shown only when ``search.codesign`` is importable. The page searches a space file
-(a packaged example or an uploaded YAML), not the sidebar's single design: loss
+(a packaged example or an uploaded YAML, chosen in the sidebar, which shows nothing
+else here), not a single design: loss
 (or perplexity) against TPOT, the frontier highlighted; picking a frontier point
 (in the chart or the list) shows its design and offers its config folder as a zip.
 Every number comes from the ``codesign search`` call shown under the chart.
@@ -17,7 +18,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from app.charts import widest_first_colors
-from app.dashboard_pages.common import PLOTLY_CONFIG, checked, current_selection, show_commands
+from app.dashboard_pages.common import PLOTLY_CONFIG, checked, show_commands
 from app.formatting import human_bytes, human_seconds
 from roofline import InputError, decode_user_bytes, parse_document
 from search.codesign import (
@@ -77,16 +78,19 @@ def _space(text: str, origin: str) -> DesignSpace:
 
 
 def space_widgets() -> tuple[str, str, str]:
-    """Choose a packaged space or upload one; returns its text, name and CLI path."""
+    """Choose a packaged space or upload one (in the sidebar); returns its text, name and
+    CLI path."""
     examples = example_spaces()
     default = "orin_space.yaml" if "orin_space.yaml" in examples else next(iter(examples), None)
     options = [*examples, UPLOAD_OPTION]
     st.session_state.setdefault("codesign_space", default or UPLOAD_OPTION)
-    choice = st.selectbox("Design space", options, key="codesign_space")
+    bar = st.sidebar
+    bar.header("Design space")
+    choice = bar.selectbox("Space file", options, key="codesign_space")
     if choice != UPLOAD_OPTION:
         path = examples[choice]
         return path.read_text(encoding="utf-8"), choice, f"examples/{choice}"
-    upload = st.file_uploader(
+    upload = bar.file_uploader(
         f"Space YAML (at most {MAX_SPACE_BYTES // 1000} kB)", type=["yaml", "yml"]
     )
     if upload is None:
@@ -168,12 +172,11 @@ def commands(path: str, objective: str, max_memory_gb: float | None) -> tuple[st
 
 def render() -> None:
     """Draw the page."""
-    selection = current_selection()
     st.header("Co-design: Pareto frontier of a design space")
     st.caption(
         "Hardware x architecture x precision x parallelism, each design costed by genz and "
-        "scored by the fitted loss law. The sidebar does not apply here: the space file "
-        "names its own hardware, models and scenario. Loss is a prediction, not a measurement."
+        "scored by the fitted loss law. The space file (sidebar) names its own hardware, "
+        "models and scenario. Loss is a prediction, not a measurement."
     )
     text, origin, path = space_widgets()
     space = checked(_space, text, origin)
@@ -198,7 +201,7 @@ def render() -> None:
     search_line, recommend_line = commands(path, objective, limit)
     if not result.success:
         st.error(result.message)
-        show_commands(selection, search_line)
+        show_commands(None, search_line)
         return
     st.caption(f"{result.message}; {result.elapsed_s:.2f} s.")
     frontier = result.frontier.sort_values("tpot_s")
@@ -232,7 +235,7 @@ def render() -> None:
     )
     show_design(result, space, int(rank))
     show_commands(
-        selection,
+        None,
         search_line,
         recommend_line,
         note="Line 1 prints the frontier (ranked as here) and writes it as CSV; line 2 writes "

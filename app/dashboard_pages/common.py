@@ -59,11 +59,12 @@ def show_chart(figure: go.Figure, data: pd.DataFrame, name: str) -> None:
     )
 
 
-def show_commands(selection: Selection, *commands: str, note: str = "") -> None:
-    """An expander with the ``codesign`` call(s) that print this page's numbers."""
+def show_commands(selection: Selection | None, *commands: str, note: str = "") -> None:
+    """An expander with the ``codesign`` call(s) that print this page's numbers
+    (``selection``: the sidebar's, None on pages that do not read it)."""
     with st.expander("Reproduce with the CLI"):
         st.code("\n".join(commands), language="bash")
         if note:
             st.caption(note)
-        if selection.model_json is not None:
+        if selection is not None and selection.model_json is not None:
             st.caption(f"`{UPLOADED_CONFIG_NAME}` is the uploaded file, saved under that name.")

@@ -1,7 +1,7 @@
 """Precision page: ILP mixed-precision allocation (``search.quantize``) within budgets.
 
-Shown only when ``search.bits.quantizer`` is importable. The sidebar's weight bits
-are replaced by the allocation; its activation and KV-cache bits are kept.
+Shown only when ``search.bits.quantizer`` is importable. The allocation replaces the
+weight bits (the sidebar hides them here); its activation and KV-cache bits are kept.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from app.dashboard_pages.state import (
     build_model,
     build_platform,
     build_scenario,
+    cached_model,
     predict_command,
     prediction,
 )
@@ -133,7 +134,11 @@ def budget_widgets(selection: Selection) -> tuple[str, float, float | None]:
 
 def render() -> None:
     """Draw the page."""
-    selection = current_selection()
+    sidebar = current_selection()
+    model = checked(cached_model, sidebar.model, sidebar.model_json)
+    # The allocation replaces the weight bits (not in the sidebar here): the reference
+    # prediction behind the budget sliders uses the model's own.
+    selection = dataclasses.replace(sidebar, weight_bits=model.default_weight_bits)
     st.header("Precision: mixed-precision bit allocation")
     st.caption(
         "Integer program (HAWQ-V3 style): one format per layer and weight group, least total "

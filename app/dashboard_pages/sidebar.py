@@ -3,6 +3,10 @@
 Widget values live in ``st.session_state`` under the keys below (tests set them
 through `streamlit.testing.v1.AppTest`). Defaults are written to session state
 before the widgets are created, so callbacks may change them without warnings.
+
+Each page names the controls it reads (`render_sidebar`'s ``controls``, keys of
+`DEFAULTS`); the others are not drawn there and keep their values for the pages
+that do read them.
 """
 
 from __future__ import annotations
@@ -47,16 +51,23 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
-def render_sidebar() -> Selection | None:
-    """Draw the sidebar; return the selection, or None after showing why in one line."""
+#: Every sidebar control, by session-state key.
+EVERY_CONTROL = frozenset(DEFAULTS)
+
+
+def render_sidebar(controls: frozenset[str] = EVERY_CONTROL) -> Selection | None:
+    """Draw the sidebar controls named in ``controls``; return the selection (hidden
+    controls contribute their stored values), or None after showing why in one line."""
     state = st.session_state
     for key, value in DEFAULTS.items():
-        state.setdefault(key, value)
+        # Re-assigning detaches the value from its widget: Streamlit deletes the state of
+        # a widget that a run does not draw, and a hidden control must keep its value.
+        state[key] = state.get(key, value)
     bar = st.sidebar
     try:
-        _hardware_widgets(bar)
+        _hardware_widgets(bar, controls)
         model_json, model = _model_widgets(bar)
-        _scenario_widgets(bar, model)
+        _scenario_widgets(bar, model, controls)
         selection = Selection(
             hw=state.hw,
             model=state.model if model_json is None else UPLOADED_CONFIG_NAME,
@@ -94,16 +105,22 @@ def _times(value: float) -> str:
     return f"x{value:g}"
 
 
-def _hardware_widgets(bar: Any) -> None:
+def _hardware_widgets(bar: Any, controls: frozenset[str]) -> None:
     bar.header("Hardware")
     bar.selectbox("Hardware preset", list_platforms(), key="hw")
-    bar.caption("What-if scale factors (multiply the preset's value):")
-    for key, label in (
-        ("compute_scale", "Peak FLOP/s"),
-        ("bw_scale", "Memory bandwidth"),
-        ("capacity_scale", "Memory capacity"),
-        ("link_bw_scale", "Link bandwidth"),
-    ):
+    scales = [
+        (key, label)
+        for key, label in (
+            ("compute_scale", "Peak FLOP/s"),
+            ("bw_scale", "Memory bandwidth"),
+            ("capacity_scale", "Memory capacity"),
+            ("link_bw_scale", "Link bandwidth"),
+        )
+        if key in controls
+    ]
+    if scales:
+        bar.caption("What-if scale factors (multiply the preset's value):")
+    for key, label in scales:
         bar.select_slider(label, SCALE_OPTIONS, key=key, format_func=_times)
 
 
@@ -173,28 +190,35 @@ def _keep_valid(key: str, options: tuple[float, ...], fallback: float) -> None:
         st.session_state[key] = fallback
 
 
-def _scenario_widgets(bar: Any, model: ModelConfig) -> None:
+def _scenario_widgets(bar: Any, model: ModelConfig, controls: frozenset[str]) -> None:
     bar.header("Scenario")
-    bar.selectbox(
-        "Use case (sets the token counts)",
-        [CUSTOM_USE_CASE, *sorted(use_cases())],
-        key="use_case",
-        on_change=_on_use_case_change,
-    )
-    bar.select_slider("Batch (concurrent requests)", BATCH_OPTIONS, key="batch")
-    bar.number_input(
-        "Input tokens", min_value=1, max_value=10_000_000, step=256, key="input_tokens"
-    )
-    bar.number_input(
-        "Output tokens", min_value=1, max_value=10_000_000, step=64, key="output_tokens"
-    )
+    if "use_case" in controls:
+        bar.selectbox(
+            "Use case (sets the token counts)",
+            [CUSTOM_USE_CASE, *sorted(use_cases())],
+            key="use_case",
+            on_change=_on_use_case_change,
+        )
+    if "batch" in controls:
+        bar.select_slider("Batch (concurrent requests)", BATCH_OPTIONS, key="batch")
+    if "input_tokens" in controls:
+        bar.number_input(
+            "Input tokens", min_value=1, max_value=10_000_000, step=256, key="input_tokens"
+        )
+    if "output_tokens" in controls:
+        bar.number_input(
+            "Output tokens", min_value=1, max_value=10_000_000, step=64, key="output_tokens"
+        )
     weight_options = tuple(sorted({*WEIGHT_BITS_OPTIONS, model.default_weight_bits}))
     _keep_valid("weight_bits", weight_options, model.default_weight_bits)
-    bar.select_slider("Weight bits", weight_options, key="weight_bits", format_func=_bits)
-    bar.select_slider(
-        "Activation bits", ACTIVATION_BITS_OPTIONS, key="activation_bits", format_func=_bits
-    )
-    bar.select_slider("KV-cache bits", KV_BITS_OPTIONS, key="kv_bits", format_func=_bits)
+    if "weight_bits" in controls:
+        bar.select_slider("Weight bits", weight_options, key="weight_bits", format_func=_bits)
+    if "activation_bits" in controls:
+        bar.select_slider(
+            "Activation bits", ACTIVATION_BITS_OPTIONS, key="activation_bits", format_func=_bits
+        )
+    if "kv_bits" in controls:
+        bar.select_slider("KV-cache bits", KV_BITS_OPTIONS, key="kv_bits", format_func=_bits)
     limits = {
         "tp": ("Tensor parallel (TP)", model.num_heads),
         "pp": ("Pipeline parallel (PP)", model.num_layers),
@@ -204,6 +228,8 @@ def _scenario_widgets(bar: Any, model: ModelConfig) -> None:
     for key, (label, limit) in limits.items():
         options = _powers_of_two(limit)
         _keep_valid(key, options, 1)
+        if key not in controls:
+            continue
         if len(options) == 1:
             bar.caption(f"{label}: 1 (this model cannot be split further)")
             continue

@@ -1,0 +1,113 @@
+"""The sidebar shows on each page only the controls that page reads: a hidden control
+must not move any number on its page, a shown one must, and a value set on one page
+survives a visit to a page that hides the control."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+DASHBOARD = Path(__file__).resolve().parents[1] / "app" / "dashboard.py"
+TIMEOUT_S = 60
+
+
+def page(name: str) -> AppTest:
+    at = AppTest.from_file(str(DASHBOARD), default_timeout=TIMEOUT_S)
+    at.switch_page(f"dashboard_pages/{name}_page.py")
+    if name == "codesign":
+        at.session_state["codesign_space"] = "edge_quickstart.yaml"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def sidebar_keys(at: AppTest) -> set[str]:
+    """Keys of every widget drawn in the sidebar."""
+    keys = set()
+    for kind in ("selectbox", "select_slider", "number_input", "file_uploader"):
+        keys |= {widget.key for widget in at.sidebar.get(kind) if widget.key}
+    return keys
+
+
+def numbers(at: AppTest) -> list[tuple[str, str]]:
+    """Every metric card (label, value) on the page: what the page reports."""
+    return [(m.label, m.value) for m in at.metric]
+
+
+#: Per page: controls it must hide (they change nothing there) and must show.
+HIDDEN_AND_SHOWN = {
+    # Capacity and data-parallel replicas change no operator's FLOP, bytes or time.
+    "roofline": ({"capacity_scale", "dp"}, {"bw_scale", "batch", "input_tokens", "tp"}),
+    # Footprint against capacity: rates and replicas play no part.
+    "memory": (
+        {"compute_scale", "bw_scale", "link_bw_scale", "dp"},
+        {"capacity_scale", "batch", "weight_bits", "tp"},
+    ),
+    # The ILP chooses the weight bits; replicas do not change one device's budget.
+    "precision": ({"weight_bits", "dp"}, {"capacity_scale", "bw_scale", "kv_bits", "batch"}),
+    "latency": (set(), {"capacity_scale", "link_bw_scale", "dp", "weight_bits"}),
+    "compare": (set(), {"capacity_scale", "link_bw_scale", "dp", "weight_bits"}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HIDDEN_AND_SHOWN))
+def test_each_page_draws_the_controls_it_reads(name: str) -> None:
+    if name == "precision":
+        pytest.importorskip("search.bits.quantizer")
+    hidden, shown = HIDDEN_AND_SHOWN[name]
+    keys = sidebar_keys(page(name))
+    assert not keys & hidden
+    assert shown <= keys
+
+
+#: Values for hidden controls far from their defaults (tp=2 so link bandwidth could matter).
+HIDDEN_VALUES = {
+    "roofline": {"capacity_scale": 0.25, "dp": 8},
+    "memory": {"compute_scale": 0.25, "bw_scale": 4.0, "link_bw_scale": 0.1, "dp": 8},
+    "precision": {"weight_bits": 4.0, "dp": 8},
+}
+
+
+@pytest.mark.parametrize("name", sorted(HIDDEN_VALUES))
+def test_hidden_controls_do_not_move_the_page_numbers(name: str) -> None:
+    if name == "precision":
+        pytest.importorskip("search.bits.quantizer")
+    at = page(name)
+    at.session_state["tp"] = 2
+    at.run()
+    before = numbers(at)
+    for key, value in HIDDEN_VALUES[name].items():
+        at.session_state[key] = value
+    at.run()
+    assert not at.exception and not at.error
+    assert numbers(at) == before
+
+
+def test_a_shown_control_on_the_roofline_moves_the_operators() -> None:
+    """Batch stays on the Roofline page: decode reuses each weight byte for every request."""
+    at = page("roofline")
+    decode_oi = next(m.value for m in at.metric if m.label == "Decode OI")
+    at.select_slider(key="batch").set_value(64).run()
+    batched = next(m.value for m in at.metric if m.label == "Decode OI")
+    # Batch-1 decode of an 8B fp16 model does ~1 FLOP per weight byte; batch 64 ~ 30-64.
+    assert float(batched.split()[0]) > 20 * float(decode_oi.split()[0])
+
+
+def test_codesign_sidebar_holds_only_the_space_file() -> None:
+    pytest.importorskip("search.codesign")
+    at = page("codesign")
+    assert sidebar_keys(at) == {"codesign_space"}
+    assert [h.value for h in at.sidebar.header] == ["Design space"]
+
+
+def test_a_value_survives_a_page_that_hides_its_control() -> None:
+    at = page("latency")
+    at.select_slider(key="dp").set_value(4).run()
+    at.select_slider(key="batch").set_value(16).run()
+    at.switch_page("dashboard_pages/memory_page.py").run()  # hides dp
+    assert "dp" not in sidebar_keys(at)
+    at.switch_page("dashboard_pages/latency_page.py").run()
+    assert at.select_slider(key="dp").value == 4
+    assert at.select_slider(key="batch").value == 16
