@@ -18,7 +18,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from app.charts import widest_first_colors
-from app.dashboard_pages.common import PLOTLY_CONFIG, checked, show_commands
+from app.dashboard_pages.common import chart_config, checked, download_buttons, show_commands
 from app.formatting import human_bytes, human_seconds
 from roofline import InputError, decode_user_bytes, parse_document
 from search.codesign import (
@@ -205,21 +205,15 @@ def render() -> None:
         return
     st.caption(f"{result.message}; {result.elapsed_s:.2f} s.")
     frontier = result.frontier.sort_values("tpot_s")
+    figure = pareto_figure(result.designs, frontier, objective)
     event = st.plotly_chart(
-        pareto_figure(result.designs, frontier, objective),
-        config=PLOTLY_CONFIG,
+        figure,
+        config=chart_config("frontier"),
         key="codesign-chart",
         on_select="rerun",
         selection_mode="points",
     )
-    st.download_button(
-        "Download frontier.csv",
-        result.frontier.to_csv(index=False).encode("utf-8"),
-        file_name="frontier.csv",
-        mime="text/csv",
-        key="csv-frontier",
-        on_click="ignore",
-    )
+    download_buttons(figure, result.frontier, "frontier")
     labels = {int(r.rank): f"{int(r.rank)}. {r.design}" for r in result.frontier.itertuples()}
     picked = _picked_rank(event)
     if picked in labels:

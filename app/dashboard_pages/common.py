@@ -1,5 +1,6 @@
 """Helpers every page uses: the current selection, errors as one line, charts with
-their data as CSV, and the CLI command that reproduces the page's numbers."""
+their data as CSV and their picture as PNG, and the CLI command that reproduces the
+page's numbers."""
 
 from __future__ import annotations
 
@@ -12,15 +13,16 @@ import streamlit as st
 
 from roofline import InputError
 
+from .png_export import figure_png, system_chromium
 from .state import SELECTION_KEY, UPLOADED_CONFIG_NAME, Selection
 
 T = TypeVar("T")
 
-#: Plotly's camera button saves a PNG in the browser (no kaleido / server-side Chrome).
-PLOTLY_CONFIG = {
-    "displaylogo": False,
-    "toImageButtonOptions": {"format": "png", "scale": 2},
-}
+#: Shown in place of the PNG button where the server has no Chromium to draw with.
+NO_CHROMIUM_NOTE = (
+    "PNG download needs Chromium on the server (Debian: apt install chromium); "
+    "the chart's camera icon saves a PNG from your browser."
+)
 
 
 def tokens_per_s(value: float) -> str:
@@ -45,18 +47,45 @@ def checked(function: Callable[..., T], *args: object) -> T:
         st.stop()
 
 
+def chart_config(name: str) -> dict[str, object]:
+    """Plotly's options for a chart: no logo; the camera icon saves ``name.png`` from the
+    user's browser at twice the screen resolution, whatever the server has."""
+    return {
+        "displaylogo": False,
+        "toImageButtonOptions": {"format": "png", "scale": 2, "filename": name},
+    }
+
+
 def show_chart(figure: go.Figure, data: pd.DataFrame, name: str) -> None:
-    """Draw ``figure`` and offer its data as CSV (PNG: the chart's camera button)."""
-    config = {**PLOTLY_CONFIG, "toImageButtonOptions": {"format": "png", "filename": name}}
-    st.plotly_chart(figure, config=config, key=f"chart-{name}")
-    st.download_button(
-        f"Download {name}.csv",
-        data.to_csv(index=False).encode("utf-8"),
-        file_name=f"{name}.csv",
-        mime="text/csv",
-        key=f"csv-{name}",
-        on_click="ignore",
-    )
+    """Draw ``figure``, then its `download_buttons`."""
+    st.plotly_chart(figure, config=chart_config(name), key=f"chart-{name}")
+    download_buttons(figure, data, name)
+
+
+def download_buttons(figure: go.Figure, data: pd.DataFrame, name: str) -> None:
+    """``name.csv`` (the chart's table) and ``name.png`` (the chart, drawn by kaleido when
+    clicked), side by side; `NO_CHROMIUM_NOTE` in place of the PNG where there is no Chromium."""
+    browser = system_chromium()
+    with st.container(horizontal=True, vertical_alignment="center"):
+        st.download_button(
+            f"Download {name}.csv",
+            data.to_csv(index=False).encode("utf-8"),
+            file_name=f"{name}.csv",
+            mime="text/csv",
+            key=f"csv-{name}",
+            on_click="ignore",
+        )
+        if browser is None:
+            st.caption(NO_CHROMIUM_NOTE)
+            return
+        st.download_button(
+            f"Download {name}.png",
+            lambda: figure_png(figure, browser),
+            file_name=f"{name}.png",
+            mime="image/png",
+            key=f"png-{name}",
+            on_click="ignore",
+        )
 
 
 def show_commands(selection: Selection | None, *commands: str, note: str = "") -> None:

@@ -1,0 +1,71 @@
+"""PNG pictures of the dashboard's charts, drawn by kaleido in the system's Chromium.
+
+kaleido >= 1 renders plotly figures in a Chromium-based browser driven by
+choreographer. `figure_png` names the browser explicitly (kaleido's ``path``
+option, passed on to ``choreographer.Browser``), so choreographer never looks
+for, or falls back to, a browser of its own; kaleido never downloads one by
+itself (that takes an explicit ``kaleido.get_chrome()``). MathJax, which
+kaleido's page would otherwise load from a CDN, is switched off: no chart uses
+LaTeX. plotly's ``Figure.to_image`` reaches the same kaleido call but can set
+neither option, hence the direct call.
+
+Where no Chromium is installed (or kaleido is missing), `system_chromium` is
+None and the pages show a one-line note in place of the PNG button.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from importlib.util import find_spec
+from pathlib import Path
+
+import plotly.graph_objects as go
+
+#: Executable names of system Chromium-based browsers, looked up on PATH in this order.
+BROWSER_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+#: Width of a PNG in layout pixels when the figure sets none (the page lets it fill the column).
+DEFAULT_WIDTH_PX = 1000
+#: Height in layout pixels when the figure sets none (plotly's own default).
+DEFAULT_HEIGHT_PX = 500
+#: Device pixels per layout pixel: 2 gives a sharp picture on slides and high-DPI screens.
+SCALE = 2.0
+#: Seconds kaleido may take to draw one figure before giving up.
+TIMEOUT_S = 60.0
+
+
+def system_chromium() -> Path | None:
+    """The Chromium kaleido will drive: ``$BROWSER_PATH`` if set (choreographer's own
+    variable), else the first of `BROWSER_NAMES` on PATH; None if there is none or
+    kaleido is not installed."""
+    if find_spec("kaleido") is None:
+        return None
+    configured = os.environ.get("BROWSER_PATH")
+    if configured:
+        path = Path(configured)
+        return path if path.is_file() and os.access(path, os.X_OK) else None
+    for name in BROWSER_NAMES:
+        found = shutil.which(name)
+        if found:
+            return Path(found)
+    return None
+
+
+def figure_png(figure: go.Figure, browser: Path) -> bytes:
+    """The figure as PNG bytes, drawn in ``browser`` (a Chromium executable).
+
+    Size: the figure's layout width and height in pixels (`DEFAULT_WIDTH_PX` and
+    `DEFAULT_HEIGHT_PX` where unset), times `SCALE`. Starts one headless browser
+    per call (about a second), so pages call it only when the button is clicked.
+    """
+    import kaleido  # deferred: only a click on a PNG button needs it
+
+    layout = figure.layout
+    options = {
+        "format": "png",
+        "width": layout.width or DEFAULT_WIDTH_PX,
+        "height": layout.height or DEFAULT_HEIGHT_PX,
+        "scale": SCALE,
+    }
+    settings = {"path": str(browser), "mathjax": False, "timeout": TIMEOUT_S}
+    return bytes(kaleido.calc_fig_sync(figure, opts=options, kopts=settings))
