@@ -1,5 +1,6 @@
 """End to end: serve the dashboard on localhost, open it in headless Chromium, wait for
-the Roofline chart and save a screenshot to ``test-artifacts/dashboard.png``.
+the Roofline chart and save a screenshot to ``test-artifacts/dashboard.png``; click a
+chart's PNG button and check that the browser receives a PNG file.
 
 Needs Debian's ``chromium`` and ``chromium-driver`` (``.ci/install-browser``) and
 selenium; skipped with the reason when either is missing.
@@ -23,6 +24,9 @@ CHROMEDRIVER = Path("/usr/bin/chromedriver")
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
 STARTUP_TIMEOUT_S = 60
 CHART_TIMEOUT_S = 120
+#: The PNG is drawn on click: a cold headless Chromium loads plotly.js (~4 MB) first.
+DOWNLOAD_TIMEOUT_S = 120
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
 pytestmark = pytest.mark.skipif(
@@ -51,8 +55,9 @@ def wait_healthy(url: str, server: subprocess.Popen) -> None:
     pytest.fail(f"streamlit did not answer {url} within {STARTUP_TIMEOUT_S} s")
 
 
-@pytest.fixture
-def dashboard_url(tmp_path: Path):
+@pytest.fixture(scope="module")
+def dashboard_url(tmp_path_factory: pytest.TempPathFactory):
+    tmp_path = tmp_path_factory.mktemp("dashboard")
     port = free_port()
     log = (tmp_path / "streamlit.log").open("w")
     server = subprocess.Popen(
@@ -76,10 +81,15 @@ def dashboard_url(tmp_path: Path):
         log.close()
 
 
-def chromium(tmp_path: Path):
+def chromium(tmp_path: Path, downloads: Path | None = None):
     from selenium.webdriver.chrome.service import Service
 
     options = webdriver.ChromeOptions()
+    if downloads is not None:
+        options.add_experimental_option(
+            "prefs",
+            {"download.default_directory": str(downloads), "download.prompt_for_download": False},
+        )
     options.binary_location = str(CHROMIUM)
     for flag in (
         "--headless",
@@ -120,5 +130,35 @@ def test_roofline_chart_renders_in_chromium(dashboard_url: str, tmp_path: Path) 
         time.sleep(1)  # let plotly finish its transition before the picture
         ARTIFACTS.mkdir(exist_ok=True)
         assert browser.save_screenshot(str(ARTIFACTS / "dashboard.png"))
+    finally:
+        browser.quit()
+
+
+def test_png_button_downloads_the_chart_as_png(dashboard_url: str, tmp_path: Path) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    downloads = tmp_path / "downloads"
+    downloads.mkdir()
+    browser = chromium(tmp_path, downloads)
+    try:
+        browser.get(dashboard_url)
+        button = WebDriverWait(browser, CHART_TIMEOUT_S).until(
+            lambda b: next(
+                (
+                    e
+                    for e in b.find_elements(
+                        By.CSS_SELECTOR, '[data-testid="stDownloadButton"] button'
+                    )
+                    if e.text == "Download roofline_operators.png"
+                ),
+                None,
+            )
+        )
+        button.click()
+        saved = downloads / "roofline_operators.png"
+        WebDriverWait(browser, DOWNLOAD_TIMEOUT_S).until(lambda b: saved.is_file())
+        assert saved.read_bytes()[:8] == PNG_SIGNATURE
+        assert not browser.find_elements(By.CSS_SELECTOR, '[data-testid="stException"]')
     finally:
         browser.quit()
