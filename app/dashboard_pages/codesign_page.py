@@ -221,13 +221,14 @@ def render() -> None:
     st.session_state.setdefault("codesign_design", 1)
     if st.session_state["codesign_design"] not in labels:
         st.session_state["codesign_design"] = 1
+    ranks: list[int] = list(labels)
     rank = st.selectbox(
         "Frontier design (rank 1 = closest to the ideal point)",
-        list(labels),
-        format_func=labels.get,
+        ranks,
+        format_func=lambda choice: labels[choice],
         key="codesign_design",
     )
-    show_design(result, space, int(rank))
+    show_design(result, space, ranks[0] if rank is None else int(rank))
     show_commands(
         None,
         search_line,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import cast
 
 import pandas as pd
 import streamlit as st
@@ -47,9 +48,10 @@ def summary_table(a: Prediction, b: Prediction) -> pd.DataFrame:
 
     ``field`` names the `Prediction.to_dict` key, whose suffix is the unit.
     """
+    values_a, values_b = a.to_dict(), b.to_dict()
     rows = []
     for label, key, _ in SUMMARY_ROWS:
-        value_a, value_b = a.to_dict()[key], b.to_dict()[key]
+        value_a, value_b = cast(float, values_a[key]), cast(float, values_b[key])
         rows.append(
             {"metric": label, "field": key, "A": value_a, "B": value_b, "B / A": value_b / value_a}
         )

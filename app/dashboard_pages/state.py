@@ -145,7 +145,7 @@ def sweep(selection: Selection, axis: str, values: tuple[float, ...]) -> pd.Data
     ``axis`` is an `evaluate_grid` keyword (``'batch'``, ``'input_tokens'``...).
     One row per value; times in seconds, sizes in bytes, plus ``fits`` and bounds.
     """
-    axes: dict[str, object] = {
+    axes: dict[str, float | np.ndarray] = {
         "batch": selection.batch,
         "input_tokens": selection.input_tokens,
         "output_tokens": selection.output_tokens,
