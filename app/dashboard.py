@@ -14,7 +14,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from app.dashboard_pages.sidebar import EVERY_CONTROL, render_sidebar
+from app.dashboard_pages.sidebar import EVERY_CONTROL, keep_sidebar_values, render_sidebar
 from app.dashboard_pages.state import SELECTION_KEY
 
 PAGES_DIR = Path(__file__).resolve().parent / "dashboard_pages"
@@ -84,6 +84,8 @@ def main() -> None:
         st.session_state[SELECTION_KEY] = selection
         if selection is None:
             st.stop()
+    else:
+        keep_sidebar_values()
     navigation.run()
 
 

@@ -10,6 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 DASHBOARD = Path(__file__).resolve().parents[1] / "app" / "dashboard.py"
+MODELS = Path(__file__).resolve().parents[1] / "data" / "models"
 TIMEOUT_S = 60
 
 
@@ -102,12 +103,34 @@ def test_codesign_sidebar_holds_only_the_space_file() -> None:
     assert [h.value for h in at.sidebar.header] == ["Design space"]
 
 
-def test_a_value_survives_a_page_that_hides_its_control() -> None:
+@pytest.mark.parametrize("away", ["memory", "codesign"])
+def test_a_value_survives_a_page_that_hides_its_control(away: str) -> None:
+    if away == "codesign":
+        pytest.importorskip("search.codesign")
     at = page("latency")
     at.select_slider(key="dp").set_value(4).run()
     at.select_slider(key="batch").set_value(16).run()
-    at.switch_page("dashboard_pages/memory_page.py").run()  # hides dp
+    at.selectbox(key="hw").set_value("b200").run()
+    at.session_state["codesign_space"] = "edge_quickstart.yaml"
+    at.switch_page(f"dashboard_pages/{away}_page.py").run()  # both hide dp
     assert "dp" not in sidebar_keys(at)
     at.switch_page("dashboard_pages/latency_page.py").run()
     assert at.select_slider(key="dp").value == 4
     assert at.select_slider(key="batch").value == 16
+    assert at.selectbox(key="hw").value == "b200"
+
+
+def test_an_uploaded_config_survives_the_codesign_page() -> None:
+    pytest.importorskip("search.codesign")
+    at = page("latency")
+    at.selectbox(key="model").set_value("upload a config.json...").run()
+    config = (MODELS / "qwen2.5-0.5b.json").read_bytes()
+    at.file_uploader(key="config_upload").upload("qwen.json", config).run()
+    tpot = next(m.value for m in at.metric if m.label == "TPOT")
+    at.session_state["codesign_space"] = "edge_quickstart.yaml"
+    at.switch_page("dashboard_pages/codesign_page.py").run()  # no uploader drawn there
+    at.switch_page("dashboard_pages/latency_page.py").run()
+    assert not at.info and not at.error
+    assert "--model config.json" in at.code[0].value
+    assert next(m.value for m in at.metric if m.label == "TPOT") == tpot
+    assert any("qwen.json, uploaded earlier" in c.value for c in at.sidebar.caption)

@@ -23,6 +23,8 @@ from ..formatting import human_bytes, human_rate
 from .state import UPLOADED_CONFIG_NAME, Selection, build_platform, cached_model, use_cases
 
 UPLOAD_OPTION = "upload a config.json..."
+#: Session-state key of the last accepted upload: (file name, canonical JSON text).
+KEPT_UPLOAD_KEY = "kept_config_upload"
 CUSTOM_USE_CASE = "custom"
 SCALE_OPTIONS = (0.1, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0, 4.0, 8.0, 10.0)
 BATCH_OPTIONS = tuple(2**k for k in range(13))
@@ -58,11 +60,8 @@ EVERY_CONTROL = frozenset(DEFAULTS)
 def render_sidebar(controls: frozenset[str] = EVERY_CONTROL) -> Selection | None:
     """Draw the sidebar controls named in ``controls``; return the selection (hidden
     controls contribute their stored values), or None after showing why in one line."""
+    keep_sidebar_values()
     state = st.session_state
-    for key, value in DEFAULTS.items():
-        # Re-assigning detaches the value from its widget: Streamlit deletes the state of
-        # a widget that a run does not draw, and a hidden control must keep its value.
-        state[key] = state.get(key, value)
     bar = st.sidebar
     try:
         _hardware_widgets(bar, controls)
@@ -95,6 +94,16 @@ def render_sidebar(controls: frozenset[str] = EVERY_CONTROL) -> Selection | None
         st.error(str(error))
         return None
     return selection
+
+
+def keep_sidebar_values() -> None:
+    """Store every control's value (its default the first time) so that it outlives runs
+    that do not draw it: Streamlit deletes the state of a widget a run leaves out, and
+    re-assigning the value detaches it from the widget. Every page's run must call this,
+    also one that draws no sidebar control."""
+    state = st.session_state
+    for key, value in DEFAULTS.items():
+        state[key] = state.get(key, value)
 
 
 class _NoModelYet(Exception):
@@ -157,8 +166,16 @@ def _model_widgets(bar: Any) -> tuple[str | None, ModelConfig]:
         "Hugging Face config.json (at most 1 MB)", type=["json"], key="config_upload"
     )
     if upload is None:
-        raise _NoModelYet("Upload a config.json in the sidebar, or pick a model preset.")
+        # An upload is widget state too: a page without the uploader drops it, so the last
+        # accepted one is kept under its own key.
+        earlier = st.session_state.get(KEPT_UPLOAD_KEY)
+        if earlier is None:
+            raise _NoModelYet("Upload a config.json in the sidebar, or pick a model preset.")
+        name, model_json = earlier
+        bar.caption(f"Using {name}, uploaded earlier; upload another file to replace it.")
+        return model_json, cached_model(UPLOADED_CONFIG_NAME, model_json)
     model_json = config_upload_json(upload.name, upload.getvalue())
+    st.session_state[KEPT_UPLOAD_KEY] = (upload.name, model_json)
     return model_json, cached_model(UPLOADED_CONFIG_NAME, model_json)
 
 
