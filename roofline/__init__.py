@@ -18,11 +18,17 @@ from .errors import InputError, require_fraction, require_non_negative, require_
 from .footprint import CapacityFootprint, CapacityVerdict, check_capacity
 from .operator import Gemm, Operator, OperatorKind
 from .operator_cost import (
+    BOUND_ORDER,
+    TIME_BOUNDS,
     Bound,
     OpCost,
     attainable_flops_per_s,
+    bound_codes,
     classify_bound,
+    compute_time_s,
     cost,
+    memory_time_s,
+    operator_time_s,
     roofline_time,
 )
 from .paths import data_dir
@@ -46,8 +52,10 @@ from .userfiles import (
 )
 
 __all__ = [
+    "BOUND_ORDER",
     "DTYPE_BITS",
     "MAX_NESTING_DEPTH",
+    "TIME_BOUNDS",
     "Bound",
     "CapacityFootprint",
     "CapacityVerdict",
@@ -64,9 +72,11 @@ __all__ = [
     "all_reduce_time",
     "all_to_all_time",
     "attainable_flops_per_s",
+    "bound_codes",
     "bytes_per_element",
     "check_capacity",
     "classify_bound",
+    "compute_time_s",
     "cost",
     "data_dir",
     "decode_user_bytes",
@@ -77,7 +87,9 @@ __all__ = [
     "load_platform",
     "load_user_document",
     "load_user_upload",
+    "memory_time_s",
     "names_a_path",
+    "operator_time_s",
     "parse_document",
     "peak_for_bits",
     "platform_from_dict",

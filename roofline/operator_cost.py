@@ -1,7 +1,11 @@
 """Roofline costing: ``t = max(FLOP / (peak * eff_c), bytes / (bw * eff_m)) + overhead``.
 
-`roofline_time` is the vectorised numpy core used by the search; `cost` wraps it
-for one `Operator` on one `Platform` and says what bounds it.
+The formulas live here once, vectorised over broadcastable numpy arrays (scalars in,
+numpy scalars out): `compute_time_s` and `memory_time_s` are the two roofline terms,
+`operator_time_s` combines them (plus interconnect and a fixed overhead, which do
+not overlap with them), `bound_codes` names the largest term as an index into
+`BOUND_ORDER`. `roofline_time`, `classify_bound` and `cost` (one `Operator` on one
+`Platform`) are built on them, and so is genz's costing of whole passes and grids.
 """
 
 from __future__ import annotations
@@ -26,6 +30,51 @@ class Bound(Enum):
     CAPACITY = "capacity"
 
 
+#: The order integer bound codes index (`bound_codes`, genz's grids): the enum's order.
+BOUND_ORDER: tuple[Bound, ...] = tuple(Bound)
+#: The bounds a time term can set, in `BOUND_ORDER` positions 0-3 (capacity is a verdict).
+TIME_BOUNDS = (Bound.COMPUTE, Bound.MEMORY_BANDWIDTH, Bound.INTERCONNECT, Bound.OVERHEAD)
+
+
+def compute_time_s(
+    flop: ArrayLike, peak_flops_per_s: ArrayLike, compute_efficiency: ArrayLike = 1.0
+) -> NDArray[np.float64]:
+    """Compute term of the roofline, ``FLOP / (peak * eff_c)``, seconds."""
+    return np.divide(flop, np.multiply(peak_flops_per_s, compute_efficiency, dtype=float))
+
+
+def memory_time_s(
+    bytes_moved: ArrayLike, bandwidth_bytes_per_s: ArrayLike, memory_efficiency: ArrayLike = 1.0
+) -> NDArray[np.float64]:
+    """Memory term of the roofline, ``bytes / (bw * eff_m)``, seconds."""
+    return np.divide(
+        bytes_moved, np.multiply(bandwidth_bytes_per_s, memory_efficiency, dtype=float)
+    )
+
+
+def operator_time_s(
+    compute_s: ArrayLike,
+    memory_s: ArrayLike,
+    overhead_s: ArrayLike = 0.0,
+    interconnect_s: ArrayLike = 0.0,
+) -> NDArray[np.float64]:
+    """``max(compute, memory) + interconnect + overhead``, seconds: compute and memory
+    traffic overlap; collectives and the fixed launch overhead add to them."""
+    return np.add(np.add(np.maximum(compute_s, memory_s), interconnect_s), overhead_s)
+
+
+def bound_codes(
+    compute_s: ArrayLike,
+    memory_s: ArrayLike,
+    overhead_s: ArrayLike = 0.0,
+    interconnect_s: ArrayLike = 0.0,
+) -> NDArray[np.intp]:
+    """Index into `BOUND_ORDER` of the largest time term, elementwise (ties go to the
+    earlier of compute, memory, interconnect, overhead)."""
+    terms = np.broadcast_arrays(compute_s, memory_s, interconnect_s, overhead_s)
+    return np.argmax(np.stack(terms), axis=0)
+
+
 def roofline_time(
     flop: ArrayLike,
     bytes_moved: ArrayLike,
@@ -36,13 +85,14 @@ def roofline_time(
     overhead_s: ArrayLike = 0.0,
 ) -> NDArray[np.float64]:
     """Roofline time in seconds, elementwise over broadcastable arrays."""
-    compute_s = np.asarray(flop, float) / (
-        np.asarray(peak_flops_per_s, float) * np.asarray(compute_efficiency, float)
+    return np.asarray(
+        operator_time_s(
+            compute_time_s(np.asarray(flop, float), peak_flops_per_s, compute_efficiency),
+            memory_time_s(np.asarray(bytes_moved, float), bandwidth_bytes_per_s, memory_efficiency),
+            overhead_s,
+        ),
+        float,
     )
-    memory_s = np.asarray(bytes_moved, float) / (
-        np.asarray(bandwidth_bytes_per_s, float) * np.asarray(memory_efficiency, float)
-    )
-    return np.asarray(np.maximum(compute_s, memory_s) + np.asarray(overhead_s, float), float)
 
 
 @dataclass(frozen=True)
@@ -86,20 +136,19 @@ class OpCost:
 
 def classify_bound(compute_s: float, memory_s: float, overhead_s: float = 0.0) -> Bound:
     """The largest of the three time terms names the bound (ties go to compute)."""
-    if overhead_s > max(compute_s, memory_s):
-        return Bound.OVERHEAD
-    return Bound.COMPUTE if compute_s >= memory_s else Bound.MEMORY_BANDWIDTH
+    return BOUND_ORDER[int(bound_codes(compute_s, memory_s, overhead_s))]
 
 
 def cost(op: Operator, platform: Platform) -> OpCost:
     """Cost ``op`` on ``platform`` (hierarchical roofline over every memory level touched)."""
     efficiency = platform.efficiency
-    compute_s = op.flop / (platform.peak(op.dtype) * efficiency.compute)
+    compute_s = float(compute_time_s(op.flop, platform.peak(op.dtype), efficiency.compute))
     main = platform.main_memory
-    memory_s = op.bytes_main / (main.bandwidth_bytes_per_s * efficiency.memory)
+    memory_s = float(memory_time_s(op.bytes_main, main.bandwidth_bytes_per_s, efficiency.memory))
     for level_name, moved in op.bytes_other_levels.items():
         level = platform.memory_level(level_name)
-        memory_s = max(memory_s, moved / (level.bandwidth_bytes_per_s * efficiency.memory))
+        level_s = memory_time_s(moved, level.bandwidth_bytes_per_s, efficiency.memory)
+        memory_s = max(memory_s, float(level_s))
     overhead_s = platform.kernel_overhead_s
     return OpCost(
         name=op.name,
@@ -108,7 +157,7 @@ def cost(op: Operator, platform: Platform) -> OpCost:
         compute_time_s=compute_s,
         memory_time_s=memory_s,
         overhead_s=overhead_s,
-        time_s=max(compute_s, memory_s) + overhead_s,
+        time_s=float(operator_time_s(compute_s, memory_s, overhead_s)),
         bound=classify_bound(compute_s, memory_s, overhead_s),
     )
 

@@ -8,6 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from roofline import (
+    BOUND_ORDER,
     Bound,
     CapacityFootprint,
     Gemm,
@@ -15,11 +16,14 @@ from roofline import (
     Operator,
     all_reduce_time,
     attainable_flops_per_s,
+    bound_codes,
     bytes_per_element,
     check_capacity,
+    classify_bound,
     cost,
     derive_platform,
     load_platform,
+    operator_time_s,
     roofline_time,
 )
 
@@ -134,3 +138,51 @@ def test_time_scales_linearly_with_work(flop, moved, peak, bw, factor):
     base = float(roofline_time(flop, moved, peak, bw))
     scaled = float(roofline_time(flop * factor, moved * factor, peak, bw))
     assert math.isclose(scaled, base * factor, rel_tol=1e-9)
+
+
+times = st.floats(min_value=0.0, max_value=1e3, allow_nan=False, allow_infinity=False)
+
+
+@given(compute=times, memory=times, overhead=times, interconnect=times)
+def test_bound_code_names_the_largest_time_term(compute, memory, overhead, interconnect):
+    code = bound_codes(compute, memory, overhead, interconnect)
+    terms = {
+        Bound.COMPUTE: compute,
+        Bound.MEMORY_BANDWIDTH: memory,
+        Bound.INTERCONNECT: interconnect,
+        Bound.OVERHEAD: overhead,
+    }
+    assert terms[BOUND_ORDER[int(code)]] == max(terms.values())
+    named = classify_bound(compute, memory, overhead)
+    assert terms[named] == max(compute, memory, overhead)
+
+
+def test_bound_codes_are_elementwise_and_match_the_scalar_verdict():
+    compute = np.array([3.0, 1.0, 1.0, 0.0])
+    memory = np.array([1.0, 3.0, 1.0, 0.0])
+    overhead = np.array([0.5, 0.5, 2.0, 0.0])
+    codes = bound_codes(compute, memory, overhead)
+    expected = [Bound.COMPUTE, Bound.MEMORY_BANDWIDTH, Bound.OVERHEAD, Bound.COMPUTE]
+    assert [BOUND_ORDER[code] for code in codes] == expected
+    for index, bound in enumerate(expected):
+        assert classify_bound(compute[index], memory[index], overhead[index]) is bound
+
+
+@given(flop=positive, moved=positive)
+def test_cost_of_one_operator_is_the_vectorised_roofline_time(flop, moved):
+    platform = derive_platform(load_platform("h100-sxm"), kernel_overhead_s=3e-6)
+    result = cost(Operator("op", flop, moved, "bf16"), platform)
+    efficiency = platform.efficiency
+    expected = roofline_time(
+        flop,
+        moved,
+        platform.peak("bf16"),
+        platform.main_memory.bandwidth_bytes_per_s,
+        efficiency.compute,
+        efficiency.memory,
+        platform.kernel_overhead_s,
+    )
+    assert result.time_s == float(expected)
+    assert result.time_s == float(
+        operator_time_s(result.compute_time_s, result.memory_time_s, result.overhead_s)
+    )
