@@ -64,7 +64,7 @@ def predicted_latency(rows: list[Measurement]) -> np.ndarray:
             },
             prefill_chunk=chunk,
         )
-        predicted[group.index.to_numpy()] = grid["e2e_s"]
+        predicted[group.index.to_numpy()] = grid.e2e_s
     return predicted
 
 

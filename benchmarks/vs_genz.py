@@ -417,7 +417,7 @@ def speed(genz, rounds: int = 7) -> None:
         "weight_bits": np.array([16.0, 4.0])[None, None, None, None, :],
     }
     grid_s = [timed(lambda: evaluate_grid(case.model, preset, **axes))[0] for _ in range(6)][1:]
-    size = evaluate_grid(case.model, preset, **axes)["ttft_s"].size
+    size = evaluate_grid(case.model, preset, **axes).ttft_s.size
     median = statistics.median(grid_s)
     print(
         f"  evaluate_grid over {size:,} scenarios (batch x input x output x tp x weight bits): "

@@ -18,9 +18,8 @@ from .bits_file import (
     precision_to_dict,
     summarise_weight_bits,
 )
-from .costing import BOUND_ORDER, OpTimes
+from .costing import PassCost
 from .economics import CostModel, DeviceHourCost, Economics, device_hour_cost, economics
-from .inputs import GridInputs, scenario_inputs
 from .measurements import (
     Measurement,
     load_measurements,
@@ -45,8 +44,15 @@ from .physics_check import (
     fewest_experts_model,
     ideal_platform,
 )
-from .predictor import check_parallelism, evaluate, evaluate_grid, predict
-from .result import OperatorCost, PhaseCost, Prediction
+from .predictor import (
+    BREAKDOWN_AXES,
+    CostBreakdown,
+    check_parallelism,
+    cost_breakdown,
+    evaluate_grid,
+    predict,
+)
+from .result import GridResult, OperatorCost, PhaseCost, Prediction
 from .scaled_models import model_from_spec, scale_model, with_gqa, with_mla
 from .scenario import Parallelism, Precision, Scenario
 from .serving import (
@@ -58,20 +64,21 @@ from .serving import (
 from .use_cases import UseCase, load_use_cases, use_case
 
 __all__ = [
-    "BOUND_ORDER",
+    "BREAKDOWN_AXES",
     "MAX_CONFIG_BYTES",
     "WEIGHT_GROUPS",
+    "CostBreakdown",
     "CostModel",
     "DeviceHourCost",
     "DisaggregatedEstimate",
     "Economics",
-    "GridInputs",
+    "GridResult",
     "Measurement",
     "ModelConfig",
-    "OpTimes",
     "OperatorCost",
     "Parallelism",
     "ParameterCount",
+    "PassCost",
     "PhaseCost",
     "PhysicsCheck",
     "Precision",
@@ -85,10 +92,10 @@ __all__ = [
     "capacity_suggestions",
     "check_measurements",
     "check_parallelism",
+    "cost_breakdown",
     "device_hour_cost",
     "disaggregated_serving",
     "economics",
-    "evaluate",
     "evaluate_grid",
     "fewest_experts_model",
     "footprint_bytes",
@@ -108,7 +115,6 @@ __all__ = [
     "precision_to_dict",
     "predict",
     "scale_model",
-    "scenario_inputs",
     "speculative_decoding",
     "summarise_weight_bits",
     "tensor_parallel_degrees",

@@ -1,5 +1,10 @@
-"""Cost the operators of a pass on a platform: roofline for compute and memory,
-alpha-beta for collectives, a fixed overhead per launched operator."""
+"""Cost the operators of a pass on a platform: roofline's compute and memory terms,
+alpha-beta for collectives, a fixed overhead per launched operator.
+
+The roofline formulas themselves (`roofline.compute_time_s`, `roofline.memory_time_s`,
+`roofline.operator_time_s`, `roofline.bound_codes`) are applied here to every operator
+of a pass at once, on arrays stacked along a leading operator axis.
+"""
 
 from __future__ import annotations
 
@@ -11,115 +16,158 @@ import numpy as np
 from numpy.typing import NDArray
 
 from roofline import (
+    BOUND_ORDER,
+    TIME_BOUNDS,
     Bound,
+    OperatorKind,
     Platform,
     all_reduce_time,
     all_to_all_time,
+    bound_codes,
+    compute_time_s,
     link_parameters,
+    memory_time_s,
+    operator_time_s,
     peak_for_bits,
 )
 
 from .graph import Array, OpTerms
 
-BOUND_ORDER = (Bound.COMPUTE, Bound.MEMORY_BANDWIDTH, Bound.INTERCONNECT, Bound.OVERHEAD)
+INTERCONNECT_CODE = BOUND_ORDER.index(Bound.INTERCONNECT)
 
 
 @dataclass(frozen=True)
-class OpTimes:
-    """Per-pass time of one operator (all its layers), seconds, split by resource."""
+class PassCost:
+    """Every operator of one forward pass, per device, stacked along a leading operator axis.
 
-    op: OpTerms
-    compute_s: Array
-    memory_s: Array
-    interconnect_s: Array
-    overhead_s: Array
-
-    @property
-    def time_s(self) -> Array:
-        """max(compute, memory) + interconnect + overhead, times the layer count."""
-        return np.maximum(self.compute_s, self.memory_s) + self.interconnect_s + self.overhead_s
-
-    @property
-    def bound_index(self) -> Array:
-        """Index into `BOUND_ORDER` of the largest term (collectives: interconnect)."""
-        if self.op.collective is not None:
-            return np.full(np.shape(self.interconnect_s), BOUND_ORDER.index(Bound.INTERCONNECT))
-        stacked = np.stack(
-            np.broadcast_arrays(self.compute_s, self.memory_s, self.interconnect_s, self.overhead_s)
-        )
-        return np.argmax(stacked, axis=0)
-
-
-@dataclass(frozen=True)
-class PassTimes:
-    """The `OpTimes` of a pass stacked along a leading operator axis, seconds.
-
-    Built by `stack_times`; every array has shape ``(operators, *scenarios)``. Its
-    ``time_s`` and ``bound_index`` are those of `OpTimes`, for all operators at once.
+    Arrays have shape ``(operators, *scenarios)``. ``layers`` is how many times the
+    pass runs each operator (its layers; prefill: times the chunks); ``flop_per_run``
+    and ``bytes_per_run`` are the FLOP and main-memory bytes of one run; the four time
+    terms (seconds) cover every run. The names, kinds, weight groups and blocks
+    (`genz.graph.BLOCKS`) describe the operators in row order.
     """
 
+    names: tuple[str, ...]
+    kinds: tuple[OperatorKind, ...]
+    groups: tuple[str, ...]
+    blocks: tuple[str, ...]
+    collective: NDArray[np.bool_]
+    layers: Array
+    flop_per_run: Array
+    bytes_per_run: Array
     compute_s: Array
     memory_s: Array
     interconnect_s: Array
     overhead_s: Array
-    collective: NDArray[np.bool_]
 
     @cached_property
     def time_s(self) -> Array:
-        """max(compute, memory) + interconnect + overhead, per operator (all its layers)."""
-        return np.maximum(self.compute_s, self.memory_s) + self.interconnect_s + self.overhead_s
+        """`roofline.operator_time_s` of every operator (all its runs), seconds."""
+        return operator_time_s(self.compute_s, self.memory_s, self.overhead_s, self.interconnect_s)
 
     @cached_property
-    def bound_index(self) -> Array:
-        """Index into `BOUND_ORDER` of each operator's largest term (collectives: interconnect)."""
-        largest = np.argmax(
-            np.stack((self.compute_s, self.memory_s, self.interconnect_s, self.overhead_s)), axis=0
-        )
+    def bound_code(self) -> NDArray[np.intp]:
+        """Index into `roofline.BOUND_ORDER` of each operator's largest time term
+        (collectives: interconnect, whatever their launch overhead)."""
+        largest = bound_codes(self.compute_s, self.memory_s, self.overhead_s, self.interconnect_s)
         collective = self.collective.reshape((-1,) + (1,) * (largest.ndim - 1))
-        return np.where(collective, BOUND_ORDER.index(Bound.INTERCONNECT), largest)
+        return np.where(collective, INTERCONNECT_CODE, largest)
+
+    @property
+    def flop(self) -> Array:
+        """FLOP of every operator over all its runs."""
+        return self.flop_per_run * self.layers
+
+    @property
+    def bytes(self) -> Array:
+        """Main-memory bytes of every operator over all its runs."""
+        return self.bytes_per_run * self.layers
 
     def total_s(self) -> Array:
-        """Sum of operator times per scenario, seconds."""
+        """Time of the pass per scenario (sum over operators), seconds."""
         return np.sum(self.time_s, axis=0)
 
+    def total_flop(self) -> Array:
+        """FLOP of the pass per scenario."""
+        return np.sum(self.flop, axis=0)
+
+    def total_bytes(self) -> Array:
+        """Main-memory bytes of the pass per scenario."""
+        return np.sum(self.bytes, axis=0)
+
     def phase_bound(self) -> Array:
-        """Index into `BOUND_ORDER` of the resource whose bound operators take the most time."""
+        """Index into `roofline.BOUND_ORDER` of the resource whose bound operators take
+        the most time, per scenario (ties go to the earlier of `roofline.TIME_BOUNDS`)."""
         shares = [
-            np.sum(np.where(self.bound_index == index, self.time_s, 0.0), axis=0)
-            for index in range(len(BOUND_ORDER))
+            np.sum(np.where(self.bound_code == BOUND_ORDER.index(bound), self.time_s, 0.0), axis=0)
+            for bound in TIME_BOUNDS
         ]
         return np.argmax(np.stack(shares), axis=0)
 
+    def by_group(self, values: Array, kind: OperatorKind | None = None) -> dict[str, Array]:
+        """Rows of ``values`` (shape ``(operators, ...)``, e.g. ``time_s``) summed per weight
+        group in operator order, optionally over operators of one ``kind`` only."""
+        totals: dict[str, Array] = {}
+        for row, group in enumerate(self.groups):
+            if kind is not None and self.kinds[row] is not kind:
+                continue
+            totals[group] = totals[group] + values[row] if group in totals else values[row]
+        return totals
 
-def stack_times(timed: list[OpTimes]) -> PassTimes:
-    """Broadcast the operators' time terms to one shape and stack them."""
-    compute, memory, interconnect, overhead = stack_broadcast(
-        [t.compute_s for t in timed]
-        + [t.memory_s for t in timed]
-        + [t.interconnect_s for t in timed]
-        + [t.overhead_s for t in timed],
-        fields=4,
-    )
-    collective = np.array([t.op.collective is not None for t in timed], dtype=bool)
-    return PassTimes(compute, memory, interconnect, overhead, collective)
+    def repeated(self, count: Array) -> PassCost:
+        """The same pass with every operator run ``count`` times as often (prefill chunks)."""
+        return PassCost(
+            self.names,
+            self.kinds,
+            self.groups,
+            self.blocks,
+            self.collective,
+            self.layers * count,
+            self.flop_per_run,
+            self.bytes_per_run,
+            self.compute_s * count,
+            self.memory_s * count,
+            self.interconnect_s * count,
+            self.overhead_s * count,
+        )
+
+    def rows(self, start: int, stop: int) -> PassCost:
+        """Operators ``start`` to ``stop - 1`` (two passes costed together, split)."""
+        part = slice(start, stop)
+        return PassCost(
+            self.names[part],
+            self.kinds[part],
+            self.groups[part],
+            self.blocks[part],
+            self.collective[part],
+            self.layers[part],
+            self.flop_per_run[part],
+            self.bytes_per_run[part],
+            self.compute_s[part],
+            self.memory_s[part],
+            self.interconnect_s[part],
+            self.overhead_s[part],
+        )
 
 
 def stack_broadcast(arrays: Sequence[Array | float], fields: int = 1) -> Array:
     """Broadcast ``arrays`` to their common shape and stack them, shape
     ``(fields, len(arrays) / fields, *common)`` (``arrays`` lists field by field)."""
-    shape = np.broadcast_shapes(*{getattr(array, "shape", ()) for array in arrays})
+    shape = np.broadcast_shapes(*{np.shape(array) for array in arrays})
+    if not shape:  # one scenario of Python or numpy scalars: one conversion
+        return np.array(arrays, float).reshape(fields, len(arrays) // fields)
     stacked = np.empty((len(arrays), *shape))
     for row, array in enumerate(arrays):
         stacked[row] = array
     return stacked.reshape(fields, len(arrays) // fields, *shape)
 
 
-def collective_time(op: OpTerms, platform: Platform) -> Array:
+def collective_time(op: OpTerms, platform: Platform) -> Array | float:
     """Time of one instance of a collective operator, seconds."""
     assert op.message_bytes is not None and op.group_size is not None
-    if not np.any(np.asarray(op.group_size) > 1):
+    if not np.any(np.greater(op.group_size, 1)):
         # One device: every collective below is exactly zero (no steps, no wire bytes).
-        return np.zeros(np.broadcast(op.message_bytes, op.group_size).shape)
+        return 0.0
     if op.collective == "all_reduce":
         return all_reduce_time(platform, op.message_bytes, op.group_size)
     if op.collective == "all_to_all":
@@ -129,45 +177,42 @@ def collective_time(op: OpTerms, platform: Platform) -> Array:
     return hops * (op.message_bytes / bandwidth + latency)
 
 
-def cost_ops(ops: list[OpTerms], platform: Platform) -> list[OpTimes]:
-    """Time every operator of a pass (each times its layer count).
+def cost_pass(ops: Sequence[OpTerms], platform: Platform) -> PassCost:
+    """Time every operator of a pass (each times its layer count), all at once.
 
-    Compute and memory operators are costed together on arrays stacked along a
-    leading operator axis (one numpy call per step, not one per operator).
+    Compute and memory terms are the roofline's; collectives take the interconnect
+    model's time; every operator that takes any time pays the platform's kernel
+    overhead once per run.
     """
     efficiency = platform.efficiency
-    bandwidth = platform.main_memory.bandwidth_bytes_per_s * efficiency.memory
-    overhead = platform.kernel_overhead_s
-    timed: dict[int, OpTimes] = {}
-    roofline = [index for index, op in enumerate(ops) if op.collective is None]
-    if roofline:
-        flop, moved, bits, layers = stack_broadcast(
-            [ops[index].flop for index in roofline]
-            + [ops[index].bytes for index in roofline]
-            + [ops[index].compute_bits for index in roofline]
-            + [ops[index].layers for index in roofline],
-            fields=4,
-        )
-        compute = flop / (peak_for_bits(platform, bits) * efficiency.compute) * layers
-        memory = moved / bandwidth * layers
-        launched = np.where((compute > 0) | (memory > 0), overhead * layers, 0.0)
-        zero = np.zeros(flop.shape[1:])
-        for row, index in enumerate(roofline):
-            timed[index] = OpTimes(ops[index], compute[row], memory[row], zero, launched[row])
-    for index, op in enumerate(ops):
-        if op.collective is None:
-            continue
-        zero = np.zeros(np.broadcast(op.flop, op.bytes).shape)
-        comm = np.asarray(collective_time(op, platform), float) * op.layers
-        timed[index] = OpTimes(op, zero, zero, comm, np.where(comm > 0, overhead * op.layers, 0.0))
-    return [timed[index] for index in range(len(ops))]
-
-
-def total_time(timed: list[OpTimes]) -> Array:
-    """Sum of operator times, seconds."""
-    return stack_times(timed).total_s()
-
-
-def phase_bound(timed: list[OpTimes]) -> Array:
-    """Index into `BOUND_ORDER` of the resource whose bound operators take the most time."""
-    return stack_times(timed).phase_bound()
+    interconnect = [
+        0.0 if op.collective is None else collective_time(op, platform) * op.layers for op in ops
+    ]
+    layers, flop, moved, bits, interconnect_s = stack_broadcast(
+        [op.layers for op in ops]
+        + [op.flop for op in ops]
+        + [op.bytes for op in ops]
+        + [op.compute_bits for op in ops]
+        + interconnect,
+        fields=5,
+    )
+    peak = peak_for_bits(platform, bits)
+    compute = compute_time_s(flop, peak, efficiency.compute) * layers
+    bandwidth = platform.main_memory.bandwidth_bytes_per_s
+    memory = memory_time_s(moved, bandwidth, efficiency.memory) * layers
+    busy = (compute > 0) | (memory > 0) | (interconnect_s > 0)
+    overhead = np.where(busy, platform.kernel_overhead_s * layers, 0.0)
+    return PassCost(
+        names=tuple(op.name for op in ops),
+        kinds=tuple(op.kind for op in ops),
+        groups=tuple(op.group for op in ops),
+        blocks=tuple(op.block for op in ops),
+        collective=np.array([op.collective is not None for op in ops], dtype=bool),
+        layers=layers,
+        flop_per_run=flop,
+        bytes_per_run=moved,
+        compute_s=compute,
+        memory_s=memory,
+        interconnect_s=interconnect_s,
+        overhead_s=overhead,
+    )

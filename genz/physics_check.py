@@ -103,7 +103,7 @@ def batch_latency_bound(
         ep=ep,
         prefill_chunk=prefill_chunk,
     )
-    return {"bound_s": grid["e2e_s"], "fits": grid["fits"]}
+    return {"bound_s": grid.e2e_s, "fits": grid.fits}
 
 
 @dataclass(frozen=True)

@@ -18,33 +18,38 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from roofline import Bound, CapacityFootprint, InputError, Platform, check_capacity
+from roofline import BOUND_ORDER, Bound, CapacityFootprint, InputError, Platform, check_capacity
 
 from .advice import capacity_suggestions, tensor_parallel_degrees
-from .costing import BOUND_ORDER, OpTimes, PassTimes, cost_ops, stack_broadcast, stack_times
+from .costing import PassCost, cost_pass
 from .graph import BLOCKS, Array, PassShape, pass_ops
 from .inputs import GridInputs, pass_shape, scenario_inputs
 from .memory import footprint_arrays, weight_bytes_per_device
 from .model import ModelConfig
 from .params import WEIGHT_GROUPS
-from .result import OperatorCost, PhaseCost, Prediction
+from .result import GridResult, OperatorCost, PhaseCost, Prediction, end_to_end_s
 from .scenario import Parallelism, Precision, Scenario
+
+CAPACITY_CODE = BOUND_ORDER.index(Bound.CAPACITY)
 
 
 @dataclass(frozen=True)
-class Evaluation:
-    """Timed operators of both phases (listed and stacked) and per-device memory, as arrays."""
+class CostBreakdown:
+    """Both passes of a scenario (or of a grid of scenarios) per operator, and the
+    per-device memory, as arrays of the scenarios' broadcast shape (SI units).
 
-    prefill_ops: list[OpTimes]
-    decode_ops: list[OpTimes]
+    ``prefill`` covers the whole prompt (all chunks), ``decode`` one step at the mean
+    context (see the module doc); ``e2e_s`` is `genz.result.end_to_end_s` of them.
+    """
+
+    prefill: PassCost
+    decode: PassCost
     ttft_s: Array
     tpot_s: Array
     e2e_s: Array
     weights_bytes: Array
     kv_cache_bytes: Array
     activation_bytes: Array
-    prefill_times: PassTimes
-    decode_times: PassTimes
 
 
 def _shape(model: ModelConfig, inputs: GridInputs, prefill: bool) -> PassShape:
@@ -62,40 +67,68 @@ def _shape(model: ModelConfig, inputs: GridInputs, prefill: bool) -> PassShape:
     )
 
 
-def evaluate(model: ModelConfig, platform: Platform, inputs: GridInputs) -> Evaluation:
+def evaluate(model: ModelConfig, platform: Platform, inputs: GridInputs) -> CostBreakdown:
     """Cost prefill and decode and size the footprint for every scenario in ``inputs``."""
-    prefill_shape = _shape(model, inputs, prefill=True)
     chunks = np.ceil(inputs.input_tokens / inputs.chunk)
-    prefill_terms = pass_ops(model, prefill_shape)
+    prefill_terms = pass_ops(model, _shape(model, inputs, prefill=True))
     decode_terms = pass_ops(model, _shape(model, inputs, prefill=False))
-    timed = cost_ops(prefill_terms + decode_terms, platform)  # both passes in one costing
-    prefill_ops = [_repeat(op, chunks) for op in timed[: len(prefill_terms)]]
-    decode_ops = timed[len(prefill_terms) :]
-    prefill_times, decode_times = stack_times(prefill_ops), stack_times(decode_ops)
-    ttft = prefill_times.total_s()
-    tpot = decode_times.total_s()
-    e2e = ttft + (inputs.output_tokens - 1) * tpot
-    return Evaluation(
-        prefill_ops=prefill_ops,
-        decode_ops=decode_ops,
+    both = cost_pass(prefill_terms + decode_terms, platform)  # both passes in one costing
+    split = len(prefill_terms)
+    prefill = both.rows(0, split).repeated(chunks)
+    decode = both.rows(split, len(both.names))
+    ttft, tpot = prefill.total_s(), decode.total_s()
+    footprint = footprint_arrays(model, inputs)
+    shape = np.broadcast_shapes(np.shape(ttft), *(np.shape(v) for v in footprint.values()))
+    return CostBreakdown(
+        prefill=prefill,
+        decode=decode,
         ttft_s=ttft,
         tpot_s=tpot,
-        e2e_s=e2e,
-        **footprint_arrays(model, inputs),
-        prefill_times=prefill_times,
-        decode_times=decode_times,
+        e2e_s=end_to_end_s(ttft, tpot, inputs.output_tokens),
+        **{name: np.broadcast_to(value, shape) for name, value in footprint.items()},
     )
 
 
-def _repeat(timed: OpTimes, count: Array) -> OpTimes:
-    """The same operator run ``count`` times (prefill chunks)."""
-    op = dataclasses.replace(timed.op, layers=timed.op.layers * count)
-    return OpTimes(
-        op,
-        timed.compute_s * count,
-        timed.memory_s * count,
-        timed.interconnect_s * count,
-        timed.overhead_s * count,
+#: Scenario axes `cost_breakdown` accepts as arrays (weight bits go per group).
+BREAKDOWN_AXES = tuple(
+    field.name for field in dataclasses.fields(GridInputs) if field.name != "weight_bits"
+)
+
+
+def cost_breakdown(
+    model: ModelConfig,
+    platform: Platform,
+    scenario: Scenario,
+    *,
+    group_bits: Mapping[str, ArrayLike] | None = None,
+    **axes: ArrayLike,
+) -> CostBreakdown:
+    """Per-operator costs of both passes and per-device memory of ``scenario``, with
+    any of its axes replaced by broadcastable arrays.
+
+    ``group_bits`` maps weight groups (`genz.WEIGHT_GROUPS`) to weight bits (arrays
+    allowed); groups it leaves out take ``scenario.precision.bits_for(group)``. Per-layer
+    overrides (``Precision.layer_bits``) are not applied: `predict` blends those.
+    ``axes`` are any of `BREAKDOWN_AXES` (``batch``, ``kv_bits``, ``chunk``...); the
+    values are not range-checked here (`evaluate_grid` checks its axes).
+    """
+    check_parallelism(model, scenario.parallelism)
+    unknown = sorted(set(axes) - set(BREAKDOWN_AXES))
+    if unknown:
+        raise InputError(
+            f"unknown scenario axis {unknown[0]!r}; accepted: {', '.join(BREAKDOWN_AXES)}"
+        )
+    inputs = scenario_inputs(scenario)
+    weight_bits = dict(inputs.weight_bits)
+    for group, bits in (group_bits or {}).items():
+        if group not in weight_bits:
+            raise InputError(
+                f"unknown weight group {group!r}; accepted: {', '.join(WEIGHT_GROUPS)}"
+            )
+        weight_bits[group] = np.asarray(bits, float)
+    overrides = {name: np.asarray(value, float) for name, value in axes.items()}
+    return evaluate(
+        model, platform, dataclasses.replace(inputs, weight_bits=weight_bits, **overrides)
     )
 
 
@@ -226,24 +259,23 @@ def predict(model: ModelConfig, platform: Platform, scenario: Scenario) -> Predi
     check_parallelism(model, scenario.parallelism)
     check_layer_bits(model, scenario.precision)
     patterns = layer_bit_patterns(model, scenario.precision)
-    evaluations = []
-    for bits, shares in patterns:
-        evaluation = evaluate(model, platform, _scalars(scenario_inputs(scenario, bits)))
-        evaluations.append((evaluation, shares))
-    prefill_ops = _blend([(e.prefill_ops, shares) for e, shares in evaluations])
-    decode_ops = _blend([(e.decode_ops, shares) for e, shares in evaluations])
+    evaluations = [
+        (evaluate(model, platform, _scalars(scenario_inputs(scenario, bits))), shares)
+        for bits, shares in patterns
+    ]
     # KV cache and activations do not depend on weight bits: any pattern's are the whole's.
     whole = evaluations[0][0]
-    if len(evaluations) == 1:  # nothing blended: reuse the stacked times
-        times = (whole.prefill_times, whole.decode_times)
+    if len(evaluations) == 1:
+        prefill, decode = whole.prefill, whole.decode
         weights = float(whole.weights_bytes)
     else:
-        times = (stack_times(prefill_ops), stack_times(decode_ops))
+        prefill = _blend([(e.prefill, shares) for e, shares in evaluations])
+        decode = _blend([(e.decode, shares) for e, shares in evaluations])
         inputs = scenario_inputs(scenario, effective_group_bits(patterns))
         weights = float(
             weight_bytes_per_device(model, inputs.weight_bits, inputs.tp, inputs.ep, inputs.pp)[0]
         )
-    return _prediction(model, platform, scenario, (prefill_ops, decode_ops), times, whole, weights)
+    return _prediction(model, platform, scenario, prefill, decode, whole, weights)
 
 
 def _scalars(inputs: GridInputs) -> GridInputs:
@@ -259,54 +291,59 @@ def _scalars(inputs: GridInputs) -> GridInputs:
     )
 
 
-def _blend(weighted: list[tuple[list[OpTimes], dict[str, float]]]) -> list[OpTimes]:
+def _blend(weighted: list[tuple[PassCost, dict[str, float]]]) -> PassCost:
     """Each operator's times summed over patterns, weighted by its block's layer share;
-    per-model operators are the same in every pattern and taken from the first."""
-    if len(weighted) == 1:
-        return weighted[0][0]
-    blended = []
-    for index, first in enumerate(weighted[0][0]):
-        if first.op.block == "model":
-            blended.append(first)
-            continue
-        parts = [(ops[index], shares[first.op.block]) for ops, shares in weighted]
-        blended.append(
-            OpTimes(
-                first.op,
-                *(
-                    np.asarray(sum(getattr(p, term) * share for p, share in parts), float)
-                    for term in ("compute_s", "memory_s", "interconnect_s", "overhead_s")
-                ),
-            )
-        )
-    return blended
-
-
-def _phase(name: str, timed: list[OpTimes], stacked: PassTimes, fits: bool) -> PhaseCost:
-    # First scenario of every per-operator quantity, as a 9 x operators table.
-    op_layers, op_flop, op_bytes = stack_broadcast(
-        [t.op.layers for t in timed] + [t.op.flop for t in timed] + [t.op.bytes for t in timed],
-        fields=3,
-    ).reshape(3, len(timed), -1)[:, :, 0]
-    per_op = (op_layers, op_flop * op_layers, op_bytes * op_layers)
-    times = (
-        stacked.compute_s,
-        stacked.memory_s,
-        stacked.interconnect_s,
-        stacked.overhead_s,
-        stacked.time_s,
-        stacked.bound_index,
-    )
-    table = [
-        *(column.tolist() for column in per_op),
-        *(column.reshape(len(timed), -1)[:, 0].tolist() for column in times),
+    per-model operators are the same in every pattern and taken from the first (its
+    weight is 1 in the first pattern and 0 in the others). Layers, FLOP and bytes are
+    the first pattern's."""
+    first = weighted[0][0]
+    rows = (-1,) + (1,) * (first.time_s.ndim - 1)
+    weights = [
+        np.array(
+            [float(index == 0) if block == "model" else shares[block] for block in first.blocks]
+        ).reshape(rows)
+        for index, (_, shares) in enumerate(weighted)
     ]
+
+    def blended(term: str) -> Array:
+        return np.asarray(
+            sum(
+                getattr(cost, term) * weight
+                for (cost, _), weight in zip(weighted, weights, strict=True)
+            ),
+            float,
+        )
+
+    return dataclasses.replace(
+        first,
+        compute_s=blended("compute_s"),
+        memory_s=blended("memory_s"),
+        interconnect_s=blended("interconnect_s"),
+        overhead_s=blended("overhead_s"),
+    )
+
+
+def _phase(name: str, cost: PassCost, fits: bool) -> PhaseCost:
+    # First scenario of every per-operator quantity, as a 9 x operators table.
+    columns = (
+        cost.layers,
+        cost.flop,
+        cost.bytes,
+        cost.compute_s,
+        cost.memory_s,
+        cost.interconnect_s,
+        cost.overhead_s,
+        cost.time_s,
+        cost.bound_code,
+    )
+    count = len(cost.names)
+    table = [np.reshape(column, (count, -1))[:, 0].tolist() for column in columns]
     operators = tuple(
         OperatorCost(
             phase=name,
-            name=t.op.name,
-            kind=t.op.kind.value,
-            group=t.op.group,
+            name=op_name,
+            kind=kind.value,
+            group=group,
             layers=layers,
             flop=flop,
             bytes=moved,
@@ -315,17 +352,17 @@ def _phase(name: str, timed: list[OpTimes], stacked: PassTimes, fits: bool) -> P
             interconnect_s=interconnect,
             overhead_s=overhead,
             time_s=time,
-            bound=BOUND_ORDER[int(bound)],
+            bound=BOUND_ORDER[bound],
         )
-        for t, layers, flop, moved, compute, memory, interconnect, overhead, time, bound in zip(
-            timed, *table, strict=True
+        for op_name, kind, group, layers, flop, moved, compute, memory, interconnect, overhead, time, bound in zip(
+            cost.names, cost.kinds, cost.groups, *table, strict=True
         )
         if time > 0
     )
-    bound = BOUND_ORDER[int(stacked.phase_bound())] if fits else Bound.CAPACITY
+    bound = BOUND_ORDER[int(cost.phase_bound())] if fits else Bound.CAPACITY
     return PhaseCost(
         phase=name,
-        time_s=stacked.total_s().item(),
+        time_s=cost.total_s().item(),
         flop=sum(op.flop for op in operators),
         bytes=sum(op.bytes for op in operators),
         bound=bound,
@@ -337,9 +374,9 @@ def _prediction(
     model: ModelConfig,
     platform: Platform,
     scenario: Scenario,
-    ops: tuple[list[OpTimes], list[OpTimes]],
-    times: tuple[PassTimes, PassTimes],
-    whole: Evaluation,
+    prefill_cost: PassCost,
+    decode_cost: PassCost,
+    whole: CostBreakdown,
     weights_bytes: float,
 ) -> Prediction:
     footprint = CapacityFootprint(
@@ -348,11 +385,11 @@ def _prediction(
         activation_bytes=float(whole.activation_bytes),
     )
     verdict = check_capacity(footprint, platform.main_memory.capacity_bytes)
-    prefill = _phase("prefill", ops[0], times[0], verdict.fits)
-    decode = _phase("decode", ops[1], times[1], verdict.fits)
+    prefill = _phase("prefill", prefill_cost, verdict.fits)
+    decode = _phase("decode", decode_cost, verdict.fits)
     mesh = scenario.parallelism
     ttft, tpot = prefill.time_s, decode.time_s
-    e2e = ttft + (scenario.output_tokens - 1) * tpot
+    e2e = end_to_end_s(ttft, tpot, scenario.output_tokens)
     generated = mesh.dp * scenario.batch * scenario.output_tokens
     return Prediction(
         model=model.name,
@@ -389,14 +426,12 @@ def evaluate_grid(
     ep: ArrayLike = 1,
     dp: ArrayLike = 1,
     prefill_chunk: ArrayLike | None = None,
-) -> dict[str, Array]:
+) -> GridResult:
     """Vectorised prediction over broadcastable arrays of scenario axes.
 
-    Returns arrays (SI units) of ``ttft_s``, ``tpot_s``, ``e2e_s``,
-    ``throughput_tokens_per_s``, ``throughput_tokens_per_s_per_device``,
-    ``weights_bytes``, ``kv_cache_bytes``, ``activation_bytes``,
-    ``footprint_bytes``, ``fits``, ``prefill_bound`` and ``decode_bound`` (the
-    `Bound` value strings). Uniform weight bits for every group.
+    Returns a `GridResult` of arrays of the axes' broadcast shape (SI units): latency,
+    throughput, per-device memory, the capacity verdict, per-phase FLOP and bytes and
+    integer bound codes. Uniform weight bits for every group.
     """
     arrays = np.broadcast_arrays(
         *(
@@ -452,25 +487,26 @@ def evaluate_grid(
     fits = footprint <= platform.main_memory.capacity_bytes
     devices = values["tp"] * values["pp"] * values["ep"] * values["dp"]
     generated = values["dp"] * values["batch"] * values["output_tokens"]
-    bound_names = np.array([bound.value for bound in BOUND_ORDER])
-    return {
-        "ttft_s": evaluation.ttft_s,
-        "tpot_s": evaluation.tpot_s,
-        "e2e_s": evaluation.e2e_s,
-        "throughput_tokens_per_s": generated / evaluation.e2e_s,
-        "throughput_tokens_per_s_per_device": generated / evaluation.e2e_s / devices,
-        "weights_bytes": evaluation.weights_bytes,
-        "kv_cache_bytes": evaluation.kv_cache_bytes,
-        "activation_bytes": evaluation.activation_bytes,
-        "footprint_bytes": footprint,
-        "fits": fits,
-        "prefill_bound": np.where(
-            fits, bound_names[evaluation.prefill_times.phase_bound()], Bound.CAPACITY.value
-        ),
-        "decode_bound": np.where(
-            fits, bound_names[evaluation.decode_times.phase_bound()], Bound.CAPACITY.value
-        ),
-    }
+    prefill, decode = evaluation.prefill, evaluation.decode
+    return GridResult(
+        ttft_s=evaluation.ttft_s,
+        tpot_s=evaluation.tpot_s,
+        e2e_s=evaluation.e2e_s,
+        throughput_tokens_per_s=generated / evaluation.e2e_s,
+        throughput_tokens_per_s_per_device=generated / evaluation.e2e_s / devices,
+        weights_bytes=evaluation.weights_bytes,
+        kv_cache_bytes=evaluation.kv_cache_bytes,
+        activation_bytes=evaluation.activation_bytes,
+        footprint_bytes=footprint,
+        fits=fits,
+        prefill_flop=prefill.total_flop(),
+        prefill_bytes=prefill.total_bytes(),
+        decode_flop=decode.total_flop(),
+        decode_bytes=decode.total_bytes(),
+        prefill_bound_code=np.where(fits, prefill.phase_bound(), CAPACITY_CODE).astype(np.int8),
+        decode_bound_code=np.where(fits, decode.phase_bound(), CAPACITY_CODE).astype(np.int8),
+        bound_order=BOUND_ORDER,
+    )
 
 
 def _check_grid(model: ModelConfig, values: Mapping[str, Array]) -> None:

@@ -1,9 +1,13 @@
-"""Result types of a prediction: per-operator breakdown, phases, the whole answer."""
+"""Result types: one prediction (per-operator breakdown, phases, the whole answer), a
+grid of scenarios (`GridResult`), and the end-to-end latency formula both share."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING
+from dataclasses import asdict, dataclass, fields
+from typing import TYPE_CHECKING, TypeVar
+
+import numpy as np
+from numpy.typing import NDArray
 
 from roofline import Bound, CapacityFootprint, CapacityVerdict
 
@@ -11,6 +15,27 @@ from .scenario import Scenario
 
 if TYPE_CHECKING:
     import pandas as pd
+
+
+#: A float, or an array of them: the latency formulas apply elementwise.
+Seconds = TypeVar("Seconds", float, NDArray[np.float64])
+
+
+def decode_time_s(tpot_s: Seconds, output_tokens: Seconds | int) -> Seconds:
+    """Time of the ``output_tokens - 1`` decode steps after the first token (which
+    comes out of prefill), seconds; elementwise on arrays."""
+    return (output_tokens - 1) * tpot_s
+
+
+def end_to_end_s(
+    ttft_s: Seconds, tpot_s: Seconds, output_tokens: Seconds | int, handoff_s: float = 0.0
+) -> Seconds:
+    """Request latency ``ttft + handoff + (output_tokens - 1) * tpot``, seconds.
+
+    ``handoff_s`` is any wait between the first token and decoding (disaggregated
+    serving: moving the KV cache); elementwise on arrays.
+    """
+    return ttft_s + handoff_s + decode_time_s(tpot_s, output_tokens)
 
 
 @dataclass(frozen=True)
@@ -90,6 +115,11 @@ class Prediction:
         """False past the capacity wall."""
         return self.capacity.fits
 
+    @property
+    def decode_s(self) -> float:
+        """Time of the decode steps after the first token, seconds (``e2e_s - ttft_s``)."""
+        return decode_time_s(self.tpot_s, self.scenario.output_tokens)
+
     def operators(self) -> tuple[OperatorCost, ...]:
         """Every operator of both phases."""
         return self.prefill.operators + self.decode.operators
@@ -148,3 +178,58 @@ class Prediction:
             "fits": self.fits,
             "suggestions": list(self.suggestions),
         }
+
+
+@dataclass(frozen=True)
+class GridResult:
+    """`genz.evaluate_grid` over a grid of scenarios: arrays of the grid's shape, SI units,
+    per device where a quantity is per device (as in `Prediction`).
+
+    ``prefill_bound_code`` and ``decode_bound_code`` index ``bound_order``
+    (`roofline.BOUND_ORDER`; past the capacity wall the code is that of
+    `Bound.CAPACITY`); `bound_names` turns them into the `Bound` value strings.
+    ``prefill_flop`` and ``prefill_bytes`` cover the whole prompt, ``decode_flop`` and
+    ``decode_bytes`` one decode step at the mean context.
+    """
+
+    ttft_s: NDArray[np.float64]
+    tpot_s: NDArray[np.float64]
+    e2e_s: NDArray[np.float64]
+    throughput_tokens_per_s: NDArray[np.float64]
+    throughput_tokens_per_s_per_device: NDArray[np.float64]
+    weights_bytes: NDArray[np.float64]
+    kv_cache_bytes: NDArray[np.float64]
+    activation_bytes: NDArray[np.float64]
+    footprint_bytes: NDArray[np.float64]
+    fits: NDArray[np.bool_]
+    prefill_flop: NDArray[np.float64]
+    prefill_bytes: NDArray[np.float64]
+    decode_flop: NDArray[np.float64]
+    decode_bytes: NDArray[np.float64]
+    prefill_bound_code: NDArray[np.int8]
+    decode_bound_code: NDArray[np.int8]
+    bound_order: tuple[Bound, ...]
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """Shape of the grid (the broadcast shape of the scenario axes)."""
+        return self.ttft_s.shape
+
+    def bound_names(self, phase: str) -> NDArray[np.str_]:
+        """Bound of ``phase`` ('prefill' or 'decode') as `Bound` value strings."""
+        if phase not in ("prefill", "decode"):
+            raise ValueError(f"phase must be 'prefill' or 'decode', got {phase!r}")
+        names = np.array([bound.value for bound in self.bound_order])
+        return names[getattr(self, f"{phase}_bound_code")]
+
+    def to_dict(self) -> dict[str, NDArray]:
+        """Every array by field name, bounds as strings under ``prefill_bound`` and
+        ``decode_bound`` instead of their codes (for tables and front ends)."""
+        columns: dict[str, NDArray] = {
+            field.name: getattr(self, field.name)
+            for field in fields(self)
+            if field.name not in ("prefill_bound_code", "decode_bound_code", "bound_order")
+        }
+        columns["prefill_bound"] = self.bound_names("prefill")
+        columns["decode_bound"] = self.bound_names("decode")
+        return columns

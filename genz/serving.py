@@ -26,12 +26,12 @@ import numpy as np
 from roofline import InputError, Platform, require_positive
 
 from .advice import capacity_suggestions, footprint_bytes
-from .costing import cost_ops, total_time
+from .costing import cost_pass
 from .graph import pass_ops
 from .inputs import pass_shape, scenario_inputs
 from .model import ModelConfig
 from .predictor import check_parallelism, predict
-from .result import Prediction
+from .result import Prediction, end_to_end_s
 from .scenario import Scenario
 
 
@@ -48,7 +48,7 @@ def pass_time(
         context=np.asarray([float(context)]),
         prefill=False,
     )
-    return float(total_time(cost_ops(pass_ops(model, shape), platform))[0])
+    return float(cost_pass(pass_ops(model, shape), platform).total_s()[0])
 
 
 @dataclass(frozen=True)
@@ -216,7 +216,7 @@ def disaggregated_serving(
         / 8
     )
     transfer = kv_bytes / link_bandwidth_bytes_per_s + link_latency_s
-    e2e = on_prefill.ttft_s + transfer + (scenario.output_tokens - 1) * on_decode.tpot_s
+    e2e = end_to_end_s(on_prefill.ttft_s, on_decode.tpot_s, scenario.output_tokens, transfer)
     return DisaggregatedEstimate(
         prefill_platform=prefill_platform.name,
         decode_platform=decode_platform.name,

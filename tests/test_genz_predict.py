@@ -163,10 +163,17 @@ def test_grid_matches_scalar_predictions():
     grid = evaluate_grid(model, platform, batch=batches, input_tokens=1024, output_tokens=128, tp=2)
     for index, batch in enumerate(batches):
         scalar = predict(model, platform, Scenario(batch=int(batch), parallelism=Parallelism(tp=2)))
-        assert grid["ttft_s"][index] == pytest.approx(scalar.ttft_s)
-        assert grid["tpot_s"][index] == pytest.approx(scalar.tpot_s)
-        assert grid["footprint_bytes"][index] == pytest.approx(scalar.footprint.total_bytes)
-        assert grid["decode_bound"][index] == scalar.decode.bound.value
+        assert grid.ttft_s[index] == pytest.approx(scalar.ttft_s)
+        assert grid.tpot_s[index] == pytest.approx(scalar.tpot_s)
+        assert grid.e2e_s[index] == pytest.approx(scalar.e2e_s)
+        assert grid.footprint_bytes[index] == pytest.approx(scalar.footprint.total_bytes)
+        assert grid.prefill_flop[index] == pytest.approx(scalar.prefill.flop)
+        assert grid.prefill_bytes[index] == pytest.approx(scalar.prefill.bytes)
+        assert grid.decode_flop[index] == pytest.approx(scalar.decode.flop)
+        assert grid.decode_bytes[index] == pytest.approx(scalar.decode.bytes)
+        assert grid.bound_order[grid.decode_bound_code[index]] is scalar.decode.bound
+        assert grid.bound_names("decode")[index] == scalar.decode.bound.value
+        assert grid.to_dict()["prefill_bound"][index] == scalar.prefill.bound.value
 
 
 def test_capacity_wall_gives_verdict_and_checked_suggestions():

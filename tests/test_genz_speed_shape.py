@@ -1,13 +1,14 @@
-"""Shapes of the vectorised paths (no timing: speed is measured in benchmarks/vs_genz.py)."""
+"""Shapes of the vectorised paths and their agreement with roofline's operator cost
+(no timing: speed is measured in benchmarks/vs_peers.py)."""
 
 import numpy as np
+import pytest
 
-from genz.costing import BOUND_ORDER, stack_times
-from genz.inputs import GridInputs
+from genz import cost_breakdown
 from genz.model import load_model
-from genz.params import WEIGHT_GROUPS
-from genz.predictor import evaluate, evaluate_grid
-from roofline import Bound, load_platform
+from genz.predictor import evaluate_grid
+from genz.scenario import Parallelism, Scenario
+from roofline import BOUND_ORDER, Bound, InputError, Operator, OperatorKind, cost, load_platform
 
 
 def test_evaluate_grid_returns_one_value_per_scenario_of_a_10k_grid():
@@ -21,42 +22,85 @@ def test_evaluate_grid_returns_one_value_per_scenario_of_a_10k_grid():
         tp=np.array([1, 2, 4, 8, 16])[None, None, None, :, None],
         weight_bits=np.array([16.0, 4.0])[None, None, None, None, :],
     )
-    names = {bound.value for bound in Bound}
-    for key, value in result.items():
+    assert result.shape == (10, 10, 10, 5, 2)
+    for key, value in result.to_dict().items():
         assert value.shape == (10, 10, 10, 5, 2), key
     for key in ("ttft_s", "tpot_s", "e2e_s", "throughput_tokens_per_s", "footprint_bytes"):
-        assert np.all(np.isfinite(result[key]) & (result[key] > 0)), key
-    assert set(np.unique(result["prefill_bound"])) <= names
+        value = getattr(result, key)
+        assert np.all(np.isfinite(value) & (value > 0)), key
+    assert result.bound_order == BOUND_ORDER
+    names = {bound.value for bound in Bound}
+    assert set(np.unique(result.bound_names("prefill"))) <= names
     # Past the capacity wall the bound says so; 512 x 74k tokens of KV do not fit 80 GB.
-    assert not result["fits"][-1, -1, -1, 0, 0]
-    assert result["decode_bound"][-1, -1, -1, 0, 0] == Bound.CAPACITY.value
+    assert not result.fits[-1, -1, -1, 0, 0]
+    assert result.decode_bound_code[-1, -1, -1, 0, 0] == BOUND_ORDER.index(Bound.CAPACITY)
+    assert result.bound_names("decode")[-1, -1, -1, 0, 0] == Bound.CAPACITY.value
+    # Halving the weight bits halves the weight bytes of a decode step at batch 1, short
+    # context: the step's bytes fall by nearly 4x from 16 to 4 bits.
+    ratio = result.decode_bytes[0, 0, 0, 0, 0] / result.decode_bytes[0, 0, 0, 0, 1]
+    assert 3.5 < ratio < 4.0
 
 
-def test_stacked_times_equal_each_operators_own_times():
-    # The stacked (all operators at once) time and bound must be the per-operator ones,
-    # here on operators whose arrays have different shapes (tp varies, batch does not).
+def test_bound_names_reject_an_unknown_phase():
+    result = evaluate_grid(load_model("llama-2-7b"), load_platform("h100-sxm"))
+    with pytest.raises(ValueError, match="phase must be 'prefill' or 'decode'"):
+        result.bound_names("both")
+
+
+def test_every_operator_costs_as_roofline_cost_says():
+    # One costing path: each non-collective operator of a pass takes exactly what
+    # roofline.cost gives for one run of it (kernel overhead included), times its runs,
+    # and is bound by what roofline.cost says, on operators whose arrays have
+    # different shapes (tp and bits vary per scenario, batch does not).
     model, platform = load_model("mixtral-8x7b"), load_platform("h100-sxm")
-    ones = np.ones(3)
-    inputs = GridInputs(
-        batch=np.array([4.0]),
-        input_tokens=np.array([2048.0]),
-        output_tokens=np.array([256.0]),
-        weight_bits={group: np.array([16.0, 8.0, 4.0]) for group in WEIGHT_GROUPS},
-        activation_bits=np.array([16.0]),
-        kv_bits=np.array([16.0]),
+    scenario = Scenario(batch=4, input_tokens=2048, output_tokens=256, prefill_chunk=512)
+    bits = np.array([16.0, 8.0, 4.0])
+    breakdown = cost_breakdown(
+        model,
+        platform,
+        scenario,
+        group_bits=dict.fromkeys(("attn_qkv", "experts", "lm_head"), bits),
         tp=np.array([1.0, 2.0, 8.0]),
-        pp=ones,
         ep=np.array([1.0, 2.0, 8.0]),
-        dp=ones,
-        chunk=np.array([512.0]),
     )
-    evaluation = evaluate(model, platform, inputs)
-    for timed in (evaluation.prefill_ops, evaluation.decode_ops):
-        stacked = stack_times(timed)
-        for row, op in enumerate(timed):
-            np.testing.assert_array_equal(stacked.time_s[row], np.broadcast_to(op.time_s, (3,)))
-            np.testing.assert_array_equal(
-                stacked.bound_index[row], np.broadcast_to(op.bound_index, (3,))
-            )
-        kinds = {BOUND_ORDER[i] for i in np.unique(stacked.bound_index)}
-        assert Bound.INTERCONNECT in kinds  # the tp/ep collectives are present and typed
+    assert breakdown.ttft_s.shape == breakdown.kv_cache_bytes.shape == (3,)
+    checked = 0
+    for phase in (breakdown.prefill, breakdown.decode):
+        for row, name in enumerate(phase.names):
+            for scenario_index in range(3):
+                if phase.collective[row]:
+                    assert phase.kinds[row] is OperatorKind.COLLECTIVE
+                    if phase.time_s[row, scenario_index] > 0:
+                        assert BOUND_ORDER[phase.bound_code[row, scenario_index]] is (
+                            Bound.INTERCONNECT
+                        )
+                    continue
+                flop = phase.flop_per_run[row, scenario_index]
+                moved = phase.bytes_per_run[row, scenario_index]
+                if flop == 0 and moved == 0:
+                    continue
+                # 16-bit activations: every operator computes at max(weight, 16) = 16 bits.
+                dtype = platform.compute_dtype_for_bits(16.0)
+                reference = cost(Operator(name, flop, moved, dtype), platform)
+                runs = phase.layers[row, scenario_index]
+                assert phase.time_s[row, scenario_index] == pytest.approx(
+                    reference.time_s * runs, rel=1e-12
+                ), name
+                assert BOUND_ORDER[phase.bound_code[row, scenario_index]] is reference.bound
+                checked += 1
+    assert checked > 40
+    # The grouped sums the bit allocator reads add up to the pass time.
+    decode = breakdown.decode
+    np.testing.assert_allclose(
+        sum(decode.by_group(decode.time_s).values()), breakdown.tpot_s, rtol=1e-12
+    )
+
+
+def test_cost_breakdown_names_a_bad_axis_or_group():
+    model, platform = load_model("llama-2-7b"), load_platform("h100-sxm")
+    with pytest.raises(InputError, match="unknown scenario axis 'batches'; accepted: batch"):
+        cost_breakdown(model, platform, Scenario(), batches=[1, 2])
+    with pytest.raises(InputError, match="unknown weight group 'ffn'"):
+        cost_breakdown(model, platform, Scenario(), group_bits={"ffn": 4.0})
+    with pytest.raises(InputError, match="tp must be in"):
+        cost_breakdown(model, platform, Scenario(parallelism=Parallelism(tp=64)))

@@ -160,7 +160,7 @@ def sweep(selection: Selection, axis: str, values: tuple[float, ...]) -> pd.Data
     axes[axis] = np.asarray(values, float)
     grid = evaluate_grid(build_model(selection), build_platform(selection), **axes)
     frame = pd.DataFrame({axis: np.asarray(values, float)})
-    for key, column in grid.items():
+    for key, column in grid.to_dict().items():
         frame[key] = column
     return frame
 

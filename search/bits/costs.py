@@ -24,7 +24,6 @@ solves once per KV candidate.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
@@ -32,11 +31,10 @@ import numpy as np
 from genz import (
     WEIGHT_GROUPS,
     ModelConfig,
-    OpTimes,
+    PassCost,
     Scenario,
-    evaluate,
+    cost_breakdown,
     parameter_count,
-    scenario_inputs,
     weight_bytes_per_device,
 )
 from roofline import OperatorKind, Platform
@@ -111,20 +109,16 @@ def kv_unit(model: ModelConfig) -> Unit:
     return Unit(None, KV_GROUP, params, params)
 
 
-def _by_group(timed: list[OpTimes], size: int, value: str) -> dict[str, np.ndarray]:
-    """Per weight group, the summed time (value 'time') or GEMM MACs of its operators."""
-    totals: dict[str, np.ndarray] = {}
-    for item in timed:
-        if value == "time":
-            amount = np.maximum(item.compute_s, item.memory_s) + item.interconnect_s
-            amount = amount + item.overhead_s
-        elif item.op.kind is OperatorKind.GEMM:
-            amount = item.op.flop * item.op.layers / 2.0
-        else:
-            continue
-        amount = np.broadcast_to(np.asarray(amount, float), (size,))
-        totals[item.op.group] = totals.get(item.op.group, np.zeros(size)) + amount
-    return totals
+def _by_group(values: dict[str, np.ndarray], size: int) -> dict[str, np.ndarray]:
+    """Per-group sums of `PassCost.by_group` as arrays of ``size`` (one per format)."""
+    return {
+        group: np.broadcast_to(np.asarray(total, float), (size,)) for group, total in values.items()
+    }
+
+
+def _gemm_macs(cost: PassCost, size: int) -> dict[str, np.ndarray]:
+    """Multiply-accumulates of the GEMMs of a pass (FLOP / 2), per weight group."""
+    return _by_group(cost.by_group(cost.flop / 2.0, OperatorKind.GEMM), size)
 
 
 def unit_costs(
@@ -150,30 +144,33 @@ def unit_costs(
         group: bits if group in unit_groups else np.full(m, fixed_bits[group])
         for group in WEIGHT_GROUPS
     }
-    base = scenario_inputs(scenario)
-    inputs = dataclasses.replace(base, weight_bits=group_bits, kv_bits=np.full(m, float(kv_bits)))
-    evaluation = evaluate(model, platform, inputs)
+    evaluation = cost_breakdown(
+        model, platform, scenario, group_bits=group_bits, kv_bits=np.full(m, float(kv_bits))
+    )
+    decode, prefill = evaluation.decode, evaluation.prefill
     activation_bits = precision.activation_bits
     per_group = {
-        "tpot_s": _by_group(evaluation.decode_ops, m, "time"),
-        "ttft_s": _by_group(evaluation.prefill_ops, m, "time"),
+        "tpot_s": _by_group(decode.by_group(decode.time_s), m),
+        "ttft_s": _by_group(prefill.by_group(prefill.time_s), m),
         "decode_bops": {
             group: macs * group_bits[group] * activation_bits
-            for group, macs in _by_group(evaluation.decode_ops, m, "macs").items()
+            for group, macs in _gemm_macs(decode, m).items()
             if group in group_bits
         },
     }
+    mesh = scenario.parallelism
+    tp, ep, pp = (np.asarray([float(degree)]) for degree in (mesh.tp, mesh.ep, mesh.pp))
     zero = {group: np.zeros(m) for group in WEIGHT_GROUPS}
     per_group["weights_bytes"] = {
-        group: weight_bytes_per_device(model, {**zero, group: bits}, base.tp, base.ep, base.pp)
+        group: weight_bytes_per_device(model, {**zero, group: bits}, tp, ep, pp)
         for group in unit_groups
     }
     fixed_weights = weight_bytes_per_device(
         model,
         {g: np.zeros(m) if g in unit_groups else group_bits[g] for g in WEIGHT_GROUPS},
-        base.tp,
-        base.ep,
-        base.pp,
+        tp,
+        ep,
+        pp,
     )
     layer_count = {group: len(indices) for group, indices in layers_with_group(model).items()}
     costs: dict[str, np.ndarray] = {}

@@ -22,7 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from genz import evaluate_grid
-from roofline import Bound, Platform, derive_platform
+from roofline import BOUND_ORDER, Bound, Platform, derive_platform
 from scaling_law import ScalingLaw
 
 from .model import architecture_fields, design_loss, mesh_valid, model_config
@@ -47,7 +47,6 @@ TIMING_COLUMNS = [
 SCENARIO_AXES = (*PRECISION_AXES, *MESH_AXES, *WORKLOAD_AXES)
 SCENARIO_COLUMNS = [AXIS[name] for name in SCENARIO_AXES]
 REST_AXES = tuple(name for name in AXIS_NAMES if name not in MODEL_AXES)
-BOUND_NAMES = tuple(bound.value for bound in Bound)
 GENZ_METRICS = (
     "ttft_s",
     "tpot_s",
@@ -236,6 +235,7 @@ def _evaluate_architecture(
     _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
     reps = points[first]
     out = {name: np.empty(len(reps)) for name in GENZ_METRICS}
+    # Bound codes index roofline.BOUND_ORDER, as genz's grids give them.
     out["prefill_bound"] = np.empty(len(reps), np.int8)
     out["decode_bound"] = np.empty(len(reps), np.int8)
     timing = reps[:, TIMING_COLUMNS]
@@ -245,9 +245,9 @@ def _evaluate_architecture(
         axes = {name: values[AXIS[name]][reps[select, AXIS[name]]] for name in SCENARIO_AXES}
         grid = evaluate_grid(model, platform, **axes)
         for name in GENZ_METRICS:
-            out[name][select] = grid[name]
-        for name in ("prefill_bound", "decode_bound"):
-            out[name][select] = _bound_codes(grid[name])
+            out[name][select] = getattr(grid, name)
+        out["prefill_bound"][select] = grid.prefill_bound_code
+        out["decode_bound"][select] = grid.decode_bound_code
     return points, {name: column[inverse.ravel()] for name, column in out.items()}
 
 
@@ -270,13 +270,6 @@ def _platform(
     return cache[variant]
 
 
-def _bound_codes(names: NDArray) -> NDArray[np.int8]:
-    codes = np.zeros(len(names), np.int8)
-    for code, name in enumerate(BOUND_NAMES):
-        codes[names == name] = code
-    return codes
-
-
 def _finish(
     plan: Plan, values: list[Array], points: Points, raw: dict[str, NDArray]
 ) -> tuple[NDArray[np.bool_], dict[str, NDArray], dict[str, BoundSummary]]:
@@ -291,7 +284,7 @@ def _finish(
     metrics["capacity_bytes"] = capacity
     metrics["capacity_ratio"] = raw["footprint_bytes"] / capacity
     metrics["fits"] = metrics["capacity_ratio"] <= 1.0
-    capacity_code = BOUND_NAMES.index(Bound.CAPACITY.value)
+    capacity_code = BOUND_ORDER.index(Bound.CAPACITY)
     for name in ("prefill_bound", "decode_bound"):
         metrics[name] = np.where(metrics["fits"], raw[name], capacity_code).astype(np.int8)
     metrics["devices"] = np.prod(

@@ -10,12 +10,11 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from roofline import Platform, derive_platform
+from roofline import BOUND_ORDER, Platform, derive_platform
 from scaling_law import ScalingLaw
 
 from .evaluate import (
     AXIS,
-    BOUND_NAMES,
     GENZ_METRICS,
     MODEL_COLUMNS,
     Points,
@@ -25,6 +24,8 @@ from .model import FIELDS, architecture_fields, parameter_counts
 from .objectives import OBJECTIVES, Objective
 from .space import HARDWARE_AXES, MESH_AXES, PRECISION_AXES, WORKLOAD_AXES, DesignSpace
 
+#: Bound names of the metrics' bound codes (indices into `roofline.BOUND_ORDER`).
+BOUND_CATEGORIES = [bound.value for bound in BOUND_ORDER]
 INTEGER_FIELDS = tuple(name for name in FIELDS if name != "ffn_ratio")
 METRIC_COLUMNS = ("loss", "perplexity", *GENZ_METRICS, "capacity_bytes", "fits")
 #: Short tags of the hardware scale factors in names.
@@ -82,7 +83,7 @@ def design_frame(
         columns[name] = metrics[name] if name in metrics else np.zeros(len(points))
     for name in ("prefill_bound", "decode_bound"):
         codes = metrics[name] if name in metrics else np.zeros(len(points), np.int8)
-        columns[name] = pd.Categorical.from_codes(codes, categories=list(BOUND_NAMES))
+        columns[name] = pd.Categorical.from_codes(codes, categories=BOUND_CATEGORIES)
     return pd.DataFrame(columns)
 
 

@@ -38,12 +38,12 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from genz import (
-    WEIGHT_GROUPS,
-    GridInputs,
+    CostBreakdown,
     ModelConfig,
-    OpTimes,
+    Precision,
+    Scenario,
     UseCase,
-    evaluate,
+    cost_breakdown,
     kv_cache_bytes_per_device,
     parameter_count,
 )
@@ -189,31 +189,20 @@ def oicf_report(
     return OicfReport(platform.name, devices, slo, tuple(rows), tuple(needs))
 
 
-def _grid_inputs(case: UseCase, batches: np.ndarray, weight_bits: float, kv_bits: float):
-    def full(value: float) -> np.ndarray:
-        return np.full(batches.shape, float(value))
-
-    ones = full(1.0)
-    return GridInputs(
-        batch=batches.astype(float),
-        input_tokens=full(case.input_tokens),
-        output_tokens=full(case.output_tokens),
-        weight_bits={group: full(weight_bits) for group in WEIGHT_GROUPS},
-        activation_bits=full(ACTIVATION_BITS),
-        kv_bits=full(kv_bits),
-        tp=ones,
-        pp=ones,
-        ep=ones,
-        dp=ones,
-        chunk=full(case.input_tokens),
+def _batch_sweep(
+    model: ModelConfig,
+    platform: Platform,
+    case: UseCase,
+    batches: np.ndarray,
+    weight_bits: float,
+    kv_bits: float,
+) -> CostBreakdown:
+    """Both passes of ``case`` on one device at each of ``batches``, whole prompt in one chunk."""
+    precision = Precision(weight_bits=weight_bits, activation_bits=ACTIVATION_BITS, kv_bits=kv_bits)
+    scenario = Scenario(
+        input_tokens=case.input_tokens, output_tokens=case.output_tokens, precision=precision
     )
-
-
-def _totals(ops: list[OpTimes]) -> tuple[np.ndarray, np.ndarray]:
-    """FLOP and bytes of a phase, per scenario."""
-    flop = sum(np.asarray(t.op.flop * t.op.layers, float) for t in ops)
-    moved = sum(np.asarray(t.op.bytes * t.op.layers, float) for t in ops)
-    return np.asarray(flop), np.asarray(moved)
+    return cost_breakdown(model, platform, scenario, batch=batches)
 
 
 def _analyse(
@@ -228,9 +217,9 @@ def _analyse(
     slo: ServiceLevel,
 ) -> tuple[OicfRow, DisaggregatedNeed]:
     grid = np.array(sorted({*BATCH_GRID, batch, decode_batch, 1, 2}), float)
-    result = evaluate(model, platform, _grid_inputs(case, grid, weight_bits, kv_bits))
-    prefill_flop, prefill_bytes = _totals(result.prefill_ops)
-    decode_flop, decode_bytes = _totals(result.decode_ops)
+    result = _batch_sweep(model, platform, case, grid, weight_bits, kv_bits)
+    prefill_flop, prefill_bytes = result.prefill.total_flop(), result.prefill.total_bytes()
+    decode_flop, decode_bytes = result.decode.total_flop(), result.decode.total_bytes()
     decode_oi = decode_flop / decode_bytes
     efficiency = platform.efficiency
     dtype = platform.compute_dtype_for_bits(ACTIVATION_BITS)
@@ -244,11 +233,10 @@ def _analyse(
     compute_bound_batch = min(crossing) if crossing else None
     oi_at_wall = None
     if max_batch >= 1:
-        at_wall = evaluate(
-            model, platform, _grid_inputs(case, np.array([float(max_batch)]), weight_bits, kv_bits)
-        )
-        flop, moved = _totals(at_wall.decode_ops)
-        oi_at_wall = float(flop[0] / moved[0])
+        at_wall = _batch_sweep(
+            model, platform, case, np.array([float(max_batch)]), weight_bits, kv_bits
+        ).decode
+        oi_at_wall = float(at_wall.total_flop()[0] / at_wall.total_bytes()[0])
     kv_prompt = float(
         kv_cache_bytes_per_device(model, 1.0, case.input_tokens, kv_bits, 1.0, 1.0, 1.0)
     )

@@ -124,8 +124,11 @@ def phase_bound(prediction: Prediction, slo_name: str) -> Bound:
         return prediction.prefill.bound
     if slo_name == "tpot":
         return prediction.decode.bound
-    decode_s = (prediction.scenario.output_tokens - 1) * prediction.tpot_s
-    return prediction.prefill.bound if prediction.ttft_s >= decode_s else prediction.decode.bound
+    return (
+        prediction.prefill.bound
+        if prediction.ttft_s >= prediction.decode_s
+        else prediction.decode.bound
+    )
 
 
 def binding_of(checks: tuple[SloCheck, ...], prediction: Prediction) -> tuple[str, Bound]:
