@@ -31,7 +31,7 @@ from roofline import (
     peak_for_bits,
 )
 
-from .graph import Array, OpTerms
+from .graph import Array, OpTerms, PassOps
 
 INTERCONNECT_CODE = BOUND_ORDER.index(Bound.INTERCONNECT)
 
@@ -98,11 +98,10 @@ class PassCost:
     def phase_bound(self) -> Array:
         """Index into `roofline.BOUND_ORDER` of the resource whose bound operators take
         the most time, per scenario (ties go to the earlier of `roofline.TIME_BOUNDS`)."""
-        shares = [
-            np.sum(np.where(self.bound_code == BOUND_ORDER.index(bound), self.time_s, 0.0), axis=0)
-            for bound in TIME_BOUNDS
-        ]
-        return np.argmax(np.stack(shares), axis=0)
+        codes = np.array([BOUND_ORDER.index(bound) for bound in TIME_BOUNDS])
+        codes = codes.reshape((-1,) + (1,) * self.bound_code.ndim)
+        shares = np.sum(np.where(self.bound_code == codes, self.time_s, 0.0), axis=1)
+        return np.argmax(shares, axis=0)
 
     def by_group(self, values: Array, kind: OperatorKind | None = None) -> dict[str, Array]:
         """Rows of ``values`` (shape ``(operators, ...)``, e.g. ``time_s``) summed per weight
@@ -153,47 +152,67 @@ class PassCost:
 def stack_broadcast(arrays: Sequence[Array | float], fields: int = 1) -> Array:
     """Broadcast ``arrays`` to their common shape and stack them, shape
     ``(fields, len(arrays) / fields, *common)`` (``arrays`` lists field by field)."""
-    shape = np.broadcast_shapes(*{np.shape(array) for array in arrays})
-    if not shape:  # one scenario of Python or numpy scalars: one conversion
-        return np.array(arrays, float).reshape(fields, len(arrays) // fields)
+    try:  # all of one shape (one scenario's floats, or full grids): one conversion
+        same = np.array(arrays, float)
+        return same.reshape(fields, len(arrays) // fields, *same.shape[1:])
+    except ValueError:  # shapes differ: broadcast row by row
+        shape = np.broadcast_shapes(*{np.shape(array) for array in arrays})
     stacked = np.empty((len(arrays), *shape))
     for row, array in enumerate(arrays):
         stacked[row] = array
     return stacked.reshape(fields, len(arrays) // fields, *shape)
 
 
-def collective_time(op: OpTerms, platform: Platform) -> Array | float:
-    """Time of one instance of a collective operator, seconds."""
-    assert op.message_bytes is not None and op.group_size is not None
-    if not np.any(np.greater(op.group_size, 1)):
-        # One device: every collective below is exactly zero (no steps, no wire bytes).
-        return 0.0
-    if op.collective == "all_reduce":
-        return all_reduce_time(platform, op.message_bytes, op.group_size)
-    if op.collective == "all_to_all":
-        return all_to_all_time(platform, op.message_bytes, op.group_size)
-    hops = np.asarray(op.group_size, float) - 1
+def _point_to_point(platform: Platform, message_bytes: Array, group_size: Array) -> Array:
+    """Pipeline hand-offs: ``group_size - 1`` sends of ``message_bytes`` each, seconds."""
     bandwidth, latency = link_parameters(platform, 2)
-    return hops * (op.message_bytes / bandwidth + latency)
+    return (np.asarray(group_size, float) - 1) * (message_bytes / bandwidth + latency)
 
 
-def cost_pass(ops: Sequence[OpTerms], platform: Platform) -> PassCost:
+#: Time of one instance of each kind of collective (`OpTerms.collective`), seconds.
+COLLECTIVE_TIMES = {
+    "all_reduce": all_reduce_time,
+    "all_to_all": all_to_all_time,
+    "p2p": _point_to_point,
+}
+
+
+def collective_times(ops: Sequence[OpTerms], platform: Platform) -> list[Array | float]:
+    """Interconnect time of every operator over all its layers, seconds (0 for
+    non-collectives); the collectives of one kind are timed in one call."""
+    times: list[Array | float] = [0.0] * len(ops)
+    for kind, timer in COLLECTIVE_TIMES.items():
+        rows = [row for row, op in enumerate(ops) if op.collective == kind]
+        if not rows:
+            continue
+        chosen = [ops[row] for row in rows]
+        messages = [op.message_bytes for op in chosen if op.message_bytes is not None]
+        groups = [op.group_size for op in chosen if op.group_size is not None]
+        assert len(messages) == len(groups) == len(chosen), "a collective without its message"
+        message, group, layers = stack_broadcast(
+            messages + groups + [op.layers for op in chosen], fields=3
+        )
+        if not np.any(group > 1):
+            continue  # one device: no steps, no wire bytes
+        for row, time in zip(rows, timer(platform, message, group) * layers, strict=True):
+            times[row] = time
+    return times
+
+
+def cost_pass(graph: PassOps, platform: Platform) -> PassCost:
     """Time every operator of a pass (each times its layer count), all at once.
 
     Compute and memory terms are the roofline's; collectives take the interconnect
     model's time; every operator that takes any time pays the platform's kernel
     overhead once per run.
     """
-    efficiency = platform.efficiency
-    interconnect = [
-        0.0 if op.collective is None else collective_time(op, platform) * op.layers for op in ops
-    ]
+    ops, efficiency = graph.ops, platform.efficiency
     layers, flop, moved, bits, interconnect_s = stack_broadcast(
         [op.layers for op in ops]
         + [op.flop for op in ops]
         + [op.bytes for op in ops]
         + [op.compute_bits for op in ops]
-        + interconnect,
+        + collective_times(ops, platform),
         fields=5,
     )
     peak = peak_for_bits(platform, bits)
@@ -206,7 +225,7 @@ def cost_pass(ops: Sequence[OpTerms], platform: Platform) -> PassCost:
         names=tuple(op.name for op in ops),
         kinds=tuple(op.kind for op in ops),
         groups=tuple(op.group for op in ops),
-        blocks=tuple(op.block for op in ops),
+        blocks=graph.blocks,
         collective=np.array([op.collective is not None for op in ops], dtype=bool),
         layers=layers,
         flop_per_run=flop,

@@ -1,8 +1,8 @@
 """Per-layer operator graphs of prefill and decode, vectorised over scenarios.
 
 Every quantity is a numpy array broadcast over scenarios (batch, tokens, context,
-bit widths, tensor/expert parallel degree), so the same code costs one scenario
-or a grid of 10^4. Work is per device. Conventions (B = sequences per replica,
+bit widths, tensor/expert parallel degree), or a plain float for one scenario, so
+the same code costs one scenario (fast: no numpy call per operator) or a grid of 10^4. Work is per device. Conventions (B = sequences per replica,
 q = query tokens per sequence in this pass, c = context attended at the end of
 the pass, t = tp, e = ep, T = B/e * q tokens per device):
 
@@ -22,9 +22,9 @@ the pass, t = tp, e = ep, T = B/e * q tokens per device):
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -46,8 +46,8 @@ class OpTerms:
     """One operator of a pass, over a vector of scenarios.
 
     ``layers`` is how many times a pass runs it: the layers of the replica that
-    contain it (1 for per-model ops; a fraction for the LM head of chunked prefill);
-    ``block`` is one of `BLOCKS`. ``collective`` names the collective ('all_reduce', 'all_to_all', 'p2p') whose
+    contain it (1 for per-model ops; a fraction for the LM head of chunked prefill).
+    ``collective`` names the collective ('all_reduce', 'all_to_all', 'p2p') whose
     ``message_bytes`` cross ``group`` devices, for interconnect operators.
     """
 
@@ -61,7 +61,26 @@ class OpTerms:
     collective: str | None = None
     message_bytes: Array | None = None
     group_size: Array | None = None
-    block: str = "attention"
+
+
+@dataclass(frozen=True)
+class PassOps:
+    """The operators of one forward pass and the `BLOCKS` name of each, in order."""
+
+    ops: tuple[OpTerms, ...]
+    blocks: tuple[str, ...]
+
+    def __add__(self, other: PassOps) -> PassOps:
+        """Both passes' operators, this one's first (to cost them in one call)."""
+        return PassOps(self.ops + other.ops, self.blocks + other.blocks)
+
+
+def wider(a: Array | float, b: Array | float) -> Array:
+    """Elementwise maximum of two bit widths; for two floats (one scenario) plain
+    ``max``, which costs no numpy call (the result then is a float, as the inputs)."""
+    if isinstance(a, float) and isinstance(b, float):
+        return cast(Array, max(float(a), float(b)))
+    return np.maximum(a, b)
 
 
 @dataclass(frozen=True)
@@ -86,8 +105,8 @@ def _gemm(
     group: str,
     layers: Array | float,
     tokens: Array,
-    k: Array,
-    n: Array,
+    k: Array | float,
+    n: Array | float,
     shape: PassShape,
 ) -> OpTerms:
     w_bits = shape.weight_bits[group]
@@ -101,7 +120,7 @@ def _gemm(
         layers,
         flop,
         moved,
-        np.maximum(w_bits, shape.activation_bits),
+        wider(w_bits, shape.activation_bits),
     )
 
 
@@ -124,7 +143,7 @@ def _collective(
 ) -> OpTerms:
     """A collective of ``message`` bytes per device over ``group`` devices (no FLOP, no
     main-memory traffic: its time comes from the interconnect model)."""
-    zero = np.zeros_like(message)
+    zero = 0.0 * message
     return OpTerms(
         name,
         OperatorKind.COLLECTIVE,
@@ -159,7 +178,7 @@ def attention_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
     a_bytes = shape.activation_bits / 8
     kv_bytes = shape.kv_bits / 8
     ops = [_elementwise("attn_norm", OperatorKind.NORM, layers, tokens * h, 4.0, shape)]
-    attention_bits = np.maximum(shape.activation_bits, shape.kv_bits)
+    attention_bits = wider(shape.activation_bits, shape.kv_bits)
     if model.is_mla:
         qk_head = model.qk_nope_head_dim + model.qk_rope_head_dim
         latent = model.kv_lora_rank + model.qk_rope_head_dim
@@ -175,7 +194,7 @@ def attention_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
                 2.0 * tokens * qkv_weights,
                 qkv_weights * shape.weight_bits["attn_qkv"] / 8
                 + tokens * (h + q_rank + heads * qk_head + latent) * a_bytes,
-                np.maximum(shape.weight_bits["attn_qkv"], shape.activation_bits),
+                wider(shape.weight_bits["attn_qkv"], shape.activation_bits),
             )
         )
         up_weights = model.kv_lora_rank * heads * (model.qk_nope_head_dim + model.v_head_dim)
@@ -220,17 +239,15 @@ def attention_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
                 layers,
                 up_flop,
                 up_bytes,
-                np.maximum(shape.weight_bits["attn_kv_up"], shape.activation_bits),
+                wider(shape.weight_bits["attn_kv_up"], shape.activation_bits),
             )
         )
         out_k = heads * model.v_head_dim
     else:
         d = model.head_dim
-        kv_heads = np.maximum(model.num_kv_heads / t, 1.0)
+        kv_heads = wider(model.num_kv_heads / t, 1.0)
         qkv_n = (heads + 2 * kv_heads) * d
-        ops.append(
-            _gemm("qkv_proj", "attn_qkv", layers, tokens, np.asarray(float(h)), qkv_n, shape)
-        )
+        ops.append(_gemm("qkv_proj", "attn_qkv", layers, tokens, float(h), qkv_n, shape))
         kv_elements = 2 * kv_heads * d
         attn_flop = 4.0 * seqs * heads * d * pairs + 5.0 * seqs * heads * pairs
         attn_bytes = (
@@ -250,7 +267,7 @@ def attention_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
             attention_bits,
         )
     )
-    ops.append(_gemm("out_proj", "attn_out", layers, tokens, out_k, np.asarray(float(h)), shape))
+    ops.append(_gemm("out_proj", "attn_out", layers, tokens, out_k, float(h), shape))
     ops.append(_all_reduce("tp_all_reduce_attn", layers, tokens, model, shape))
     return ops
 
@@ -260,7 +277,7 @@ def dense_ffn_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
     layers = float(model.num_dense_layers)
     if layers == 0:
         return []
-    h = np.asarray(float(model.hidden_size))
+    h = float(model.hidden_size)
     tokens = shape.batch / shape.ep * shape.query_tokens
     width = model.intermediate_size / shape.tp
     up_n = (ffn_matrices(model) - 1) * width
@@ -304,8 +321,8 @@ def moe_ffn_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
             "router",
             layers,
             tokens,
-            np.asarray(h),
-            np.asarray(float(model.num_experts)),
+            h,
+            float(model.num_experts),
             shape,
         ),
     ]
@@ -321,7 +338,7 @@ def moe_ffn_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
             2.0 * routed_tokens * expert_weights,
             touched * expert_weights * expert_bits / 8
             + routed_tokens * (2 * h + (matrices - 1) * m / t) * a_bytes,
-            np.maximum(expert_bits, shape.activation_bits),
+            wider(expert_bits, shape.activation_bits),
         )
     )
     if model.num_shared_experts:
@@ -337,7 +354,7 @@ def moe_ffn_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
                 2.0 * tokens * shared_weights,
                 shared_weights * shared_bits / 8
                 + tokens * (2 * h + (matrices - 1) * width) * a_bytes,
-                np.maximum(shared_bits, shape.activation_bits),
+                wider(shared_bits, shape.activation_bits),
             )
         )
     ops.append(_all_reduce("tp_all_reduce_moe", layers, tokens, model, shape))
@@ -347,7 +364,7 @@ def moe_ffn_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
 def model_level_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
     """Embedding lookup, final norm, LM head (last position of each sequence only,
     run in ``head_share`` of the passes), and the ``pp - 1`` pipeline hand-offs."""
-    h = np.asarray(float(model.hidden_size))
+    h = float(model.hidden_size)
     seqs = shape.batch / shape.ep
     tokens = seqs * shape.query_tokens
     a_bytes = shape.activation_bits / 8
@@ -361,7 +378,7 @@ def model_level_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
             OperatorKind.EMBEDDING,
             "embedding",
             1.0,
-            np.zeros_like(embed_bytes),
+            0.0 * embed_bytes,
             embed_bytes,
             shape.activation_bits,
         ),
@@ -374,7 +391,7 @@ def model_level_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
             shape.head_share,
             head_tokens,
             h,
-            np.asarray(model.vocab_size / shape.tp),
+            model.vocab_size / shape.tp,
             shape,
         ),
     ]
@@ -382,11 +399,13 @@ def model_level_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
     return ops
 
 
-def pass_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
-    """All operators of one forward pass of the replica, each tagged with its `BLOCKS` name."""
+def pass_ops(model: ModelConfig, shape: PassShape) -> PassOps:
+    """All operators of one forward pass of the replica, each with its `BLOCKS` name."""
     builders = (attention_ops, dense_ffn_ops, moe_ffn_ops, model_level_ops)
-    return [
-        dataclasses.replace(op, block=block) if block != "attention" else op
-        for block, build in zip(BLOCKS, builders, strict=True)
-        for op in build(model, shape)
-    ]
+    ops: list[OpTerms] = []
+    blocks: list[str] = []
+    for block, build in zip(BLOCKS, builders, strict=True):
+        built = build(model, shape)
+        ops.extend(built)
+        blocks.extend([block] * len(built))
+    return PassOps(tuple(ops), tuple(blocks))

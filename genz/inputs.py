@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -30,15 +31,16 @@ class GridInputs:
 
 
 def scenario_inputs(
-    scenario: Scenario, group_bits: Mapping[str, float] | None = None
+    scenario: Scenario, group_bits: Mapping[str, float] | None = None, *, scalars: bool = False
 ) -> GridInputs:
-    """One scenario as length-1 arrays (``group_bits`` defaults to the precision's groups)."""
+    """One scenario as length-1 arrays, or with ``scalars`` as plain floats (the same
+    arithmetic without numpy call overhead); ``group_bits`` defaults to the precision's."""
     precision, mesh = scenario.precision, scenario.parallelism
     if group_bits is None:
         group_bits = {group: precision.bits_for(group) for group in WEIGHT_GROUPS}
 
     def one(value: float) -> Array:
-        return np.asarray([float(value)])
+        return cast(Array, float(value)) if scalars else np.asarray([float(value)])
 
     return GridInputs(
         batch=one(scenario.batch),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import logging
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -171,9 +172,9 @@ class ModelConfig:
         """True when ``layer`` (0-based) has a mixture-of-experts FFN."""
         return self.is_moe and layer >= self.first_dense_layers and layer % self.moe_layer_freq == 0
 
-    @property
+    @cached_property
     def num_moe_layers(self) -> int:
-        """Layers whose FFN is a mixture of experts."""
+        """Layers whose FFN is a mixture of experts (counted once per config)."""
         return sum(1 for layer in range(self.num_layers) if self.is_moe_layer(layer))
 
     @property

@@ -18,7 +18,15 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from roofline import BOUND_ORDER, Bound, CapacityFootprint, InputError, Platform, check_capacity
+from roofline import (
+    BOUND_ORDER,
+    Bound,
+    CapacityFootprint,
+    InputError,
+    OperatorKind,
+    Platform,
+    check_capacity,
+)
 
 from .advice import capacity_suggestions, tensor_parallel_degrees
 from .costing import PassCost, cost_pass
@@ -31,6 +39,7 @@ from .result import GridResult, OperatorCost, PhaseCost, Prediction, end_to_end_
 from .scenario import Parallelism, Precision, Scenario
 
 CAPACITY_CODE = BOUND_ORDER.index(Bound.CAPACITY)
+KIND_NAMES = {kind: kind.value for kind in OperatorKind}
 
 
 @dataclass(frozen=True)
@@ -59,7 +68,7 @@ def _shape(model: ModelConfig, inputs: GridInputs, prefill: bool) -> PassShape:
         context = query * (chunks + 1) / 2
         head_share: Array | float = 1.0 / chunks
     else:
-        query = np.ones_like(inputs.input_tokens)
+        query = 1.0 + 0.0 * inputs.input_tokens  # ones of its shape (a float for one scenario)
         context = inputs.input_tokens + inputs.output_tokens / 2
         head_share = 1.0
     return pass_shape(
@@ -73,19 +82,23 @@ def evaluate(model: ModelConfig, platform: Platform, inputs: GridInputs) -> Cost
     prefill_terms = pass_ops(model, _shape(model, inputs, prefill=True))
     decode_terms = pass_ops(model, _shape(model, inputs, prefill=False))
     both = cost_pass(prefill_terms + decode_terms, platform)  # both passes in one costing
-    split = len(prefill_terms)
+    split = len(prefill_terms.ops)
     prefill = both.rows(0, split).repeated(chunks)
     decode = both.rows(split, len(both.names))
     ttft, tpot = prefill.total_s(), decode.total_s()
     footprint = footprint_arrays(model, inputs)
-    shape = np.broadcast_shapes(np.shape(ttft), *(np.shape(v) for v in footprint.values()))
+    shapes = {np.shape(ttft), *(np.shape(value) for value in footprint.values())}
+    shape = shapes.pop() if len(shapes) == 1 else np.broadcast_shapes(*shapes)
     return CostBreakdown(
         prefill=prefill,
         decode=decode,
         ttft_s=ttft,
         tpot_s=tpot,
         e2e_s=end_to_end_s(ttft, tpot, inputs.output_tokens),
-        **{name: np.broadcast_to(value, shape) for name, value in footprint.items()},
+        **{
+            name: value if np.shape(value) == shape else np.broadcast_to(value, shape)
+            for name, value in footprint.items()
+        },
     )
 
 
@@ -260,7 +273,7 @@ def predict(model: ModelConfig, platform: Platform, scenario: Scenario) -> Predi
     check_layer_bits(model, scenario.precision)
     patterns = layer_bit_patterns(model, scenario.precision)
     evaluations = [
-        (evaluate(model, platform, _scalars(scenario_inputs(scenario, bits))), shares)
+        (evaluate(model, platform, scenario_inputs(scenario, bits, scalars=True)), shares)
         for bits, shares in patterns
     ]
     # KV cache and activations do not depend on weight bits: any pattern's are the whole's.
@@ -276,19 +289,6 @@ def predict(model: ModelConfig, platform: Platform, scenario: Scenario) -> Predi
             weight_bytes_per_device(model, inputs.weight_bits, inputs.tp, inputs.ep, inputs.pp)[0]
         )
     return _prediction(model, platform, scenario, prefill, decode, whole, weights)
-
-
-def _scalars(inputs: GridInputs) -> GridInputs:
-    """One scenario's length-1 arrays as numpy scalars: the same IEEE arithmetic with
-    several times less numpy call overhead (``predict`` is mostly that overhead)."""
-    fields = {
-        field.name: getattr(inputs, field.name)[0]
-        for field in dataclasses.fields(inputs)
-        if field.name != "weight_bits"
-    }
-    return GridInputs(
-        weight_bits={group: bits[0] for group, bits in inputs.weight_bits.items()}, **fields
-    )
 
 
 def _blend(weighted: list[tuple[PassCost, dict[str, float]]]) -> PassCost:
@@ -337,12 +337,15 @@ def _phase(name: str, cost: PassCost, fits: bool) -> PhaseCost:
         cost.bound_code,
     )
     count = len(cost.names)
-    table = [np.reshape(column, (count, -1))[:, 0].tolist() for column in columns]
+    table = [
+        (column if column.ndim == 1 else column.reshape(count, -1)[:, 0]).tolist()
+        for column in columns
+    ]
     operators = tuple(
         OperatorCost(
             phase=name,
             name=op_name,
-            kind=kind.value,
+            kind=KIND_NAMES[kind],
             group=group,
             layers=layers,
             flop=flop,

@@ -258,8 +258,12 @@ def peak_for_bits(platform: Platform, bits: object) -> np.ndarray:
         (item for item in platform.peak_flops_per_s.items() if item[0] not in EXPLICIT_ONLY_DTYPES),
         key=lambda item: (-DTYPE_BITS[item[0]], item[1]),
     )
-    widest_peak = float(by_width[0][1])
-    result = np.full(operand_bits.shape, widest_peak)
-    for dtype, peak in by_width:
-        result = np.where(DTYPE_BITS[dtype] >= operand_bits, float(peak), result)
-    return result
+    widest_peak = float(by_width[0][1])  # operands wider than every dtype
+    widths = sorted({DTYPE_BITS[dtype] for dtype, _ in by_width})
+    fastest = [
+        max(float(peak) for dtype, peak in by_width if DTYPE_BITS[dtype] == width)
+        for width in widths
+    ]
+    # The narrowest width >= the operand's (one binary search per element), its fastest dtype.
+    table = np.array([*fastest, widest_peak])
+    return np.asarray(table[np.searchsorted(widths, operand_bits, side="left")], float)

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from roofline import (
     BOUND_ORDER,
+    DTYPE_BITS,
     Bound,
     CapacityFootprint,
     Gemm,
@@ -24,6 +25,7 @@ from roofline import (
     derive_platform,
     load_platform,
     operator_time_s,
+    peak_for_bits,
     roofline_time,
 )
 
@@ -186,3 +188,15 @@ def test_cost_of_one_operator_is_the_vectorised_roofline_time(flop, moved):
     assert result.time_s == float(
         operator_time_s(result.compute_time_s, result.memory_time_s, result.overhead_s)
     )
+
+
+@pytest.mark.parametrize("name", ["a100-sxm-80gb", "h100-sxm", "apple-m2-ultra", "mi300x", "b200"])
+def test_vectorised_peak_is_the_peak_of_the_dtype_chosen_for_the_width(name):
+    # peak_for_bits (used by genz on whole grids) must pick what compute_dtype_for_bits
+    # picks one width at a time, at every width up to the platform's widest dtype.
+    platform = load_platform(name)
+    widest = max(DTYPE_BITS[dtype] for dtype in platform.peak_flops_per_s)
+    widths = np.arange(1.0, widest + 0.25, 0.25)
+    expected = [platform.peak(platform.compute_dtype_for_bits(bits)) for bits in widths]
+    np.testing.assert_array_equal(peak_for_bits(platform, widths), expected)
+    assert float(peak_for_bits(platform, 16.0)) == expected[list(widths).index(16.0)]
