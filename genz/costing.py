@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -34,6 +35,7 @@ from roofline import (
 from .graph import Array, OpTerms, PassOps
 
 INTERCONNECT_CODE = BOUND_ORDER.index(Bound.INTERCONNECT)
+TIME_BOUND_CODES = np.array([BOUND_ORDER.index(bound) for bound in TIME_BOUNDS])
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,12 @@ class PassCost:
         """Main-memory bytes of every operator over all its runs."""
         return self.bytes_per_run * self.layers
 
+    def first_scenario(self, values: NDArray[Any]) -> list[float]:
+        """The operator rows of ``values`` (shape ``(operators, ...)``) at the first
+        scenario, as Python numbers."""
+        column = values if values.ndim == 1 else values.reshape(len(values), -1)[:, 0]
+        return column.tolist()  # type: ignore[no-any-return]
+
     def total_s(self) -> Array:
         """Time of the pass per scenario (sum over operators), seconds."""
         return np.sum(self.time_s, axis=0)
@@ -98,8 +106,7 @@ class PassCost:
     def phase_bound(self) -> Array:
         """Index into `roofline.BOUND_ORDER` of the resource whose bound operators take
         the most time, per scenario (ties go to the earlier of `roofline.TIME_BOUNDS`)."""
-        codes = np.array([BOUND_ORDER.index(bound) for bound in TIME_BOUNDS])
-        codes = codes.reshape((-1,) + (1,) * self.bound_code.ndim)
+        codes = TIME_BOUND_CODES.reshape((-1,) + (1,) * self.bound_code.ndim)
         shares = np.sum(np.where(self.bound_code == codes, self.time_s, 0.0), axis=1)
         return np.argmax(shares, axis=0)
 
@@ -113,8 +120,9 @@ class PassCost:
             totals[group] = totals[group] + values[row] if group in totals else values[row]
         return totals
 
-    def repeated(self, count: Array) -> PassCost:
-        """The same pass with every operator run ``count`` times as often (prefill chunks)."""
+    def repeated(self, count: Array | float) -> PassCost:
+        """The same operators, each run ``count`` times as often (broadcast against the
+        rows: prefill operators once per chunk)."""
         return PassCost(
             self.names,
             self.kinds,
@@ -131,9 +139,10 @@ class PassCost:
         )
 
     def rows(self, start: int, stop: int) -> PassCost:
-        """Operators ``start`` to ``stop - 1`` (two passes costed together, split)."""
+        """Operators ``start`` to ``stop - 1`` (two passes costed together, split); every
+        operator's time and bound are derived once, on all rows, and sliced."""
         part = slice(start, stop)
-        return PassCost(
+        sliced = PassCost(
             self.names[part],
             self.kinds[part],
             self.groups[part],
@@ -147,6 +156,9 @@ class PassCost:
             self.interconnect_s[part],
             self.overhead_s[part],
         )
+        sliced.__dict__["time_s"] = self.time_s[part]  # seeds the cached properties
+        sliced.__dict__["bound_code"] = self.bound_code[part]
+        return sliced
 
 
 def stack_broadcast(arrays: Sequence[Array | float], fields: int = 1) -> Array:
@@ -181,20 +193,22 @@ def collective_times(ops: Sequence[OpTerms], platform: Platform) -> list[Array |
     """Interconnect time of every operator over all its layers, seconds (0 for
     non-collectives); the collectives of one kind are timed in one call."""
     times: list[Array | float] = [0.0] * len(ops)
-    for kind, timer in COLLECTIVE_TIMES.items():
-        rows = [row for row, op in enumerate(ops) if op.collective == kind]
-        if not rows:
-            continue
+    by_kind: dict[str, list[int]] = {}
+    for row, op in enumerate(ops):
+        if op.collective is not None:
+            by_kind.setdefault(op.collective, []).append(row)
+    for kind, rows in by_kind.items():
         chosen = [ops[row] for row in rows]
-        messages = [op.message_bytes for op in chosen if op.message_bytes is not None]
         groups = [op.group_size for op in chosen if op.group_size is not None]
+        messages = [op.message_bytes for op in chosen if op.message_bytes is not None]
         assert len(messages) == len(groups) == len(chosen), "a collective without its message"
-        message, group, layers = stack_broadcast(
-            messages + groups + [op.layers for op in chosen], fields=3
-        )
+        group = stack_broadcast(groups)[0]
         if not np.any(group > 1):
             continue  # one device: no steps, no wire bytes
-        for row, time in zip(rows, timer(platform, message, group) * layers, strict=True):
+        message, layers = stack_broadcast(messages + [op.layers for op in chosen], fields=2)
+        for row, time in zip(
+            rows, COLLECTIVE_TIMES[kind](platform, message, group) * layers, strict=True
+        ):
             times[row] = time
     return times
 

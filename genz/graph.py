@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import cast
+from typing import NamedTuple, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -41,9 +41,9 @@ Array = NDArray[np.float64]
 BLOCKS = ("attention", "dense_ffn", "moe_ffn", "model")
 
 
-@dataclass(frozen=True)
-class OpTerms:
-    """One operator of a pass, over a vector of scenarios.
+class OpTerms(NamedTuple):
+    """One operator of a pass, over a vector of scenarios (an immutable value object;
+    a named tuple because passes build thousands of them per second).
 
     ``layers`` is how many times a pass runs it: the layers of the replica that
     contain it (1 for per-model ops; a fraction for the LM head of chunked prefill).

@@ -23,23 +23,21 @@ from roofline import (
     Bound,
     CapacityFootprint,
     InputError,
-    OperatorKind,
     Platform,
     check_capacity,
 )
 
 from .advice import capacity_suggestions, tensor_parallel_degrees
-from .costing import PassCost, cost_pass
+from .costing import PassCost, cost_pass, stack_broadcast
 from .graph import BLOCKS, Array, PassShape, pass_ops
 from .inputs import GridInputs, pass_shape, scenario_inputs
 from .memory import footprint_arrays, weight_bytes_per_device
 from .model import ModelConfig
 from .params import WEIGHT_GROUPS
-from .result import GridResult, OperatorCost, PhaseCost, Prediction, end_to_end_s
+from .result import GridResult, PhaseCost, Prediction, end_to_end_s
 from .scenario import Parallelism, Precision, Scenario
 
 CAPACITY_CODE = BOUND_ORDER.index(Bound.CAPACITY)
-KIND_NAMES = {kind: kind.value for kind in OperatorKind}
 
 
 @dataclass(frozen=True)
@@ -81,10 +79,11 @@ def evaluate(model: ModelConfig, platform: Platform, inputs: GridInputs) -> Cost
     chunks = np.ceil(inputs.input_tokens / inputs.chunk)
     prefill_terms = pass_ops(model, _shape(model, inputs, prefill=True))
     decode_terms = pass_ops(model, _shape(model, inputs, prefill=False))
-    both = cost_pass(prefill_terms + decode_terms, platform)  # both passes in one costing
-    split = len(prefill_terms.ops)
-    prefill = both.rows(0, split).repeated(chunks)
-    decode = both.rows(split, len(both.names))
+    # Both passes in one costing (prefill operators run once per chunk), then split.
+    both = cost_pass(prefill_terms + decode_terms, platform)
+    split, count = len(prefill_terms.ops), len(both.names)
+    both = both.repeated(stack_broadcast([chunks] * split + [1.0] * (count - split))[0])
+    prefill, decode = both.rows(0, split), both.rows(split, count)
     ttft, tpot = prefill.total_s(), decode.total_s()
     footprint = footprint_arrays(model, inputs)
     shapes = {np.shape(ttft), *(np.shape(value) for value in footprint.values())}
@@ -324,52 +323,15 @@ def _blend(weighted: list[tuple[PassCost, dict[str, float]]]) -> PassCost:
 
 
 def _phase(name: str, cost: PassCost, fits: bool) -> PhaseCost:
-    # First scenario of every per-operator quantity, as a 9 x operators table.
-    columns = (
-        cost.layers,
-        cost.flop,
-        cost.bytes,
-        cost.compute_s,
-        cost.memory_s,
-        cost.interconnect_s,
-        cost.overhead_s,
-        cost.time_s,
-        cost.bound_code,
-    )
-    count = len(cost.names)
-    table = [
-        (column if column.ndim == 1 else column.reshape(count, -1)[:, 0]).tolist()
-        for column in columns
-    ]
-    operators = tuple(
-        OperatorCost(
-            phase=name,
-            name=op_name,
-            kind=KIND_NAMES[kind],
-            group=group,
-            layers=layers,
-            flop=flop,
-            bytes=moved,
-            compute_s=compute,
-            memory_s=memory,
-            interconnect_s=interconnect,
-            overhead_s=overhead,
-            time_s=time,
-            bound=BOUND_ORDER[bound],
-        )
-        for op_name, kind, group, layers, flop, moved, compute, memory, interconnect, overhead, time, bound in zip(
-            cost.names, cost.kinds, cost.groups, *table, strict=True
-        )
-        if time > 0
-    )
-    bound = BOUND_ORDER[int(cost.phase_bound())] if fits else Bound.CAPACITY
+    flop, moved, time = map(cost.first_scenario, (cost.flop, cost.bytes, cost.time_s))
+    taking_time = [index for index, seconds in enumerate(time) if seconds > 0]
     return PhaseCost(
         phase=name,
         time_s=cost.total_s().item(),
-        flop=sum(op.flop for op in operators),
-        bytes=sum(op.bytes for op in operators),
-        bound=bound,
-        operators=operators,
+        flop=sum(flop[index] for index in taking_time),
+        bytes=sum(moved[index] for index in taking_time),
+        bound=BOUND_ORDER[int(cost.phase_bound())] if fits else Bound.CAPACITY,
+        pass_cost=cost,
     )
 
 

@@ -3,15 +3,19 @@ grid of scenarios (`GridResult`), and the end-to-end latency formula both share.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
+from functools import cached_property
 from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
 
-from roofline import Bound, CapacityFootprint, CapacityVerdict
+from roofline import BOUND_ORDER, Bound, CapacityFootprint, CapacityVerdict, OperatorKind
 
+from .costing import PassCost
 from .scenario import Scenario
+
+KIND_NAMES = {kind: kind.value for kind in OperatorKind}
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -67,14 +71,57 @@ class OperatorCost:
 
 @dataclass(frozen=True)
 class PhaseCost:
-    """Prefill (whole prompt) or decode (one step at the mean context)."""
+    """Prefill (whole prompt) or decode (one step at the mean context).
+
+    ``flop`` and ``bytes`` sum the operators that take time; ``operators`` lists them
+    (built from ``pass_cost``, the phase's stacked per-operator arrays, on first use:
+    most callers read only the totals).
+    """
 
     phase: str
     time_s: float
     flop: float
     bytes: float
     bound: Bound
-    operators: tuple[OperatorCost, ...]
+    pass_cost: PassCost = field(repr=False, compare=False)
+
+    @cached_property
+    def operators(self) -> tuple[OperatorCost, ...]:
+        """Every operator of the phase that takes time, in pass order."""
+        cost = self.pass_cost
+        columns = (
+            cost.layers,
+            cost.flop,
+            cost.bytes,
+            cost.compute_s,
+            cost.memory_s,
+            cost.interconnect_s,
+            cost.overhead_s,
+            cost.time_s,
+            cost.bound_code,
+        )
+        rows = zip(
+            cost.names, cost.kinds, cost.groups, *map(cost.first_scenario, columns), strict=True
+        )
+        return tuple(
+            OperatorCost(
+                phase=self.phase,
+                name=name,
+                kind=KIND_NAMES[kind],
+                group=group,
+                layers=layers,
+                flop=flop,
+                bytes=moved,
+                compute_s=compute,
+                memory_s=memory,
+                interconnect_s=interconnect,
+                overhead_s=overhead,
+                time_s=time,
+                bound=BOUND_ORDER[bound],
+            )
+            for name, kind, group, layers, flop, moved, compute, memory, interconnect, overhead, time, bound in rows
+            if time > 0
+        )
 
     @property
     def operational_intensity(self) -> float:
@@ -226,9 +273,9 @@ class GridResult:
         """Every array by field name, bounds as strings under ``prefill_bound`` and
         ``decode_bound`` instead of their codes (for tables and front ends)."""
         columns: dict[str, NDArray] = {
-            field.name: getattr(self, field.name)
-            for field in fields(self)
-            if field.name not in ("prefill_bound_code", "decode_bound_code", "bound_order")
+            item.name: getattr(self, item.name)
+            for item in fields(self)
+            if item.name not in ("prefill_bound_code", "decode_bound_code", "bound_order")
         }
         columns["prefill_bound"] = self.bound_names("prefill")
         columns["decode_bound"] = self.bound_names("decode")
