@@ -202,9 +202,11 @@ def collective_times(ops: Sequence[OpTerms], platform: Platform) -> list[Array |
         groups = [op.group_size for op in chosen if op.group_size is not None]
         messages = [op.message_bytes for op in chosen if op.message_bytes is not None]
         assert len(messages) == len(groups) == len(chosen), "a collective without its message"
+        if all(isinstance(size, float) and size <= 1 for size in groups):
+            continue  # one scenario on one device: no steps, no wire bytes
         group = stack_broadcast(groups)[0]
         if not np.any(group > 1):
-            continue  # one device: no steps, no wire bytes
+            continue  # one device in every scenario
         message, layers = stack_broadcast(messages + [op.layers for op in chosen], fields=2)
         for row, time in zip(
             rows, COLLECTIVE_TIMES[kind](platform, message, group) * layers, strict=True

@@ -75,9 +75,9 @@ class PassOps:
         return PassOps(self.ops + other.ops, self.blocks + other.blocks)
 
 
-def wider(a: Array | float, b: Array | float) -> Array:
-    """Elementwise maximum of two bit widths; for two floats (one scenario) plain
-    ``max``, which costs no numpy call (the result then is a float, as the inputs)."""
+def elementwise_max(a: Array | float, b: Array | float) -> Array:
+    """Elementwise maximum; for two floats (one scenario) plain ``max``, which costs
+    no numpy call (the result then is a float, as the inputs)."""
     if isinstance(a, float) and isinstance(b, float):
         return cast(Array, max(float(a), float(b)))
     return np.maximum(a, b)
@@ -120,7 +120,7 @@ def _gemm(
         layers,
         flop,
         moved,
-        wider(w_bits, shape.activation_bits),
+        elementwise_max(w_bits, shape.activation_bits),
     )
 
 
@@ -178,7 +178,7 @@ def attention_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
     a_bytes = shape.activation_bits / 8
     kv_bytes = shape.kv_bits / 8
     ops = [_elementwise("attn_norm", OperatorKind.NORM, layers, tokens * h, 4.0, shape)]
-    attention_bits = wider(shape.activation_bits, shape.kv_bits)
+    attention_bits = elementwise_max(shape.activation_bits, shape.kv_bits)
     if model.is_mla:
         qk_head = model.qk_nope_head_dim + model.qk_rope_head_dim
         latent = model.kv_lora_rank + model.qk_rope_head_dim
@@ -194,7 +194,7 @@ def attention_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
                 2.0 * tokens * qkv_weights,
                 qkv_weights * shape.weight_bits["attn_qkv"] / 8
                 + tokens * (h + q_rank + heads * qk_head + latent) * a_bytes,
-                wider(shape.weight_bits["attn_qkv"], shape.activation_bits),
+                elementwise_max(shape.weight_bits["attn_qkv"], shape.activation_bits),
             )
         )
         up_weights = model.kv_lora_rank * heads * (model.qk_nope_head_dim + model.v_head_dim)
@@ -239,13 +239,13 @@ def attention_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
                 layers,
                 up_flop,
                 up_bytes,
-                wider(shape.weight_bits["attn_kv_up"], shape.activation_bits),
+                elementwise_max(shape.weight_bits["attn_kv_up"], shape.activation_bits),
             )
         )
         out_k = heads * model.v_head_dim
     else:
         d = model.head_dim
-        kv_heads = wider(model.num_kv_heads / t, 1.0)
+        kv_heads = elementwise_max(model.num_kv_heads / t, 1.0)
         qkv_n = (heads + 2 * kv_heads) * d
         ops.append(_gemm("qkv_proj", "attn_qkv", layers, tokens, float(h), qkv_n, shape))
         kv_elements = 2 * kv_heads * d
@@ -338,7 +338,7 @@ def moe_ffn_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
             2.0 * routed_tokens * expert_weights,
             touched * expert_weights * expert_bits / 8
             + routed_tokens * (2 * h + (matrices - 1) * m / t) * a_bytes,
-            wider(expert_bits, shape.activation_bits),
+            elementwise_max(expert_bits, shape.activation_bits),
         )
     )
     if model.num_shared_experts:
@@ -354,7 +354,7 @@ def moe_ffn_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
                 2.0 * tokens * shared_weights,
                 shared_weights * shared_bits / 8
                 + tokens * (2 * h + (matrices - 1) * width) * a_bytes,
-                wider(shared_bits, shape.activation_bits),
+                elementwise_max(shared_bits, shape.activation_bits),
             )
         )
     ops.append(_all_reduce("tp_all_reduce_moe", layers, tokens, model, shape))

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from .graph import Array
+from .graph import Array, elementwise_max
 from .inputs import GridInputs
 from .model import ModelConfig
 from .params import ffn_matrices, parameter_count
@@ -41,8 +41,8 @@ def weight_bytes_per_device(
 def kv_elements_per_token_per_device(model: ModelConfig, tp: Array) -> Array:
     """KV-cache elements per token per layer held by one device."""
     if model.is_mla:
-        return np.asarray(float(model.kv_elements_per_token_per_layer)) + 0 * np.asarray(tp, float)
-    return 2.0 * np.maximum(model.num_kv_heads / np.asarray(tp, float), 1.0) * model.head_dim
+        return float(model.kv_elements_per_token_per_layer) + 0.0 * tp  # tp's shape
+    return 2.0 * elementwise_max(model.num_kv_heads / tp, 1.0) * model.head_dim
 
 
 def kv_cache_bytes_per_device(
@@ -55,7 +55,7 @@ def kv_cache_bytes_per_device(
     pp: Array,
 ) -> Array:
     """KV-cache bytes on one device at ``context`` tokens per sequence."""
-    layers = model.num_layers / np.asarray(pp, float)
+    layers = model.num_layers / pp
     return batch / ep * context * layers * kv_elements_per_token_per_device(model, tp) * kv_bits / 8
 
 
@@ -79,12 +79,10 @@ def activation_bytes_per_device(
         widths.append(
             model.experts_per_token * (ffn_matrices(model) - 1) * model.moe_intermediate_size
         )
-    working = (
-        tokens * (2 * model.hidden_size + max(widths) / np.asarray(tp, float)) * activation_bits / 8
-    )
+    working = tokens * (2 * model.hidden_size + max(widths) / tp) * activation_bits / 8
     logits = seqs * model.vocab_size / tp * 4.0
     if model.is_mla:
-        heads = model.num_heads / np.asarray(tp, float)
+        heads = model.num_heads / tp
         width = model.qk_nope_head_dim + model.qk_rope_head_dim + model.v_head_dim
         working = working + seqs * context * heads * width * activation_bits / 8
     return working + logits

@@ -82,11 +82,12 @@ def evaluate(model: ModelConfig, platform: Platform, inputs: GridInputs) -> Cost
     # Both passes in one costing (prefill operators run once per chunk), then split.
     both = cost_pass(prefill_terms + decode_terms, platform)
     split, count = len(prefill_terms.ops), len(both.names)
-    both = both.repeated(stack_broadcast([chunks] * split + [1.0] * (count - split))[0])
+    if not (isinstance(chunks, float) and chunks == 1.0):  # (times 1.0 changes nothing)
+        both = both.repeated(stack_broadcast([chunks] * split + [1.0] * (count - split))[0])
     prefill, decode = both.rows(0, split), both.rows(split, count)
     ttft, tpot = prefill.total_s(), decode.total_s()
     footprint = footprint_arrays(model, inputs)
-    shapes = {np.shape(ttft), *(np.shape(value) for value in footprint.values())}
+    shapes = {getattr(value, "shape", ()) for value in (ttft, *footprint.values())}
     shape = shapes.pop() if len(shapes) == 1 else np.broadcast_shapes(*shapes)
     return CostBreakdown(
         prefill=prefill,
@@ -95,7 +96,7 @@ def evaluate(model: ModelConfig, platform: Platform, inputs: GridInputs) -> Cost
         tpot_s=tpot,
         e2e_s=end_to_end_s(ttft, tpot, inputs.output_tokens),
         **{
-            name: value if np.shape(value) == shape else np.broadcast_to(value, shape)
+            name: value if getattr(value, "shape", ()) == shape else np.broadcast_to(value, shape)
             for name, value in footprint.items()
         },
     )

@@ -6,6 +6,7 @@ All fields are SI: FLOP/s, bytes/s, bytes, seconds, watts, US dollars.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -253,9 +254,17 @@ def _override_marks(base: Platform, field_name: str, value: object) -> list[str]
 
 def peak_for_bits(platform: Platform, bits: object) -> np.ndarray:
     """Vectorised `Platform.compute_dtype_for_bits` followed by `Platform.peak`, FLOP/s."""
-    operand_bits = np.asarray(bits, float)
+    widths, table = _peak_table(tuple(platform.peak_flops_per_s.items()))
+    # The narrowest width >= the operand's (one binary search per element), its fastest dtype.
+    return np.asarray(table[np.searchsorted(widths, np.asarray(bits, float), side="left")], float)
+
+
+@functools.lru_cache(maxsize=256)
+def _peak_table(peaks: tuple[tuple[str, float], ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted dtype widths and, per width, the fastest dtype's peak, then the peak used
+    for operands wider than every dtype (`peak_for_bits`), FLOP/s."""
     by_width = sorted(
-        (item for item in platform.peak_flops_per_s.items() if item[0] not in EXPLICIT_ONLY_DTYPES),
+        (item for item in peaks if item[0] not in EXPLICIT_ONLY_DTYPES),
         key=lambda item: (-DTYPE_BITS[item[0]], item[1]),
     )
     widest_peak = float(by_width[0][1])  # operands wider than every dtype
@@ -264,6 +273,4 @@ def peak_for_bits(platform: Platform, bits: object) -> np.ndarray:
         max(float(peak) for dtype, peak in by_width if DTYPE_BITS[dtype] == width)
         for width in widths
     ]
-    # The narrowest width >= the operand's (one binary search per element), its fastest dtype.
-    table = np.array([*fastest, widest_peak])
-    return np.asarray(table[np.searchsorted(widths, operand_bits, side="left")], float)
+    return np.array(widths, float), np.array([*fastest, widest_peak])
