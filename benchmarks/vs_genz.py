@@ -11,9 +11,11 @@ A. the ratio of our TTFT and TPOT to genz-llm's at equal efficiency (ours derate
    both tools' per-operator FLOP and compute/memory times;
 B. the same ratios with our shipped presets (genz-llm still at 1.0), split into our
    efficiency factor per bound and the operator-model ratio of table A;
-C. what each tool does past the capacity wall (one call that does not fit);
-D. predictions per second of each tool, measured interleaved in this process, and
-   the time of one `evaluate_grid` call over 10,000 scenarios.
+C. what each tool does past the capacity wall (one call that does not fit).
+
+Speed (predictions per second of each tool, interleaved in one process, and one
+`evaluate_grid` call over 10,000 scenarios) is measured by ``benchmarks/vs_peers.py``,
+against llm-analysis as well.
 
 genz-llm gets our presets' numbers. It reads bandwidths and memory sizes in binary
 units (its "GB" is 2^30 bytes), so our decimal SI values are converted; it runs with
@@ -30,11 +32,10 @@ from __future__ import annotations
 import importlib.metadata
 import os
 import platform as host
-import statistics
 import sys
 import time
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -45,7 +46,6 @@ from genz import (
     Parallelism,
     Prediction,
     Scenario,
-    evaluate_grid,
     load_model,
     predict,
 )
@@ -149,15 +149,24 @@ def genz_system(platform: Platform) -> dict[str, float | bool]:
     }
 
 
-def run_genz(genz, name: str, system: dict, batch: int, tp: int, phase: str):
-    """One genz-llm call at its default efficiency 1.0; returns its output dict."""
-    common = {"model": name, "batch_size": batch, "input_tokens": INPUT_TOKENS}
+def run_genz(
+    genz,
+    name: str,
+    system: dict,
+    batch: int,
+    tp: int,
+    phase: str,
+    tokens: tuple[int, int] = (INPUT_TOKENS, OUTPUT_TOKENS),
+):
+    """One genz-llm call at its default efficiency 1.0 (``tokens`` = input, output);
+    returns its output dict."""
+    common = {"model": name, "batch_size": batch, "input_tokens": tokens[0]}
     common |= {"system_name": system, "system_eff": 1, "bits": "bf16", "tensor_parallel": tp}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if phase == "prefill":
             return genz.prefill_moddeling(**common)
-        return genz.decode_moddeling(**common, output_tokens=OUTPUT_TOKENS, Bb=1)
+        return genz.decode_moddeling(**common, output_tokens=tokens[1], Bb=1)
 
 
 @dataclass(frozen=True)
@@ -360,75 +369,6 @@ def capacity_wall(genz) -> None:
     )
 
 
-def timed(function: Callable[[], object], repeat: int = 1) -> tuple[float, float]:
-    """(wall, CPU) seconds per call of ``function``."""
-    wall, cpu = time.perf_counter(), time.process_time()
-    for _ in range(repeat):
-        function()
-    return (time.perf_counter() - wall) / repeat, (time.process_time() - cpu) / repeat
-
-
-def speed(genz, rounds: int = 7) -> None:
-    """Predictions per second of each tool (interleaved rounds, median) and a 10k grid."""
-    case = Case(load_model("llama-2-7b"), "llama2_7b", "a100-sxm-80gb", 1, 1)
-    preset = load_platform(case.hardware)
-    system = genz_system(preset)
-    calls = {
-        "ours": lambda: timed(lambda: predict(case.model, preset, case.scenario), 100),
-        "prefill": lambda: timed(lambda: run_genz(genz, case.genz_name, system, 1, 1, "prefill")),
-        "decode": lambda: timed(lambda: run_genz(genz, case.genz_name, system, 1, 1, "decode")),
-    }
-    samples: dict[str, list[tuple[float, float]]] = {key: [] for key in calls}
-    for _ in range(rounds + 1):  # round 0 warms up and is dropped
-        for key, call in calls.items():
-            samples[key].append(call())
-    medians = {}  # clock -> [ours, genz-llm per scenario, its prefill, its decode], seconds
-    for clock, index in (("wall", 0), ("CPU", 1)):
-        per = {key: [sample[index] for sample in values[1:]] for key, values in samples.items()}
-        both = [p + d for p, d in zip(per["prefill"], per["decode"], strict=True)]
-        medians[clock] = [
-            statistics.median(values)
-            for values in (per["ours"], both, per["prefill"], per["decode"])
-        ]
-    ours, peer, prefill, decode = medians["wall"]
-    print(
-        f"\nD. Speed: {case.model.name}, {case.hardware}, batch 1, {INPUT_TOKENS} in / "
-        f"{OUTPUT_TOKENS} out; median of {rounds} interleaved rounds (wall clock; CPU time in brackets)"
-    )
-    print(
-        f"  ours predict() (TTFT, TPOT, memory, per-operator breakdown): {ours * 1e3:.3f} ms "
-        f"[{medians['CPU'][0] * 1e3:.3f}] = {1 / ours:,.1f} predictions/s"
-    )
-    print(
-        f"  genz-llm prefill_moddeling + decode_moddeling: {peer * 1e3:.1f} ms "
-        f"[{medians['CPU'][1] * 1e3:.1f}] = {1 / peer:.2f} predictions/s (prefill "
-        f"{prefill * 1e3:.1f} ms, decode {decode * 1e3:.1f} ms)"
-    )
-    print(
-        f"  speed-up per scenario: {peer / ours:,.0f}x [CPU {medians['CPU'][1] / medians['CPU'][0]:,.0f}x]"
-        f" (vs one genz-llm call alone: {min(prefill, decode) / ours:,.0f}x); target >= 100x per "
-        f"scenario: {'met' if peer / ours >= 100 else 'NOT met'}"
-    )
-    axes = {
-        "batch": np.array([1, 2, 4, 8, 16, 32, 64, 128, 256, 512.0])[:, None, None, None, None],
-        "input_tokens": np.geomspace(128, 65536, 10).round()[None, :, None, None, None],
-        "output_tokens": np.geomspace(16, 8192, 10).round()[None, None, :, None, None],
-        "tp": np.array([1, 2, 4, 8, 16.0])[None, None, None, :, None],
-        "weight_bits": np.array([16.0, 4.0])[None, None, None, None, :],
-    }
-    grid_s = [timed(lambda: evaluate_grid(case.model, preset, **axes))[0] for _ in range(6)][1:]
-    size = evaluate_grid(case.model, preset, **axes).ttft_s.size
-    median = statistics.median(grid_s)
-    print(
-        f"  evaluate_grid over {size:,} scenarios (batch x input x output x tp x weight bits): "
-        f"median {median:.3f} s, min {min(grid_s):.3f} s = {size / median:,.0f} scenarios/s; "
-        f"target < 1 s: {'met' if median < 1 else 'NOT met'}"
-    )
-    print(
-        f"  (genz-llm at {peer:.2f} s per scenario would need {size * peer / 3600:.1f} h for the same grid; not run)"
-    )
-
-
 def main() -> int:
     start = time.perf_counter()
     try:
@@ -470,7 +410,6 @@ def main() -> int:
     print(f"\nB. Shipped defaults: ours as preset ({shipped}); genz-llm system_eff=1.")
     comparison_table(genz, True, rows, peer)
     capacity_wall(genz)
-    speed(genz)
     return 0
 
 
