@@ -83,7 +83,7 @@ def batch_latency_bound(
     pp: Array | float = 1,
     ep: Array | float = 1,
     prefill_chunk: Array | float | None = None,
-) -> dict[str, Array]:
+) -> dict[str, np.ndarray]:
     """Lower bound of the batch latency (prefill plus every decode step), seconds.
 
     Broadcasts over its array arguments like `genz.evaluate_grid`; returns
