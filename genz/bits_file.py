@@ -17,9 +17,9 @@ from typing import Any
 
 from roofline import InputError, load_user_document
 
+from .layer_bits import GROUP_BLOCK, effective_group_bits, layer_bit_patterns
 from .model import ModelConfig
 from .params import parameter_count
-from .predictor import GROUP_BLOCK, effective_group_bits, layer_bit_patterns
 from .scenario import Precision
 
 MAX_FILE_BYTES = 1_000_000
