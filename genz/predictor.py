@@ -88,7 +88,7 @@ def evaluate(model: ModelConfig, platform: Platform, inputs: GridInputs) -> Cost
     prefill, decode = both.rows(0, split), both.rows(split, count)
     ttft, tpot = prefill.total_s(), decode.total_s()
     footprint = footprint_arrays(model, inputs)
-    shapes = {getattr(value, "shape", ()) for value in (ttft, *footprint.values())}
+    shapes = {_shape_of(value) for value in (ttft, *footprint.values())}
     shape = shapes.pop() if len(shapes) == 1 else np.broadcast_shapes(*shapes)
     return CostBreakdown(
         prefill=prefill,
@@ -97,10 +97,16 @@ def evaluate(model: ModelConfig, platform: Platform, inputs: GridInputs) -> Cost
         tpot_s=tpot,
         e2e_s=end_to_end_s(ttft, tpot, inputs.output_tokens),
         **{
-            name: value if getattr(value, "shape", ()) == shape else np.broadcast_to(value, shape)
+            name: value if _shape_of(value) == shape else np.broadcast_to(value, shape)
             for name, value in footprint.items()
         },
     )
+
+
+def _shape_of(value: Array | float) -> tuple[int, ...]:
+    """Shape of an array; () for a float (numpy scalars included), without np.shape's
+    conversion."""
+    return () if isinstance(value, float) else value.shape
 
 
 #: Scenario axes `cost_breakdown` accepts as arrays (weight bits go per group).
