@@ -1,23 +1,20 @@
-"""``codesign`` console script: one sub-command module per layer, errors as one line."""
+"""``codesign`` console script: one sub-command module per layer, errors as one line.
+
+Start-up stays light: the parser lists every command from `app.commands.COMMANDS` and
+imports only the module of the command being run, which adds its options and handler.
+``codesign --help`` therefore imports no numpy, pandas, scipy or pulp.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from roofline import InputError
 
-from . import (
-    commands_app,
-    commands_codesign,
-    commands_hw,
-    commands_predict,
-    commands_quantize,
-    commands_requirements,
-    commands_scaling,
-    commands_serving,
-)
+from .commands import COMMANDS
 
 
 class OneLineArgumentParser(argparse.ArgumentParser):
@@ -27,20 +24,15 @@ class OneLineArgumentParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
-COMMAND_MODULES = (
-    commands_hw,
-    commands_predict,
-    commands_serving,
-    commands_app,
-    commands_requirements,
-    commands_quantize,
-    commands_scaling,
-    commands_codesign,
-)
+def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentParser:
+    """The ``codesign`` parser.
 
-
-def build_parser() -> argparse.ArgumentParser:
-    """The full parser; each command module adds its sub-commands."""
+    Parameters
+    ----------
+    commands
+        Commands whose options are added (their modules are imported); the others are
+        listed by name and help only. None adds every command's options.
+    """
     parser = OneLineArgumentParser(
         prog="codesign",
         description="Analytical LLM inference performance modelling and co-design.",
@@ -48,17 +40,29 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(
         dest="command", required=True, parser_class=OneLineArgumentParser
     )
-    for module in COMMAND_MODULES:
-        module.register(subparsers)
+    wanted = {c.module for c in COMMANDS.values() if commands is None or c.name in commands}
+    registered: set[str] = set()
+    for command in COMMANDS.values():
+        if command.module not in wanted:
+            subparsers.add_parser(command.name, help=command.help)
+        elif command.module not in registered:
+            importlib.import_module(f"{__package__}.{command.module}").register(subparsers)
+            registered.add(command.module)
     return parser
+
+
+def command_of(argv: Sequence[str]) -> set[str]:
+    """The sub-command named in ``argv`` (its first word), as a set for `build_parser`."""
+    return {argv[0]} if argv and argv[0] in COMMANDS else set()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the process exit code (0 ok, 2 bad input)."""
+    arguments = sys.argv[1:] if argv is None else list(argv)
     try:
-        # Building the parser reads the presets folder (help texts list presets), so a
-        # wrong CODESIGN_DATA_DIR is an input error here too.
-        args = build_parser().parse_args(argv)
+        # Building a command's parser may read the presets folder, so a wrong
+        # CODESIGN_DATA_DIR is an input error here too.
+        args = build_parser(command_of(arguments)).parse_args(arguments)
         args.func(args)
     except InputError as error:
         print(f"codesign: error: {error}", file=sys.stderr)

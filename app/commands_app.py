@@ -12,6 +12,8 @@ from pathlib import Path
 
 from roofline import InputError
 
+from .commands import add_command
+
 DASHBOARD = Path(__file__).resolve().parent / "dashboard.py"
 #: Seconds the Streamlit child gets to stop after a forwarded signal before it is killed.
 STOP_GRACE_S = 10.0
@@ -23,7 +25,7 @@ STOPPED = -1
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``app`` sub-command."""
-    parser = subparsers.add_parser("app", help="start the what-if dashboard (Streamlit)")
+    parser = add_command(subparsers, "app")
     parser.add_argument("--port", type=int, default=8501, help="port to serve on (default 8501)")
     parser.add_argument(
         "--address",

@@ -23,6 +23,7 @@ from search.codesign import (
     write_recommendations,
 )
 
+from .commands import add_command
 from .formatting import print_json, print_key_values, print_table
 
 CONSTRAINT_HELP = {
@@ -39,9 +40,7 @@ OUTPUT_SUFFIXES = (".csv", ".parquet")
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``search`` and ``recommend``."""
-    search = subparsers.add_parser(
-        "search", help="Pareto frontier of a hardware x model x precision design space"
-    )
+    search = add_command(subparsers, "search")
     _add_common(search)
     search.add_argument("--out", help="write the feasible designs (.csv or .parquet)")
     search.add_argument("--frontier-out", help="write the frontier designs (.csv or .parquet)")
@@ -53,9 +52,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     search.add_argument("--show", type=int, default=10, help="frontier rows printed (default 10)")
     search.set_defaults(func=run_search)
 
-    recommend = subparsers.add_parser(
-        "recommend", help="write config.json, bits.yaml and platform.yaml of the best designs"
-    )
+    recommend = add_command(subparsers, "recommend")
     _add_common(recommend)
     recommend.add_argument("--top", type=int, default=5, help="designs written (default 5)")
     recommend.add_argument(

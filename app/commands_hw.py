@@ -16,6 +16,7 @@ from roofline import (
     require_non_negative,
 )
 
+from .commands import add_command
 from .formatting import (
     human_bytes,
     human_rate,
@@ -29,7 +30,7 @@ from .platform_args import add_platform_arguments, add_scale_arguments, platform
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the hardware and roofline sub-commands."""
-    hw = subparsers.add_parser("hw", help="list and show hardware presets")
+    hw = add_command(subparsers, "hw")
     hw_sub = hw.add_subparsers(dest="hw_command", required=True)
     listing = hw_sub.add_parser("list", help="list the shipped presets")
     listing.add_argument("--json", action="store_true", help="machine-readable output")
@@ -40,7 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_scale_arguments(show)
     show.set_defaults(func=run_show)
 
-    roof = subparsers.add_parser("roofline", help="time one operator with the roofline model")
+    roof = add_command(subparsers, "roofline")
     add_platform_arguments(roof)
     roof.add_argument("--flop", type=float, required=True, help="operations, FLOP")
     roof.add_argument("--bytes", type=float, required=True, help="main-memory traffic, bytes")

@@ -21,17 +21,18 @@ from genz import (
     use_case,
 )
 
+from .commands import add_command
 from .formatting import human_bytes, human_seconds, print_json, print_key_values, print_table
 from .platform_args import add_platform_arguments, platform_from_args
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``predict`` and ``models``."""
-    models = subparsers.add_parser("models", help="list model presets with parameter counts")
+    models = add_command(subparsers, "models")
     models.add_argument("--json", action="store_true", help="machine-readable output")
     models.set_defaults(func=run_models)
 
-    parser = subparsers.add_parser("predict", help="TTFT, TPOT, throughput, memory and bounds")
+    parser = add_command(subparsers, "predict")
     parser.add_argument("--model", required=True, help="model preset name or path to a config.json")
     add_platform_arguments(parser)
     add_scenario_arguments(parser)

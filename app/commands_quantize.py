@@ -30,6 +30,7 @@ from search.bits import (
     quantize,
 )
 
+from .commands import add_command
 from .formatting import human_bytes, human_seconds, print_json, print_key_values, print_table
 from .platform_args import add_platform_arguments, platform_from_args
 
@@ -55,9 +56,7 @@ OUTPUT_SUFFIXES = (".yaml", ".yml", ".json")
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``quantize``."""
-    parser = subparsers.add_parser(
-        "quantize", help="choose per-layer bit widths within memory/latency budgets (ILP)"
-    )
+    parser = add_command(subparsers, "quantize")
     parser.add_argument("--model", required=True, help="model preset name or path to a config.json")
     add_platform_arguments(parser)
     parser.add_argument(

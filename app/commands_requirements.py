@@ -30,6 +30,7 @@ from search.sizing import (
     oicf_report,
 )
 
+from .commands import add_command
 from .commands_predict import add_scenario_arguments, precision_label, scenario_from_args
 from .formatting import human_bytes, print_json, print_key_values, print_table
 from .platform_args import add_scale_arguments, platform_from_args
@@ -39,9 +40,7 @@ MESH_FLAGS = ("tp", "pp", "ep", "dp")
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``requirements`` and ``oicf``."""
-    parser = subparsers.add_parser(
-        "requirements", help="least bandwidth, compute, capacity and devices meeting an SLO"
-    )
+    parser = add_command(subparsers, "requirements")
     parser.add_argument(
         "--model", required=True, help="model preset or config.json; name+gqa / name+mla twins"
     )
@@ -75,7 +74,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(func=run_requirements)
 
-    oicf = subparsers.add_parser("oicf", help="OI and CF of prefill/decode across workflows")
+    oicf = add_command(subparsers, "oicf")
     oicf.add_argument("--hw", required=True, help="hardware preset or YAML (ridge, capacity)")
     add_scale_arguments(oicf)
     oicf.add_argument(

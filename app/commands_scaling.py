@@ -28,12 +28,13 @@ from scaling_law import (
     save_law,
 )
 
+from .commands import add_command
 from .formatting import print_json, print_key_values, print_table
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``fit`` and ``loss`` sub-commands."""
-    fit = subparsers.add_parser("fit", help="fit a scaling law to training runs (CSV)")
+    fit = add_command(subparsers, "fit")
     fit.add_argument("--data", required=True, help="CSV file, or a shipped table (chinchilla)")
     fit.add_argument("--form", default="chinchilla", help=f"law form: {', '.join(list_forms())}")
     fit.add_argument("--out", required=True, help="JSON file to write (its folder must exist)")
@@ -79,7 +80,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     fit.add_argument("--json", action="store_true", help="machine-readable output")
     fit.set_defaults(func=run_fit)
 
-    loss = subparsers.add_parser("loss", help="predict loss and perplexity with a fitted law")
+    loss = add_command(subparsers, "loss")
     loss.add_argument("--law", required=True, help="law JSON written by 'codesign fit'")
     loss.add_argument("--tokens", type=float, required=True, help="training tokens D")
     loss.add_argument("--params", type=float, help="parameter count N instead of an architecture")

@@ -8,6 +8,7 @@ import dataclasses
 from genz import Prediction, disaggregated_serving, load_model, speculative_decoding
 from roofline import load_platform
 
+from .commands import add_command
 from .commands_predict import add_scenario_arguments, scenario_from_args
 from .formatting import human_bytes, human_seconds, print_json, print_key_values
 from .platform_args import add_platform_arguments, platform_from_args
@@ -15,7 +16,7 @@ from .platform_args import add_platform_arguments, platform_from_args
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``speculate`` and ``disagg``."""
-    spec = subparsers.add_parser("speculate", help="speculative-decoding speed-up estimate")
+    spec = add_command(subparsers, "speculate")
     spec.add_argument("--model", required=True, help="target model preset or config.json")
     spec.add_argument("--draft", required=True, help="draft model preset or config.json")
     spec.add_argument("--k", type=int, default=4, help="draft tokens per iteration (default 4)")
@@ -27,7 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     spec.add_argument("--json", action="store_true", help="machine-readable output")
     spec.set_defaults(func=run_speculate)
 
-    disagg = subparsers.add_parser("disagg", help="disaggregated prefill/decode estimate")
+    disagg = add_command(subparsers, "disagg")
     disagg.add_argument("--model", required=True, help="model preset or config.json")
     disagg.add_argument("--prefill-hw", required=True, help="platform running prefill")
     disagg.add_argument("--decode-hw", required=True, help="platform running decode")

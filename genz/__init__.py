@@ -8,25 +8,19 @@ names in ``__all__``. Typical use::
 
     result = predict(load_model("llama-3.1-8b"), Scenario(batch=8), load_platform("h100-sxm"))
     print(result.ttft_s, result.tpot_s, result.decode.bound)
+
+The numpy-backed modules (graphs, costing, prediction, serving) load on first use of one
+of their names (``roofline.lazy_exports``): the scenario axes, model configs and presets
+import without numpy, so a CLI can build its parser quickly.
 """
 
-from .advice import capacity_suggestions, footprint_bytes, tensor_parallel_degrees
-from .bits_file import (
-    WeightBitsSummary,
-    load_precision,
-    precision_from_dict,
-    precision_to_dict,
-    summarise_weight_bits,
-)
-from .costing import PassCost
+from typing import TYPE_CHECKING
+
+from roofline import lazy_exports
+
+from .axes import AXES, BITS_AXES, MESH_AXES, WORKLOAD_AXES, Axis
 from .economics import CostModel, DeviceHourCost, Economics, device_hour_cost, economics
-from .measurements import (
-    Measurement,
-    load_measurements,
-    parse_measurements,
-    write_measurements,
-)
-from .memory import kv_cache_bytes_per_device, weight_bytes_per_device
+from .measurements import Measurement, load_measurements, parse_measurements, write_measurements
 from .model import (
     MAX_CONFIG_BYTES,
     ModelConfig,
@@ -36,37 +30,56 @@ from .model import (
     models_dir,
 )
 from .params import WEIGHT_GROUPS, ParameterCount, parameter_count
-from .physics_check import (
-    PhysicsCheck,
-    RowCheck,
-    batch_latency_bound,
-    check_measurements,
-    fewest_experts_model,
-    ideal_platform,
-)
-from .predictor import (
-    BREAKDOWN_AXES,
-    CostBreakdown,
-    check_parallelism,
-    cost_breakdown,
-    evaluate_grid,
-    predict,
-)
-from .result import GridResult, OperatorCost, PhaseCost, Prediction
 from .scaled_models import model_from_spec, scale_model, with_gqa, with_mla
 from .scenario import Parallelism, Precision, Scenario
-from .serving import (
-    DisaggregatedEstimate,
-    SpeculativeEstimate,
-    disaggregated_serving,
-    speculative_decoding,
-)
 from .use_cases import UseCase, load_use_cases, use_case
 
+if TYPE_CHECKING:
+    from .advice import capacity_suggestions, footprint_bytes, tensor_parallel_degrees
+    from .bits_file import (
+        WeightBitsSummary,
+        load_precision,
+        precision_from_dict,
+        precision_to_dict,
+        summarise_weight_bits,
+    )
+    from .costing import PassCost
+    from .memory import kv_cache_bytes_per_device, weight_bytes_per_device
+    from .physics_check import (
+        PhysicsCheck,
+        RowCheck,
+        batch_latency_bound,
+        check_measurements,
+        fewest_experts_model,
+        ideal_platform,
+    )
+    from .predictor import (
+        BREAKDOWN_AXES,
+        CostBreakdown,
+        check_parallelism,
+        cost_breakdown,
+        evaluate_grid,
+        predict,
+    )
+    from .result import GridResult, OperatorCost, PhaseCost, Prediction
+    from .serving import (
+        DisaggregatedEstimate,
+        SpeculativeEstimate,
+        disaggregated_serving,
+        speculative_decoding,
+    )
+
+__getattr__ = lazy_exports(__name__, __file__)
+
 __all__ = [
+    "AXES",
+    "BITS_AXES",
     "BREAKDOWN_AXES",
     "MAX_CONFIG_BYTES",
+    "MESH_AXES",
     "WEIGHT_GROUPS",
+    "WORKLOAD_AXES",
+    "Axis",
     "CostBreakdown",
     "CostModel",
     "DeviceHourCost",

@@ -24,10 +24,14 @@ Derived (what-if) platforms keep the base device's power and price.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
-from roofline import InputError, Platform, require_fraction, require_non_negative, require_positive
+from roofline import InputError, require_fraction, require_non_negative, require_positive
 
-from .result import Prediction
+if TYPE_CHECKING:
+    from roofline import Platform
+
+    from .result import Prediction
 
 HOURS_PER_YEAR = 365.25 * 24
 SECONDS_PER_HOUR = 3600.0

@@ -7,6 +7,15 @@ from dataclasses import dataclass, field
 
 from roofline import InputError
 
+from .axes import (
+    AXES,
+    BITS_AXES,
+    DEFAULT_BATCH,
+    DEFAULT_BITS,
+    DEFAULT_INPUT_TOKENS,
+    DEFAULT_OUTPUT_TOKENS,
+    MESH_AXES,
+)
 from .params import WEIGHT_GROUPS
 
 
@@ -26,10 +35,8 @@ class Parallelism:
     dp: int = 1
 
     def __post_init__(self) -> None:
-        for label in ("tp", "pp", "ep", "dp"):
-            value = getattr(self, label)
-            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 4096:
-                raise InputError(f"{label} must be an integer in [1, 4096], got {value!r}")
+        for name in MESH_AXES:
+            AXES[name].check(getattr(self, name))
 
     @property
     def devices_per_replica(self) -> int:
@@ -51,15 +58,15 @@ class Precision:
     Bits are floats (Q4_K_M ~ 4.85); bytes per element are ``bits / 8``.
     """
 
-    weight_bits: float = 16.0
-    activation_bits: float = 16.0
-    kv_bits: float = 16.0
+    weight_bits: float = DEFAULT_BITS
+    activation_bits: float = DEFAULT_BITS
+    kv_bits: float = DEFAULT_BITS
     group_bits: Mapping[str, float] = field(default_factory=dict)
     layer_bits: Mapping[int, Mapping[str, float]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        for label in ("weight_bits", "activation_bits", "kv_bits"):
-            _check_bits(label, getattr(self, label))
+        for name in BITS_AXES:
+            AXES[name].check(getattr(self, name))
         for group, bits in self.group_bits.items():
             _check_group(group)
             _check_bits(f"group_bits[{group}]", bits)
@@ -78,8 +85,7 @@ class Precision:
 
 
 def _check_bits(label: str, bits: float) -> None:
-    if isinstance(bits, bool) or not isinstance(bits, int | float) or not 1 <= bits <= 32:
-        raise InputError(f"{label} must be a number of bits in [1, 32], got {bits!r}")
+    AXES["weight_bits"].check(bits, label)
 
 
 def _check_group(group: str) -> None:
@@ -96,26 +102,20 @@ class Scenario:
     the weights; None processes the prompt in one pass.
     """
 
-    batch: int = 1
-    input_tokens: int = 1024
-    output_tokens: int = 128
+    batch: int = DEFAULT_BATCH
+    input_tokens: int = DEFAULT_INPUT_TOKENS
+    output_tokens: int = DEFAULT_OUTPUT_TOKENS
     precision: Precision = field(default_factory=Precision)
     parallelism: Parallelism = field(default_factory=Parallelism)
     prefill_chunk: int | None = None
 
     def __post_init__(self) -> None:
-        _check_count("batch", self.batch, 1, 1_000_000)
-        _check_count("input_tokens", self.input_tokens, 1, 100_000_000)
-        _check_count("output_tokens", self.output_tokens, 1, 100_000_000)
+        for name in ("batch", "input_tokens", "output_tokens"):
+            AXES[name].check(getattr(self, name))
         if self.prefill_chunk is not None:
-            _check_count("prefill_chunk", self.prefill_chunk, 1, 100_000_000)
+            AXES["prefill_chunk"].check(self.prefill_chunk)
 
     @property
     def context_tokens(self) -> int:
         """Context length at the last generated token."""
         return self.input_tokens + self.output_tokens
-
-
-def _check_count(label: str, value: object, low: int, high: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise InputError(f"{label} must be an integer in [{low}, {high}], got {value!r}")

@@ -4,43 +4,19 @@ The public face of the bottom layer: other layers import only names listed in ``
 It also holds the shared plumbing every layer uses: `InputError` and the ``require_*``
 checks, the safe reader for user files (`read_user_text`, `load_user_document`) and
 `data_dir`, the one place that locates the shipped data.
+
+The numpy-backed modules (collectives, operator costs, platforms and presets) load on
+first use of one of their names (see `lazy_exports`), so ``import roofline`` stays light.
 """
 
-from .collectives import (
-    all_gather_time,
-    all_reduce_time,
-    all_to_all_time,
-    link_parameters,
-    point_to_point_time,
-)
+from typing import TYPE_CHECKING
+
 from .dtypes import DTYPE_BITS, bytes_per_element, dtype_bits
 from .errors import InputError, require_fraction, require_non_negative, require_positive
 from .footprint import CapacityFootprint, CapacityVerdict, check_capacity
+from .lazy import lazy_exports
 from .operator import Gemm, Operator, OperatorKind
-from .operator_cost import (
-    BOUND_ORDER,
-    TIME_BOUNDS,
-    Bound,
-    OpCost,
-    attainable_flops_per_s,
-    bound_codes,
-    classify_bound,
-    compute_time_s,
-    cost,
-    memory_time_s,
-    operator_time_s,
-    roofline_time,
-)
 from .paths import data_dir
-from .platform import (
-    Efficiency,
-    Interconnect,
-    MemoryLevel,
-    Platform,
-    derive_platform,
-    peak_for_bits,
-)
-from .presets import list_platforms, load_platform, platform_from_dict
 from .userfiles import (
     MAX_NESTING_DEPTH,
     decode_user_bytes,
@@ -50,6 +26,40 @@ from .userfiles import (
     parse_document,
     read_user_text,
 )
+
+if TYPE_CHECKING:
+    from .collectives import (
+        all_gather_time,
+        all_reduce_time,
+        all_to_all_time,
+        link_parameters,
+        point_to_point_time,
+    )
+    from .operator_cost import (
+        BOUND_ORDER,
+        TIME_BOUNDS,
+        Bound,
+        OpCost,
+        attainable_flops_per_s,
+        bound_codes,
+        classify_bound,
+        compute_time_s,
+        cost,
+        memory_time_s,
+        operator_time_s,
+        roofline_time,
+    )
+    from .platform import (
+        Efficiency,
+        Interconnect,
+        MemoryLevel,
+        Platform,
+        derive_platform,
+        peak_for_bits,
+    )
+    from .presets import list_platforms, load_platform, platform_from_dict
+
+__getattr__ = lazy_exports(__name__, __file__)
 
 __all__ = [
     "BOUND_ORDER",
@@ -82,6 +92,7 @@ __all__ = [
     "decode_user_bytes",
     "derive_platform",
     "dtype_bits",
+    "lazy_exports",
     "link_parameters",
     "list_platforms",
     "load_platform",

@@ -1,0 +1,126 @@
+"""Scenario axes, declared once: name, CLI flag, unit, type, default, accepted range, help.
+
+`Scenario`, `Parallelism` and `Precision` check their fields against these ranges,
+`evaluate_grid` checks its arrays against them, the CLI builds its scenario option group
+from them, the co-design space file reads its workload, precision and parallelism
+sections with them and the dashboard takes its defaults and limits from them. Token
+defaults (1024 prompt, 128 generated) live here and nowhere else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from roofline import InputError
+
+#: Default scenario: one request, 1024 prompt tokens, 128 generated, 16-bit everything.
+DEFAULT_BATCH = 1
+DEFAULT_INPUT_TOKENS = 1024
+DEFAULT_OUTPUT_TOKENS = 128
+DEFAULT_BITS = 16.0
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One scenario axis.
+
+    Attributes
+    ----------
+    name
+        Field of `Scenario` / keyword of `evaluate_grid` (``'input_tokens'``).
+    flag
+        CLI option (``'--input'``).
+    unit
+        What one unit counts (``'tokens'``, ``'bits'``, ``'devices'``, ``'requests'``).
+    integer
+        Whole numbers only (tokens, batch, parallel degrees); bits may be fractional.
+    default
+        Value when not given; None means "derived" (the model's weight bits, no chunking).
+    low, high
+        Accepted closed range, in ``unit``.
+    help
+        One-line description for ``--help`` and the dashboard.
+    """
+
+    name: str
+    flag: str
+    unit: str
+    integer: bool
+    default: float | None
+    low: float
+    high: float
+    help: str
+
+    @property
+    def requirement(self) -> str:
+        """What a valid value is, e.g. ``'an integer in [1, 1000000]'``."""
+        if self.integer:
+            return f"an integer in [{self.low:.0f}, {self.high:.0f}]"
+        return f"a number of {self.unit} in [{self.low:g}, {self.high:g}]"
+
+    @property
+    def dest(self) -> str:
+        """Attribute name argparse stores ``flag`` under (``'--input'`` -> ``'input'``)."""
+        return self.flag.lstrip("-").replace("-", "_")
+
+    def check(self, value: object, label: str | None = None) -> None:
+        """Raise `InputError` unless ``value`` is of this axis' type and in range.
+
+        ``label`` names the value in the message (default: ``name``); pass the CLI flag
+        so the user reads the option they typed.
+        """
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            valid = False
+        elif self.integer:
+            valid = isinstance(value, int) and self.low <= value <= self.high
+        else:
+            valid = self.low <= value <= self.high
+        if not valid:
+            raise InputError(f"{label or self.name} must be {self.requirement}, got {value!r}")
+
+
+def _count(name: str, flag: str, unit: str, default: int | None, high: float, text: str) -> Axis:
+    return Axis(name, flag, unit, True, default, 1, high, text)
+
+
+def _bits(name: str, flag: str, text: str) -> Axis:
+    return Axis(name, flag, "bits", False, DEFAULT_BITS, 1, 32, text)
+
+
+#: Every scenario axis by `Axis.name`, in the CLI's option order.
+AXES: dict[str, Axis] = {
+    axis.name: axis
+    for axis in (
+        _count("batch", "--batch", "requests", DEFAULT_BATCH, 1_000_000, "concurrent requests"),
+        _count(
+            "input_tokens",
+            "--input",
+            "tokens",
+            DEFAULT_INPUT_TOKENS,
+            100_000_000,
+            "prompt tokens per request",
+        ),
+        _count(
+            "output_tokens",
+            "--output",
+            "tokens",
+            DEFAULT_OUTPUT_TOKENS,
+            100_000_000,
+            "generated tokens per request",
+        ),
+        _bits("weight_bits", "--wbits", "weight bits"),
+        _bits("activation_bits", "--abits", "activation bits"),
+        _bits("kv_bits", "--kvbits", "KV-cache bits"),
+        _count("prefill_chunk", "--chunk", "tokens", None, 100_000_000, "chunked-prefill chunk"),
+        _count("tp", "--tp", "devices", 1, 4096, "tensor-parallel degree"),
+        _count("pp", "--pp", "devices", 1, 4096, "pipeline-parallel degree"),
+        _count("ep", "--ep", "devices", 1, 4096, "expert-parallel degree"),
+        _count("dp", "--dp", "devices", 1, 4096, "data-parallel degree"),
+    )
+}
+#: The bit-width axes (`Precision` fields).
+BITS_AXES = ("weight_bits", "activation_bits", "kv_bits")
+#: The device-mesh axes (`Parallelism` fields).
+MESH_AXES = ("tp", "pp", "ep", "dp")
+#: The token-shape axes of a workload.
+WORKLOAD_AXES = ("batch", "input_tokens", "output_tokens")
