@@ -7,23 +7,19 @@ import sys
 
 from genz import (
     ModelConfig,
-    Parallelism,
     Precision,
     Prediction,
-    Scenario,
     list_models,
     load_model,
-    load_precision,
-    load_use_cases,
     parameter_count,
     predict,
     summarise_weight_bits,
-    use_case,
 )
 
 from .commands import add_command
 from .formatting import human_bytes, human_seconds, print_json, print_key_values, print_table
 from .platform_args import add_platform_arguments, platform_from_args
+from .scenario_args import add_scenario_arguments, scenario_from_args
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -43,56 +39,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--ops", action="store_true", help="print every operator, not the top 6 per phase"
     )
     parser.set_defaults(func=run_predict)
-
-
-def add_scenario_arguments(parser: argparse.ArgumentParser) -> None:
-    """Batch, tokens, bits, chunking and parallelism options."""
-    parser.add_argument(
-        "--use-case", help=f"token shape preset: {', '.join(sorted(load_use_cases()))}"
-    )
-    parser.add_argument("--batch", type=int, default=1, help="concurrent requests (default 1)")
-    parser.add_argument("--input", type=int, help="prompt tokens per request (default 1024)")
-    parser.add_argument("--output", type=int, help="generated tokens per request (default 128)")
-    parser.add_argument(
-        "--wbits", type=float, help="weight bits (default: the model's, 16 for most)"
-    )
-    parser.add_argument("--abits", type=float, default=16.0, help="activation bits (default 16)")
-    parser.add_argument("--kvbits", type=float, default=16.0, help="KV-cache bits (default 16)")
-    parser.add_argument(
-        "--bits-file", help="YAML/JSON bit allocation (overrides --wbits/--abits/--kvbits)"
-    )
-    parser.add_argument("--chunk", type=int, help="chunked-prefill chunk size, tokens")
-    for flag, label in (
-        ("--tp", "tensor"),
-        ("--pp", "pipeline"),
-        ("--ep", "expert"),
-        ("--dp", "data"),
-    ):
-        parser.add_argument(flag, type=int, default=1, help=f"{label}-parallel degree (default 1)")
-
-
-def scenario_from_args(args: argparse.Namespace, default_weight_bits: float) -> Scenario:
-    """Build the `Scenario` from parsed options (explicit tokens override --use-case)."""
-    input_tokens, output_tokens = 1024, 128
-    if args.use_case:
-        case = use_case(args.use_case)
-        input_tokens, output_tokens = case.input_tokens, case.output_tokens
-    if args.bits_file:
-        precision = load_precision(args.bits_file)
-    else:
-        precision = Precision(
-            weight_bits=args.wbits if args.wbits is not None else default_weight_bits,
-            activation_bits=args.abits,
-            kv_bits=args.kvbits,
-        )
-    return Scenario(
-        batch=args.batch,
-        input_tokens=args.input if args.input is not None else input_tokens,
-        output_tokens=args.output if args.output is not None else output_tokens,
-        precision=precision,
-        parallelism=Parallelism(tp=args.tp, pp=args.pp, ep=args.ep, dp=args.dp),
-        prefill_chunk=args.chunk,
-    )
 
 
 def run_models(args: argparse.Namespace) -> None:

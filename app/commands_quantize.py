@@ -9,15 +9,7 @@ from typing import Any
 
 import yaml
 
-from genz import (
-    Parallelism,
-    Precision,
-    Scenario,
-    load_model,
-    load_use_cases,
-    precision_to_dict,
-    use_case,
-)
+from genz import MESH_AXES, load_model, precision_to_dict
 from roofline import InputError
 from search.bits import (
     BUDGET_FIELDS,
@@ -33,6 +25,7 @@ from search.bits import (
 from .commands import add_command
 from .formatting import human_bytes, human_seconds, print_json, print_key_values, print_table
 from .platform_args import add_platform_arguments, platform_from_args
+from .scenario_args import add_scenario_arguments, scenario_from_args
 
 #: CLI flag -> (QuantizeBudgets field, factor to SI).
 BUDGET_FLAGS = {
@@ -52,6 +45,16 @@ BUDGET_HELP = {
     "max_decode_gbops": "bit-operations of one decode step per device, 1e9 (MACs x w bits x a bits)",
 }
 OUTPUT_SUFFIXES = (".yaml", ".yml", ".json")
+#: Scenario options of ``quantize`` (KV-cache bits are chosen, from ``--kv-bits``).
+QUANTIZE_SCENARIO_AXES = (
+    "batch",
+    "input_tokens",
+    "output_tokens",
+    "prefill_chunk",
+    "activation_bits",
+    "weight_bits",
+    *MESH_AXES,
+)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -79,20 +82,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=1.0,
         help="proxy weight of the first and last eighth of the layers (default 1)",
     )
-    scenario = parser.add_argument_group("serving scenario")
-    scenario.add_argument(
-        "--use-case", help=f"token shape preset: {', '.join(sorted(load_use_cases()))}"
+    add_scenario_arguments(
+        parser,
+        axes=QUANTIZE_SCENARIO_AXES,
+        bits_file=False,
+        title="serving scenario",
+        help_overrides={"weight_bits": "bits of router and norms (and embedding unless chosen)"},
     )
-    scenario.add_argument("--batch", type=int, default=1, help="concurrent requests (default 1)")
-    scenario.add_argument("--input", type=int, help="prompt tokens per request (default 1024)")
-    scenario.add_argument("--output", type=int, help="generated tokens per request (default 128)")
-    scenario.add_argument("--chunk", type=int, help="chunked-prefill chunk size, tokens")
-    scenario.add_argument("--abits", type=float, default=16.0, help="activation bits (default 16)")
-    scenario.add_argument(
-        "--wbits", type=float, help="bits of router and norms (and embedding unless chosen)"
-    )
-    for flag in ("--tp", "--pp", "--ep", "--dp"):
-        scenario.add_argument(flag, type=int, default=1, help="parallel degree (default 1)")
     parser.add_argument("--method", choices=METHODS, default="ilp", help="solver (default ilp)")
     parser.add_argument(
         "--time-limit-s", type=float, default=60.0, help="solver time limit (default 60)"
@@ -107,24 +103,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     output.add_argument("--out", help="write the allocation as a bits file (.yaml, .yml or .json)")
     output.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.set_defaults(func=run_quantize)
-
-
-def _scenario(args: argparse.Namespace, default_weight_bits: float) -> Scenario:
-    input_tokens, output_tokens = 1024, 128
-    if args.use_case:
-        case = use_case(args.use_case)
-        input_tokens, output_tokens = case.input_tokens, case.output_tokens
-    return Scenario(
-        batch=args.batch,
-        input_tokens=args.input if args.input is not None else input_tokens,
-        output_tokens=args.output if args.output is not None else output_tokens,
-        precision=Precision(
-            weight_bits=args.wbits if args.wbits is not None else default_weight_bits,
-            activation_bits=args.abits,
-        ),
-        parallelism=Parallelism(tp=args.tp, pp=args.pp, ep=args.ep, dp=args.dp),
-        prefill_chunk=args.chunk,
-    )
 
 
 def run_quantize(args: argparse.Namespace) -> None:
@@ -148,7 +126,7 @@ def run_quantize(args: argparse.Namespace) -> None:
     result = quantize(
         model,
         platform,
-        _scenario(args, model.default_weight_bits),
+        scenario_from_args(args, model.default_weight_bits),
         args.bits,
         budgets,
         kv_formats=args.kv_bits,

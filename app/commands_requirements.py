@@ -31,9 +31,10 @@ from search.sizing import (
 )
 
 from .commands import add_command
-from .commands_predict import add_scenario_arguments, precision_label, scenario_from_args
+from .commands_predict import precision_label
 from .formatting import human_bytes, print_json, print_key_values, print_table
 from .platform_args import add_scale_arguments, platform_from_args
+from .scenario_args import add_scenario_arguments, scenario_from_args
 
 MESH_FLAGS = ("tp", "pp", "ep", "dp")
 
@@ -46,12 +47,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--base-hw", dest="hw", required=True, help="base hardware preset or YAML")
     add_scale_arguments(parser)
-    add_scenario_arguments(parser)
+    add_scenario_arguments(parser, searched_mesh=True)
     parser.add_argument("--concurrency", dest="batch", type=int, help="same as --batch")
-    for action in parser._actions:
-        if action.dest in MESH_FLAGS:
-            action.default = None
-            action.help = f"fix the {action.dest} degree (default: searched)"
     slo = parser.add_argument_group("service-level objectives")
     slo.add_argument("--max-ttft-s", type=float, help="time to first token ceiling, seconds")
     slo.add_argument("--max-tpot-ms", type=float, help="time per output token ceiling, ms")
@@ -120,11 +117,7 @@ def _scenario(args: argparse.Namespace, model: ModelConfig) -> tuple[Scenario, b
         if value is not None and value < 1:
             raise InputError(f"{flag} must be an integer >= 1, got {value}")
     mesh_given = any(getattr(args, flag) is not None for flag in MESH_FLAGS)
-    filled = argparse.Namespace(**vars(args))
-    for flag in MESH_FLAGS:
-        setattr(filled, flag, 1 if getattr(args, flag) is None else getattr(args, flag))
-    filled.batch = 1 if args.batch is None else args.batch
-    scenario = scenario_from_args(filled, model.default_weight_bits)
+    scenario = scenario_from_args(args, model.default_weight_bits)
     if args.context_scale != 1.0:
         if not args.context_scale > 0:
             raise InputError(f"--context-scale must be > 0, got {args.context_scale!r}")

@@ -9,9 +9,9 @@ from genz import Prediction, disaggregated_serving, load_model, speculative_deco
 from roofline import load_platform
 
 from .commands import add_command
-from .commands_predict import add_scenario_arguments, scenario_from_args
 from .formatting import human_bytes, human_seconds, print_json, print_key_values
 from .platform_args import add_platform_arguments, platform_from_args
+from .scenario_args import add_scenario_arguments, scenario_from_args
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

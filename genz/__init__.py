@@ -18,7 +18,17 @@ from typing import TYPE_CHECKING
 
 from roofline import lazy_exports
 
-from .axes import AXES, BITS_AXES, MESH_AXES, WORKLOAD_AXES, Axis
+from .axes import (
+    AXES,
+    BITS_AXES,
+    DEFAULT_BATCH,
+    DEFAULT_BITS,
+    DEFAULT_INPUT_TOKENS,
+    DEFAULT_OUTPUT_TOKENS,
+    MESH_AXES,
+    WORKLOAD_AXES,
+    Axis,
+)
 from .economics import CostModel, DeviceHourCost, Economics, device_hour_cost, economics
 from .measurements import Measurement, load_measurements, parse_measurements, write_measurements
 from .model import (
@@ -75,6 +85,10 @@ __all__ = [
     "AXES",
     "BITS_AXES",
     "BREAKDOWN_AXES",
+    "DEFAULT_BATCH",
+    "DEFAULT_BITS",
+    "DEFAULT_INPUT_TOKENS",
+    "DEFAULT_OUTPUT_TOKENS",
     "MAX_CONFIG_BYTES",
     "MESH_AXES",
     "WEIGHT_GROUPS",

@@ -91,14 +91,21 @@ def _bits(name: str, flag: str, text: str) -> Axis:
 AXES: dict[str, Axis] = {
     axis.name: axis
     for axis in (
-        _count("batch", "--batch", "requests", DEFAULT_BATCH, 1_000_000, "concurrent requests"),
+        _count(
+            "batch",
+            "--batch",
+            "requests",
+            DEFAULT_BATCH,
+            1_000_000,
+            f"concurrent requests (default {DEFAULT_BATCH})",
+        ),
         _count(
             "input_tokens",
             "--input",
             "tokens",
             DEFAULT_INPUT_TOKENS,
             100_000_000,
-            "prompt tokens per request",
+            f"prompt tokens per request (default {DEFAULT_INPUT_TOKENS})",
         ),
         _count(
             "output_tokens",
@@ -106,16 +113,23 @@ AXES: dict[str, Axis] = {
             "tokens",
             DEFAULT_OUTPUT_TOKENS,
             100_000_000,
-            "generated tokens per request",
+            f"generated tokens per request (default {DEFAULT_OUTPUT_TOKENS})",
         ),
-        _bits("weight_bits", "--wbits", "weight bits"),
-        _bits("activation_bits", "--abits", "activation bits"),
-        _bits("kv_bits", "--kvbits", "KV-cache bits"),
-        _count("prefill_chunk", "--chunk", "tokens", None, 100_000_000, "chunked-prefill chunk"),
-        _count("tp", "--tp", "devices", 1, 4096, "tensor-parallel degree"),
-        _count("pp", "--pp", "devices", 1, 4096, "pipeline-parallel degree"),
-        _count("ep", "--ep", "devices", 1, 4096, "expert-parallel degree"),
-        _count("dp", "--dp", "devices", 1, 4096, "data-parallel degree"),
+        _bits("weight_bits", "--wbits", "weight bits (default: the model's, 16 for most)"),
+        _bits("activation_bits", "--abits", f"activation bits (default {DEFAULT_BITS:g})"),
+        _bits("kv_bits", "--kvbits", f"KV-cache bits (default {DEFAULT_BITS:g})"),
+        _count(
+            "prefill_chunk",
+            "--chunk",
+            "tokens",
+            None,
+            100_000_000,
+            "chunked-prefill chunk size, tokens",
+        ),
+        _count("tp", "--tp", "devices", 1, 4096, "tensor-parallel degree (default 1)"),
+        _count("pp", "--pp", "devices", 1, 4096, "pipeline-parallel degree (default 1)"),
+        _count("ep", "--ep", "devices", 1, 4096, "expert-parallel degree (default 1)"),
+        _count("dp", "--dp", "devices", 1, 4096, "data-parallel degree (default 1)"),
     )
 }
 #: The bit-width axes (`Precision` fields).

@@ -94,15 +94,23 @@ def test_bits_file_changes_weight_bytes(tmp_path, capsys):
         (["predict", "--model", "gpt-9", "--hw", "h100-sxm"], "unknown model 'gpt-9'"),
         (
             ["predict", "--model", "llama-3.1-8b", "--hw", "h100-sxm", "--batch", "-1"],
-            "batch must be an integer",
+            "--batch must be an integer in [1, 1000000], got -1",
         ),
         (
             ["predict", "--model", "llama-3.1-8b", "--hw", "h100-sxm", "--tp", "64"],
             "tp must be in [1, 32]",
         ),
         (
+            ["predict", "--model", "llama-3.1-8b", "--hw", "h100-sxm", "--input", "0"],
+            "--input must be an integer in [1, 100000000], got 0",
+        ),
+        (
+            ["predict", "--model", "llama-3.1-8b", "--hw", "h100-sxm", "--chunk", "0"],
+            "--chunk must be an integer in [1, 100000000], got 0",
+        ),
+        (
             ["predict", "--model", "llama-3.1-8b", "--hw", "h100-sxm", "--wbits", "0"],
-            "weight_bits must be",
+            "--wbits must be a number of bits in [1, 32], got 0.0",
         ),
         (
             ["predict", "--model", "llama-3.1-8b", "--hw", "h100-sxm", "--use-case", "poetry"],
