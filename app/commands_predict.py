@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+import numpy as np
+
 from genz import (
     ModelConfig,
     Precision,
@@ -17,7 +19,14 @@ from genz import (
 )
 
 from .commands import add_command
-from .formatting import human_bytes, human_seconds, print_json, print_key_values, print_table
+from .formatting import (
+    human_bytes,
+    human_seconds,
+    print_json,
+    print_key_values,
+    print_table,
+    text_table,
+)
 from .platform_args import add_platform_arguments, platform_from_args
 from .scenario_args import add_scenario_arguments, scenario_from_args
 
@@ -73,8 +82,7 @@ def run_predict(args: argparse.Namespace) -> None:
     scenario = scenario_from_args(args, model.default_weight_bits)
     prediction = predict(model, platform, scenario)
     if args.json:
-        frame = prediction.to_frame()
-        print_json({"summary": prediction.to_dict(), "operators": frame.to_dict(orient="records")})
+        print_json({"summary": prediction.to_dict(), "operators": prediction.operator_rows()})
     elif args.csv:
         prediction.to_frame().to_csv(sys.stdout, index=False)
     else:
@@ -140,21 +148,56 @@ def print_prediction(prediction: Prediction, model: ModelConfig, all_ops: bool =
     if not prediction.fits:
         pairs.append(("capacity wall", "DOES NOT FIT: " + "; or ".join(prediction.suggestions)))
     print_key_values(pairs)
-    frame = prediction.to_frame()
-    if frame.empty:
+    rows = heaviest_operator_rows(prediction, all_ops)
+    if not rows:
         return
-    frame["time_ms"] = frame["time_s"] * 1e3
-    frame["share"] = frame["time_s"] / frame.groupby("phase")["time_s"].transform("sum")
-    frame["GFLOP"] = frame["flop"] / 1e9
-    frame["MB"] = frame["bytes"] / 1e6
-    columns = ["phase", "name", "GFLOP", "MB", "operational_intensity", "time_ms", "share", "bound"]
-    frame = frame.sort_values(["phase", "time_s"], ascending=[False, False])
-    if not all_ops:
-        frame = frame.groupby("phase", sort=False).head(6)
     print()
     print("heaviest operators per phase (decode: one step at the mean context; MB decimal):")
-    print_table(
-        frame[columns].round(
-            {"GFLOP": 3, "MB": 2, "operational_intensity": 2, "time_ms": 4, "share": 3}
-        )
-    )
+    print(text_table(rows, OPERATOR_COLUMNS))
+
+
+#: Columns of the operator table and the decimals each is rounded to.
+OPERATOR_DECIMALS = {"GFLOP": 3, "MB": 2, "operational_intensity": 2, "time_ms": 4, "share": 3}
+OPERATOR_COLUMNS = (
+    "phase",
+    "name",
+    "GFLOP",
+    "MB",
+    "operational_intensity",
+    "time_ms",
+    "share",
+    "bound",
+)
+OPERATORS_PER_PHASE = 6
+
+
+def heaviest_operator_rows(
+    prediction: Prediction, all_ops: bool = False
+) -> list[dict[str, object]]:
+    """Operator rows for the text table: prefill first, slowest first within a phase,
+    the top `OPERATORS_PER_PHASE` of each (all with ``all_ops``); FLOP in GFLOP, bytes
+    in MB (decimal), time in ms, ``share`` of the phase's summed operator time."""
+    operators = prediction.operator_rows()
+    phase_time: dict[object, float] = {}
+    for row in operators:
+        phase_time[row["phase"]] = phase_time.get(row["phase"], 0.0) + float(row["time_s"])
+    ordered = sorted(operators, key=lambda row: (row["phase"], row["time_s"]), reverse=True)
+    shown: list[dict[str, object]] = []
+    per_phase: dict[object, int] = {}
+    for row in ordered:
+        per_phase[row["phase"]] = per_phase.get(row["phase"], 0) + 1
+        if not all_ops and per_phase[row["phase"]] > OPERATORS_PER_PHASE:
+            continue
+        time_s = float(row["time_s"])
+        values = {
+            "GFLOP": float(row["flop"]) / 1e9,
+            "MB": float(row["bytes"]) / 1e6,
+            "operational_intensity": float(row["operational_intensity"]),
+            "time_ms": time_s * 1e3,
+            "share": time_s / phase_time[row["phase"]],
+        }
+        rounded = {
+            name: float(np.round(value, OPERATOR_DECIMALS[name])) for name, value in values.items()
+        }
+        shown.append({"phase": row["phase"], "name": row["name"], **rounded, "bound": row["bound"]})
+    return shown

@@ -178,13 +178,17 @@ class Prediction:
         """
         import pandas as pd
 
+        return pd.DataFrame(self.operator_rows())
+
+    def operator_rows(self) -> list[dict[str, object]]:
+        """`to_frame`'s rows as plain dicts (the bound as its string value), without pandas."""
         rows = []
         for op in self.operators():
             row = asdict(op)
             row["bound"] = op.bound.value
             row["operational_intensity"] = op.operational_intensity
             rows.append(row)
-        return pd.DataFrame(rows)
+        return rows
 
     def to_dict(self) -> dict[str, object]:
         """Summary in SI units (JSON-ready)."""
