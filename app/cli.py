@@ -2,7 +2,7 @@
 
 Start-up stays light: the parser lists every command from `app.commands.COMMANDS` and
 imports only the module of the command being run, which adds its options and handler.
-``codesign --help`` therefore imports no numpy, pandas, scipy or pulp.
+``codesign --help`` therefore imports no numpy, pandas, scipy or pulp (nor roofline).
 """
 
 from __future__ import annotations
@@ -11,8 +11,6 @@ import argparse
 import importlib
 import sys
 from collections.abc import Collection, Sequence
-
-from roofline import InputError
 
 from .commands import COMMANDS
 
@@ -64,15 +62,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         # CODESIGN_DATA_DIR is an input error here too.
         args = build_parser(command_of(arguments)).parse_args(arguments)
         args.func(args)
-    except InputError as error:
-        print(f"codesign: error: {error}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:
         print("codesign: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0
+    except Exception as error:
+        if not is_input_error(error):
+            raise
+        print(f"codesign: error: {error}", file=sys.stderr)
+        return 2
     return 0
+
+
+def is_input_error(error: BaseException) -> bool:
+    """True for a `roofline.InputError`.
+
+    roofline is imported here, once an error needs sorting (whoever raised an InputError
+    has loaded it already), so ``codesign --help`` starts without it.
+    """
+    from roofline import InputError
+
+    return isinstance(error, InputError)
 
 
 if __name__ == "__main__":

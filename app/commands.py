@@ -9,11 +9,10 @@ parsers with `add_command`, which takes the help from here.
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class Command:
+class Command(NamedTuple):
     """One sub-command: ``module`` (under ``app``) defines its options and handler."""
 
     name: str
