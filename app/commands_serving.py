@@ -6,7 +6,7 @@ import argparse
 import dataclasses
 
 from genz import Prediction, disaggregated_serving, load_model, speculative_decoding
-from roofline import load_platform
+from roofline import load_platform, require_positive
 
 from .commands import add_command
 from .formatting import human_bytes, human_seconds, print_json, print_key_values
@@ -96,7 +96,9 @@ def run_disagg(args: argparse.Namespace) -> None:
         load_platform(args.decode_hw),
     )
     scenario = scenario_from_args(args, model.default_weight_bits)
-    link = None if args.link_gb_per_s is None else args.link_gb_per_s * 1e9
+    link = None
+    if args.link_gb_per_s is not None:
+        link = require_positive("--link-gb-per-s", args.link_gb_per_s) * 1e9
     estimate = disaggregated_serving(
         model, prefill_platform, decode_platform, scenario, link_bandwidth_bytes_per_s=link
     )

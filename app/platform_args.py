@@ -1,10 +1,29 @@
-"""The ``--hw`` option and what-if scale options shared by every command."""
+"""The ``--hw`` option and what-if scale options shared by every command.
+
+Values are checked here, before `roofline.derive_platform`, so an error names the flag
+the user typed (``--bw-scale must be a finite number > 0, got -1.0``).
+"""
 
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
-from roofline import Efficiency, Platform, derive_platform, load_platform
+if TYPE_CHECKING:
+    from roofline import Platform
+
+#: CLI flag -> (`roofline.derive_platform` keyword, help).
+SCALE_FLAGS = {
+    "--compute-scale": ("compute_scale", "multiply every peak"),
+    "--bw-scale": ("memory_bandwidth_scale", "multiply memory bandwidth"),
+    "--capacity-scale": ("memory_capacity_scale", "multiply capacity"),
+    "--link-bw-scale": ("link_bandwidth_scale", "multiply link bandwidth"),
+}
+#: CLI flag -> (`roofline.Efficiency` field, what it is a fraction of).
+EFFICIENCY_FLAGS = {
+    "--compute-eff": ("compute", "peak FLOP/s"),
+    "--memory-eff": ("memory", "memory bandwidth"),
+}
 
 
 def add_platform_arguments(parser: argparse.ArgumentParser, required: bool = True) -> None:
@@ -16,20 +35,18 @@ def add_platform_arguments(parser: argparse.ArgumentParser, required: bool = Tru
 def add_scale_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the what-if resource scale factors (each multiplies the preset's value)."""
     group = parser.add_argument_group("what-if scaling of the platform")
-    group.add_argument("--compute-scale", type=float, default=1.0, help="multiply every peak")
-    group.add_argument("--bw-scale", type=float, default=1.0, help="multiply memory bandwidth")
-    group.add_argument("--capacity-scale", type=float, default=1.0, help="multiply capacity")
-    group.add_argument("--link-bw-scale", type=float, default=1.0, help="multiply link bandwidth")
-    group.add_argument(
-        "--compute-eff",
-        type=float,
-        help="achievable fraction of peak FLOP/s in (0, 1] (default: the preset's)",
-    )
-    group.add_argument(
-        "--memory-eff",
-        type=float,
-        help="achievable fraction of memory bandwidth in (0, 1] (default: the preset's)",
-    )
+    for flag, (_, help_text) in SCALE_FLAGS.items():
+        group.add_argument(flag, type=float, default=1.0, help=help_text)
+    for flag, (_, what) in EFFICIENCY_FLAGS.items():
+        group.add_argument(
+            flag,
+            type=float,
+            help=f"achievable fraction of {what} in (0, 1] (default: the preset's)",
+        )
+
+
+def _dest(flag: str) -> str:
+    return flag.lstrip("-").replace("-", "_")
 
 
 def platform_from_args(args: argparse.Namespace) -> Platform:
@@ -38,20 +55,21 @@ def platform_from_args(args: argparse.Namespace) -> Platform:
     The efficiency overrides calibrate a preset to a serving runtime (e.g. the
     bandwidth fraction your kernels reach); they replace the preset's factors.
     """
+    from roofline import derive_platform, load_platform, require_fraction, require_positive
+
+    scales = {
+        keyword: require_positive(flag, getattr(args, _dest(flag)))
+        for flag, (keyword, _) in SCALE_FLAGS.items()
+    }
+    efficiency = {
+        field: require_fraction(flag, getattr(args, _dest(flag)))
+        for flag, (field, _) in EFFICIENCY_FLAGS.items()
+        if getattr(args, _dest(flag)) is not None
+    }
     base = load_platform(args.hw)
     overrides = {}
-    if args.compute_eff is not None or args.memory_eff is not None:
-        efficiency = base.efficiency
-        overrides["efficiency"] = Efficiency(
-            compute=efficiency.compute if args.compute_eff is None else args.compute_eff,
-            memory=efficiency.memory if args.memory_eff is None else args.memory_eff,
-            interconnect=efficiency.interconnect,
-        )
-    return derive_platform(
-        base,
-        compute_scale=args.compute_scale,
-        memory_bandwidth_scale=args.bw_scale,
-        memory_capacity_scale=args.capacity_scale,
-        link_bandwidth_scale=args.link_bw_scale,
-        **overrides,
-    )
+    if efficiency:
+        import dataclasses
+
+        overrides["efficiency"] = dataclasses.replace(base.efficiency, **efficiency)
+    return derive_platform(base, **scales, **overrides)

@@ -15,7 +15,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from roofline import InputError, data_dir, load_user_document, names_a_path
+from roofline import InputError, data_dir, load_user_document, names_a_path, unknown_name
 
 logger = logging.getLogger(__name__)
 
@@ -220,9 +220,8 @@ def load_model(name_or_path: str | Path) -> ModelConfig:
     if not names_a_path(name_or_path, (".json",)):
         path = models_dir() / f"{str(name_or_path).lower()}.json"
         if not path.is_file():
-            names = ", ".join(list_models())
-            raise InputError(
-                f"unknown model {str(name_or_path)!r}; accepted: {names}, or a path to a config.json"
+            raise unknown_name(
+                "model", str(name_or_path), list_models(), "or a path to a config.json"
             )
     document = load_user_document(path, kind="config.json", max_bytes=MAX_CONFIG_BYTES, fmt="json")
     return model_from_hf_config(document, default_name=path.stem, origin=str(path))

@@ -12,7 +12,13 @@ first use of one of their names (see `lazy_exports`), so ``import roofline`` sta
 from typing import TYPE_CHECKING
 
 from .dtypes import DTYPE_BITS, bytes_per_element, dtype_bits
-from .errors import InputError, require_fraction, require_non_negative, require_positive
+from .errors import (
+    InputError,
+    require_fraction,
+    require_non_negative,
+    require_positive,
+    unknown_name,
+)
 from .footprint import CapacityFootprint, CapacityVerdict, check_capacity
 from .lazy import lazy_exports
 from .operator import Gemm, Operator, OperatorKind
@@ -110,4 +116,5 @@ __all__ = [
     "require_non_negative",
     "require_positive",
     "roofline_time",
+    "unknown_name",
 ]

@@ -1,5 +1,10 @@
 """The one error type that front ends turn into a one-line message (exit code 2)."""
 
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+
 
 class InputError(ValueError):
     """Bad user input: an unknown name, a value outside its range, a malformed file.
@@ -40,3 +45,21 @@ def _as_float(field: str, value: object) -> float:
         return float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
         raise InputError(f"{field} must be a number, got {value!r}") from None
+
+
+def unknown_name(
+    kind: str, name: str, accepted: Sequence[str], alternative: str = ""
+) -> InputError:
+    """The error for a name not in ``accepted``, with the closest names as a hint.
+
+    ``unknown_name("hardware", "h100-sx", names)`` reads ``unknown hardware 'h100-sx' (did
+    you mean 'h100-sxm'?); accepted: ...``; ``alternative`` is appended to the list (e.g.
+    ``"or a path to a config.json"``). Matching ignores case.
+    """
+    lowered = {option.lower(): option for option in accepted}
+    close = difflib.get_close_matches(name.lower(), list(lowered), n=2, cutoff=0.6)
+    hint = ""
+    if close:
+        hint = " (did you mean " + " or ".join(repr(lowered[c]) for c in close) + "?)"
+    listing = ", ".join(accepted) + (f", {alternative}" if alternative else "")
+    return InputError(f"unknown {kind} {name!r}{hint}; accepted: {listing}")

@@ -3,7 +3,9 @@
 Files hold human units, converted to SI on load: ``peak_tflops`` (1e12 FLOP/s,
 dense), ``bandwidth_gb_per_s`` (decimal GB/s, 1e9 bytes/s), ``capacity_gb``
 (decimal GB), ``link_latency_us`` (microseconds). Unknown keys are rejected by
-name; every preset must carry a ``source``.
+name; every preset must carry a ``source``. Errors name the file and the key and
+echo the value in the file's unit (``h.yaml: memory[0].bandwidth_gb_per_s must be a
+finite number > 0, got -3350``), never its SI conversion.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError
+from .errors import InputError, require_non_negative, require_positive, unknown_name
 from .paths import data_dir
 from .platform import Efficiency, Interconnect, MemoryLevel, Platform
 from .userfiles import load_user_document, names_a_path
@@ -55,13 +57,12 @@ def list_platforms() -> list[str]:
 
 
 def load_platform(name_or_path: str | Path) -> Platform:
-    """Load a preset by name (``'h100-sxm'``) or a YAML file by path."""
+    """Load a preset by name (``'h100-sxm'``, any case) or a YAML file by path."""
     path = Path(name_or_path)
     if not names_a_path(name_or_path, (".yaml", ".yml")):
-        path = hardware_dir() / f"{name_or_path}.yaml"
+        path = hardware_dir() / f"{str(name_or_path).lower()}.yaml"
         if not path.is_file():
-            names = ", ".join(list_platforms())
-            raise InputError(f"unknown hardware {str(name_or_path)!r}; accepted: {names}")
+            raise unknown_name("hardware", str(name_or_path), list_platforms())
     document = load_user_document(
         path, kind="hardware preset", max_bytes=MAX_FILE_BYTES, fmt="yaml"
     )
@@ -91,26 +92,35 @@ def platform_from_dict(document: Any, origin: str = "<dict>") -> Platform:
         memory.append(
             MemoryLevel(
                 name=str(level.get("name", f"level{index}")),
-                bandwidth_bytes_per_s=_number(level, "bandwidth_gb_per_s", where) * 1e9,
-                capacity_bytes=_number(level, "capacity_gb", where) * 1e9,
+                bandwidth_bytes_per_s=_positive(level, "bandwidth_gb_per_s", where) * 1e9,
+                capacity_bytes=_positive(level, "capacity_gb", where) * 1e9,
             )
         )
-    return Platform(
-        name=str(document["name"]),
-        display_name=str(document.get("display_name", document["name"])),
-        kind=str(document.get("kind", "gpu")),
-        source=str(document["source"]),
-        peak_flops_per_s={
-            str(dtype): _number(peaks, dtype, f"{origin}: peak_tflops") * 1e12 for dtype in peaks
+    fields = {
+        "name": str(document["name"]),
+        "display_name": str(document.get("display_name", document["name"])),
+        "kind": str(document.get("kind", "gpu")),
+        "source": str(document["source"]),
+        "peak_flops_per_s": {
+            str(dtype): _positive(peaks, dtype, f"{origin}: peak_tflops") * 1e12 for dtype in peaks
         },
-        memory=tuple(memory),
-        interconnect=_interconnect(document.get("interconnect"), origin),
-        efficiency=_efficiency(document.get("efficiency"), origin),
-        kernel_overhead_s=_optional(document, "kernel_overhead_us", origin, 0.0) * 1e-6,
-        power_w=_optional(document, "power_w", origin),
-        price_usd=_optional(document, "price_usd", origin),
-        price_usd_per_hour=_optional(document, "price_usd_per_hour", origin),
-    )
+        "memory": tuple(memory),
+        "interconnect": _interconnect(document.get("interconnect"), origin),
+        "efficiency": _efficiency(document.get("efficiency"), origin),
+        "kernel_overhead_s": _non_negative(document, "kernel_overhead_us", origin) * 1e-6,
+        "power_w": _optional(document, "power_w", origin),
+        "price_usd": _optional(document, "price_usd", origin),
+        "price_usd_per_hour": _optional(document, "price_usd_per_hour", origin),
+    }
+    return _in_file(origin, Platform, fields)
+
+
+def _in_file(where: str, build: Any, fields: dict[str, Any]) -> Any:
+    """``build(**fields)``, its `InputError` prefixed with ``where`` (the file)."""
+    try:
+        return build(**fields)
+    except InputError as error:
+        raise InputError(f"{where}: {error}") from None
 
 
 def _interconnect(section: Any, origin: str) -> Interconnect | None:
@@ -120,18 +130,28 @@ def _interconnect(section: Any, origin: str) -> Interconnect | None:
     if not isinstance(section, dict):
         raise InputError(f"{where} must be a mapping")
     _check_keys(section, INTERCONNECT_KEYS, where)
-    scaleout_bw = _optional(section, "scaleout_bandwidth_gb_per_s", where)
-    scaleout_latency = _optional(section, "scaleout_latency_us", where)
+    scaleout_bw = None
+    if section.get("scaleout_bandwidth_gb_per_s") is not None:
+        scaleout_bw = _positive(section, "scaleout_bandwidth_gb_per_s", where)
+    scaleout_latency = None
+    if section.get("scaleout_latency_us") is not None:
+        scaleout_latency = require_non_negative(
+            f"{where}.scaleout_latency_us", _number(section, "scaleout_latency_us", where)
+        )
     devices = section.get("devices_per_node", 1)
     if isinstance(devices, bool) or not isinstance(devices, int):
         raise InputError(f"{where}.devices_per_node must be an integer >= 1, got {devices!r}")
-    return Interconnect(
-        link_bandwidth_bytes_per_s=_number(section, "link_bandwidth_gb_per_s", where) * 1e9,
-        link_latency_s=_number(section, "link_latency_us", where) * 1e-6,
-        devices_per_node=devices,
-        scaleout_bandwidth_bytes_per_s=None if scaleout_bw is None else scaleout_bw * 1e9,
-        scaleout_latency_s=None if scaleout_latency is None else scaleout_latency * 1e-6,
-    )
+    fields = {
+        "link_bandwidth_bytes_per_s": _positive(section, "link_bandwidth_gb_per_s", where) * 1e9,
+        "link_latency_s": require_non_negative(
+            f"{where}.link_latency_us", _number(section, "link_latency_us", where)
+        )
+        * 1e-6,
+        "devices_per_node": devices,
+        "scaleout_bandwidth_bytes_per_s": None if scaleout_bw is None else scaleout_bw * 1e9,
+        "scaleout_latency_s": None if scaleout_latency is None else scaleout_latency * 1e-6,
+    }
+    return _in_file(origin, Interconnect, fields)
 
 
 def _efficiency(section: Any, origin: str) -> Efficiency:
@@ -141,7 +161,7 @@ def _efficiency(section: Any, origin: str) -> Efficiency:
     if not isinstance(section, dict):
         raise InputError(f"{where} must be a mapping")
     _check_keys(section, EFFICIENCY_KEYS, where)
-    return Efficiency(**{key: _number(section, key, where) for key in section})
+    return _in_file(origin, Efficiency, {key: _number(section, key, where) for key in section})
 
 
 def _check_keys(section: dict[str, Any], allowed: set[str], where: str) -> None:
@@ -152,14 +172,31 @@ def _check_keys(section: dict[str, Any], allowed: set[str], where: str) -> None:
         )
 
 
-def _number(section: dict[str, Any], key: str, where: str) -> float:
+def _number(section: dict[str, Any], key: str, where: str, label: str | None = None) -> float:
+    """``section[key]`` as a float; errors name it ``label`` (default ``where.key``)."""
     if key not in section:
         raise InputError(f"{where}: missing required key {key!r}")
     value = section[key]
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise InputError(f"{where}.{key} must be a number, got {value!r}")
+        raise InputError(f"{label or f'{where}.{key}'} must be a number, got {value!r}")
     return float(value)
 
 
-def _optional(section: dict[str, Any], key: str, where: str, default: float | None = None):
-    return _number(section, key, where) if section.get(key) is not None else default
+def _positive(section: dict[str, Any], key: str, where: str, label: str | None = None) -> float:
+    """``section[key]`` checked > 0 in the file's unit."""
+    return require_positive(label or f"{where}.{key}", _number(section, key, where, label))
+
+
+def _non_negative(section: dict[str, Any], key: str, where: str) -> float:
+    """A top-level ``key`` of file ``where`` checked >= 0 in its unit (0 when absent)."""
+    if section.get(key) is None:
+        return 0.0
+    label = f"{where}: {key}"
+    return require_non_negative(label, _number(section, key, where, label))
+
+
+def _optional(section: dict[str, Any], key: str, where: str) -> float | None:
+    """A top-level ``key`` of file ``where`` checked > 0, or None when absent."""
+    if section.get(key) is None:
+        return None
+    return _positive(section, key, where, f"{where}: {key}")

@@ -101,6 +101,18 @@ def test_bits_file_changes_weight_bytes(tmp_path, capsys):
             "tp must be in [1, 32]",
         ),
         (
+            ["predict", "--model", "llama-3.1-8b", "--hw", "h100-sxm", "--bw-scale", "-1"],
+            "--bw-scale must be a finite number > 0, got -1.0",
+        ),
+        (
+            ["predict", "--model", "llama-3.1-8b", "--hw", "h100-sxm", "--compute-eff", "1.5"],
+            "--compute-eff must be in (0, 1], got 1.5",
+        ),
+        (
+            ["predict", "--model", "llama-3.1-8b", "--hw", "h100-sx"],
+            "unknown hardware 'h100-sx' (did you mean 'h100-sxm'",
+        ),
+        (
             ["predict", "--model", "llama-3.1-8b", "--hw", "h100-sxm", "--input", "0"],
             "--input must be an integer in [1, 100000000], got 0",
         ),
@@ -151,4 +163,4 @@ def test_memory_efficiency_override_slows_memory_bound_decode(capsys):
     # The preset's memory efficiency is 0.8: at 0.4 the weight stream takes ~2x as long.
     assert 1.8 < halved / default < 2.0
     assert main([*base, "--memory-eff", "1.5"]) == 2
-    assert "efficiency.memory must be in (0, 1]" in capsys.readouterr().err
+    assert "--memory-eff must be in (0, 1], got 1.5" in capsys.readouterr().err

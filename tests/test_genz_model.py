@@ -114,8 +114,17 @@ def test_load_from_path(tmp_path):
 
 
 def test_unknown_model_name_lists_presets():
-    with pytest.raises(InputError, match="unknown model 'gpt-9'"):
+    with pytest.raises(InputError, match="unknown model 'gpt-9'") as info:
         load_model("gpt-9")
+    assert "llama-3.1-8b" in str(info.value)
+    assert "did you mean" not in str(info.value)
+
+
+def test_near_miss_model_name_gets_a_suggestion():
+    with pytest.raises(
+        InputError, match=r"unknown model 'Llama-3.1-9B' \(did you mean 'llama-3.1-8b'"
+    ):
+        load_model("Llama-3.1-9B")
 
 
 @pytest.mark.parametrize("name", list_models())

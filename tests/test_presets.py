@@ -104,5 +104,75 @@ def test_bad_yaml_gives_one_line_error(tmp_path, text, message):
 
 
 def test_unknown_preset_lists_names():
-    with pytest.raises(InputError, match=r"unknown hardware 'h1000'; accepted: .*h100-sxm"):
+    with pytest.raises(InputError, match=r"unknown hardware 'h1000' .*; accepted: .*h100-sxm"):
         load_platform("h1000")
+
+
+def test_preset_names_ignore_case():
+    assert load_platform("H100-SXM") == load_platform("h100-sxm")
+
+
+@pytest.mark.parametrize(
+    ("typed", "suggested"),
+    [
+        ("h100-sx", "'h100-sxm'"),
+        ("RTX-4909", "'rtx-4090'"),
+        ("jetson-orin-nano", "'jetson-orin-nano-8gb'"),
+    ],
+)
+def test_near_miss_preset_name_gets_a_suggestion(typed, suggested):
+    with pytest.raises(InputError, match="did you mean") as info:
+        load_platform(typed)
+    hint = str(info.value).split("did you mean ", 1)[1].split("?", 1)[0]
+    assert suggested in hint
+
+
+def test_far_miss_gets_no_suggestion():
+    with pytest.raises(InputError) as info:
+        load_platform("quantum-annealer")
+    assert "did you mean" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("replace", "message"),
+    [
+        # the value as written in the file (GB/s, TFLOP/s, us), never its SI conversion
+        (
+            ("bandwidth_gb_per_s: 1", "bandwidth_gb_per_s: -3350"),
+            "memory[0].bandwidth_gb_per_s must be a finite number > 0, got -3350.0",
+        ),
+        (("{bf16: 1}", "{bf16: 0}"), "peak_tflops.bf16 must be a finite number > 0, got 0.0"),
+        (
+            ("capacity_gb: 1", "capacity_gb: -80"),
+            "memory[0].capacity_gb must be a finite number > 0, got -80.0",
+        ),
+    ],
+)
+def test_file_errors_name_the_file_and_echo_the_files_unit(tmp_path, replace, message):
+    path = _write(tmp_path, MINIMAL.replace(*replace))
+    with pytest.raises(InputError) as info:
+        load_platform(path)
+    assert str(info.value) == f"{path}: {message}"
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ("power_w: -7\n", "power_w must be a finite number > 0, got -7.0"),
+        ("kernel_overhead_us: -2\n", "kernel_overhead_us must be a finite number >= 0, got -2.0"),
+        ("efficiency: {compute: 1.5}\n", "efficiency.compute must be in (0, 1], got 1.5"),
+        (
+            "interconnect: {link_bandwidth_gb_per_s: -450, link_latency_us: 2}\n",
+            "interconnect.link_bandwidth_gb_per_s must be a finite number > 0, got -450.0",
+        ),
+        (
+            "interconnect: {link_bandwidth_gb_per_s: 450, link_latency_us: 2, devices_per_node: 0}\n",
+            "interconnect.devices_per_node must be an integer >= 1, got 0",
+        ),
+    ],
+)
+def test_errors_of_optional_sections_name_the_file(tmp_path, extra, message):
+    path = _write(tmp_path, MINIMAL + extra)
+    with pytest.raises(InputError) as info:
+        load_platform(path)
+    assert str(info.value) == f"{path}: {message}"

@@ -1,0 +1,81 @@
+"""Bad values are reported by the flag the user typed, in the unit the user typed."""
+
+import pytest
+
+from app.cli import main
+
+MODEL_HW = ["--model", "llama-3.1-8b", "--hw", "h100-sxm"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            [
+                "disagg",
+                "--model",
+                "llama-3.1-8b",
+                "--prefill-hw",
+                "h100-sxm",
+                "--decode-hw",
+                "l4",
+                "--link-gb-per-s",
+                "-5",
+            ],
+            "--link-gb-per-s must be a finite number > 0, got -5.0",
+        ),
+        (
+            [
+                "requirements",
+                "--model",
+                "llama-3.1-8b",
+                "--base-hw",
+                "h100-sxm",
+                "--concurrency",
+                "0",
+                "--max-tpot-ms",
+                "50",
+            ],
+            "--batch must be an integer in [1, 1000000], got 0",
+        ),
+        (
+            [
+                "requirements",
+                "--model",
+                "llama-3.1-8b",
+                "--base-hw",
+                "h100-sxm",
+                "--tp",
+                "0",
+                "--max-tpot-ms",
+                "50",
+            ],
+            "--tp must be an integer in [1, 4096], got 0",
+        ),
+        (
+            ["quantize", *MODEL_HW, "--output", "0", "--max-memory-gb", "10"],
+            "--output must be an integer in [1, 100000000], got 0",
+        ),
+        (
+            ["speculate", "--draft", "qwen2.5-0.5b", *MODEL_HW, "--kvbits", "64"],
+            "--kvbits must be a number of bits in [1, 32], got 64.0",
+        ),
+        (["hw", "show", "h100-sxm", "--capacity-scale", "0"], "--capacity-scale must be a finite"),
+    ],
+)
+def test_error_names_the_flag(capsys, argv, message):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"codesign: error: {message}" or err.startswith(f"codesign: error: {message}")
+    assert len(err.splitlines()) == 1
+
+
+def test_hardware_file_error_names_the_file_and_its_unit(tmp_path, capsys):
+    path = tmp_path / "slow.yaml"
+    path.write_text(
+        "name: slow\nsource: test\npeak_tflops: {bf16: -5}\n"
+        "memory: [{name: m, bandwidth_gb_per_s: 100, capacity_gb: 8}]\n"
+    )
+    assert main(["predict", "--model", "llama-3.1-8b", "--hw", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"codesign: error: {path}: peak_tflops.bf16 must be a finite number > 0, got -5.0"
