@@ -15,7 +15,12 @@ from .scenario import Scenario
 
 @dataclass(frozen=True)
 class GridInputs:
-    """Scenario axes as broadcastable arrays (see `evaluate_grid`)."""
+    """Scenario axes as broadcastable arrays (see `evaluate_grid`).
+
+    Fields are named after the axes of `genz.axes.AXES` and hold values in their units
+    and ranges; ``chunk`` is ``prefill_chunk`` resolved (the prompt length when unset)
+    and ``weight_bits`` maps each weight group to its bits.
+    """
 
     batch: Array
     input_tokens: Array

@@ -28,6 +28,13 @@ from roofline import (
 )
 
 from .advice import capacity_suggestions, tensor_parallel_degrees
+from .axes import (
+    AXES,
+    DEFAULT_BATCH,
+    DEFAULT_BITS,
+    DEFAULT_INPUT_TOKENS,
+    DEFAULT_OUTPUT_TOKENS,
+)
 from .costing import PassCost, cost_pass, stack_broadcast
 from .graph import Array, PassShape, pass_ops
 from .inputs import GridInputs, pass_shape, scenario_inputs
@@ -311,12 +318,12 @@ def evaluate_grid(
     model: ModelConfig,
     platform: Platform,
     *,
-    batch: ArrayLike = 1,
-    input_tokens: ArrayLike = 1024,
-    output_tokens: ArrayLike = 128,
-    weight_bits: ArrayLike = 16.0,
-    activation_bits: ArrayLike = 16.0,
-    kv_bits: ArrayLike = 16.0,
+    batch: ArrayLike = DEFAULT_BATCH,
+    input_tokens: ArrayLike = DEFAULT_INPUT_TOKENS,
+    output_tokens: ArrayLike = DEFAULT_OUTPUT_TOKENS,
+    weight_bits: ArrayLike = DEFAULT_BITS,
+    activation_bits: ArrayLike = DEFAULT_BITS,
+    kv_bits: ArrayLike = DEFAULT_BITS,
     tp: ArrayLike = 1,
     pp: ArrayLike = 1,
     ep: ArrayLike = 1,
@@ -406,18 +413,9 @@ def evaluate_grid(
 
 
 def _check_grid(model: ModelConfig, values: Mapping[str, Array]) -> None:
-    limits = {
-        "batch": (1, 1e6),
-        "input_tokens": (1, 1e8),
-        "output_tokens": (1, 1e8),
-        "weight_bits": (1, 32),
-        "activation_bits": (1, 32),
-        "kv_bits": (1, 32),
-        "tp": (1, model.num_heads),
-        "pp": (1, model.num_layers),
-        "ep": (1, max(model.num_experts, 1)),
-        "dp": (1, 4096),
-    }
+    limits = {name: (AXES[name].low, AXES[name].high) for name in values}
+    limits.update(tp=(1, model.num_heads), pp=(1, model.num_layers))
+    limits["ep"] = (1, max(model.num_experts, 1))
     for name, (low, high) in limits.items():
         column = values[name]
         bad = ~np.isfinite(column) | (column < low) | (column > high)

@@ -11,12 +11,13 @@ that do read them.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
 import streamlit as st
 
-from genz import MAX_CONFIG_BYTES, ModelConfig, list_models, model_from_hf_config
+from genz import AXES, MAX_CONFIG_BYTES, ModelConfig, list_models, model_from_hf_config
 from roofline import InputError, list_platforms, load_user_upload
 
 from ..formatting import human_bytes, human_rate
@@ -32,24 +33,10 @@ WEIGHT_BITS_OPTIONS = (1.58, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 16.0, 32.0)
 ACTIVATION_BITS_OPTIONS = (4.0, 8.0, 16.0, 32.0)
 KV_BITS_OPTIONS = (2.0, 3.0, 4.0, 8.0, 16.0)
 MAX_DP = 64
+#: Widget defaults: the `Selection` defaults, which take the scenario's from `genz.AXES`.
 DEFAULTS: dict[str, Any] = {
-    "hw": "h100-sxm",
-    "compute_scale": 1.0,
-    "bw_scale": 1.0,
-    "capacity_scale": 1.0,
-    "link_bw_scale": 1.0,
-    "model": "llama-3.1-8b",
+    **{f.name: f.default for f in dataclasses.fields(Selection) if f.name != "model_json"},
     "use_case": CUSTOM_USE_CASE,
-    "batch": 1,
-    "input_tokens": 1024,
-    "output_tokens": 128,
-    "weight_bits": 16.0,
-    "activation_bits": 16.0,
-    "kv_bits": 16.0,
-    "tp": 1,
-    "pp": 1,
-    "ep": 1,
-    "dp": 1,
 }
 
 
@@ -218,14 +205,15 @@ def _scenario_widgets(bar: Any, model: ModelConfig, controls: frozenset[str]) ->
         )
     if "batch" in controls:
         bar.select_slider("Batch (concurrent requests)", BATCH_OPTIONS, key="batch")
-    if "input_tokens" in controls:
-        bar.number_input(
-            "Input tokens", min_value=1, max_value=10_000_000, step=256, key="input_tokens"
-        )
-    if "output_tokens" in controls:
-        bar.number_input(
-            "Output tokens", min_value=1, max_value=10_000_000, step=64, key="output_tokens"
-        )
+    for name, label, step in (
+        ("input_tokens", "Input tokens", 256),
+        ("output_tokens", "Output tokens", 64),
+    ):
+        if name in controls:
+            axis = AXES[name]
+            bar.number_input(
+                label, min_value=int(axis.low), max_value=int(axis.high), step=step, key=name
+            )
     weight_options = tuple(sorted({*WEIGHT_BITS_OPTIONS, model.default_weight_bits}))
     _keep_valid("weight_bits", weight_options, model.default_weight_bits)
     if "weight_bits" in controls:

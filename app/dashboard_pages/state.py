@@ -18,6 +18,10 @@ import pandas as pd
 import streamlit as st
 
 from genz import (
+    DEFAULT_BATCH,
+    DEFAULT_BITS,
+    DEFAULT_INPUT_TOKENS,
+    DEFAULT_OUTPUT_TOKENS,
     ModelConfig,
     Parallelism,
     Precision,
@@ -54,12 +58,12 @@ class Selection:
     bw_scale: float = 1.0
     capacity_scale: float = 1.0
     link_bw_scale: float = 1.0
-    batch: int = 1
-    input_tokens: int = 1024
-    output_tokens: int = 128
-    weight_bits: float = 16.0
-    activation_bits: float = 16.0
-    kv_bits: float = 16.0
+    batch: int = DEFAULT_BATCH
+    input_tokens: int = DEFAULT_INPUT_TOKENS
+    output_tokens: int = DEFAULT_OUTPUT_TOKENS
+    weight_bits: float = DEFAULT_BITS
+    activation_bits: float = DEFAULT_BITS
+    kv_bits: float = DEFAULT_BITS
     tp: int = 1
     pp: int = 1
     ep: int = 1

@@ -34,7 +34,15 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from genz import MAX_CONFIG_BYTES, ModelConfig, model_from_hf_config, models_dir
+from genz import (
+    AXES,
+    MAX_CONFIG_BYTES,
+    MESH_AXES,
+    WORKLOAD_AXES,
+    ModelConfig,
+    model_from_hf_config,
+    models_dir,
+)
 from roofline import InputError, Platform, load_platform, load_user_document
 from search.bits import parse_formats
 
@@ -59,8 +67,6 @@ TOP_KEYS = (
 HARDWARE_AXES = ("compute_scale", "bandwidth_scale", "capacity_scale", "link_bandwidth_scale")
 MODEL_AXES = ("layers", "hidden", "ffn_ratio", "heads", "kv_heads", "experts", "top_k", "vocab")
 PRECISION_AXES = ("weight_bits", "kv_bits", "activation_bits")
-MESH_AXES = ("tp", "pp", "ep", "dp")
-WORKLOAD_AXES = ("batch", "input_tokens", "output_tokens")
 #: Axis order of a design point's index vector (`DesignSpace.axes`).
 AXIS_NAMES = ("preset", *HARDWARE_AXES, *MODEL_AXES, *PRECISION_AXES, *MESH_AXES, *WORKLOAD_AXES)
 DEFAULT_BASE = {
@@ -200,12 +206,10 @@ def space_from_dict(
     model = _model(section(document.get("model") or {}, f"{origin}: model", None), base_dir)
     precision = _precision(section(document.get("precision") or {}, f"{origin}: precision", None))
     mesh_doc = section(document.get("parallelism") or {}, f"{origin}: parallelism", MESH_AXES)
-    mesh = {name: ints(mesh_doc, name, f"{origin}: parallelism", 1, 1, 4096) for name in MESH_AXES}
+    mesh = {name: scenario_axis(mesh_doc, name, f"{origin}: parallelism") for name in MESH_AXES}
     work_doc = section(document.get("workload") or {}, f"{origin}: workload", WORKLOAD_AXES)
     workload = {
-        "batch": ints(work_doc, "batch", f"{origin}: workload", 1, 1, 1_000_000),
-        "input_tokens": ints(work_doc, "input_tokens", f"{origin}: workload", 1024, 1, 1e8),
-        "output_tokens": ints(work_doc, "output_tokens", f"{origin}: workload", 128, 1, 1e8),
+        name: scenario_axis(work_doc, name, f"{origin}: workload") for name in WORKLOAD_AXES
     }
     name = document.get("name", Path(origin).stem)
     if not isinstance(name, str) or not name:
@@ -338,13 +342,20 @@ def _precision(section: dict[str, Any]) -> PrecisionSpace:
     else:
         if "formats" in section:
             raise InputError(f"{where}.formats is used only with weight_bits: ilp")
-        bits = axis(section, "weight_bits", where, 16, 1, 32, False)
+        bits = scenario_axis(section, "weight_bits", where)
     return PrecisionSpace(
         weight_bits=bits,
-        kv_bits=axis(section, "kv_bits", where, 16, 1, 32, False),
-        activation_bits=axis(section, "activation_bits", where, 16, 1, 32, False),
+        kv_bits=scenario_axis(section, "kv_bits", where),
+        activation_bits=scenario_axis(section, "activation_bits", where),
         ilp_formats=formats,
     )
+
+
+def scenario_axis(section: Mapping[str, Any], name: str, where: str) -> Values:
+    """Values of scenario axis ``name`` (`genz.AXES`: its default, range and type)."""
+    spec = AXES[name]
+    values = axis(section, name, where, spec.default, spec.low, spec.high, spec.integer)
+    return tuple(int(v) for v in values) if spec.integer else values
 
 
 def _law(section: dict[str, Any], root: Path) -> LawSpec:
