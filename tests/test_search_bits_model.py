@@ -284,7 +284,10 @@ def test_cli_writes_a_bits_file_that_predict_accepts(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("extra", "match"),
     [
-        (["--hw", "jetson-agx-orin"], "unknown hardware 'jetson-agx-orin'; accepted: "),
+        (
+            ["--hw", "jetson-agx-orin"],
+            "unknown hardware 'jetson-agx-orin' (did you mean 'jetson-agx-orin-64gb'",
+        ),
         (["--hw", "h100-sxm", "--bits", "16,7x"], "unknown format '7x'"),
         (["--hw", "h100-sxm", "--max-memory-gb", "2"], "infeasible: max-memory-gb=2 is below"),
         (["--hw", "h100-sxm", "--max-tpot-ms", "-1"], "max-tpot-ms must be > 0"),
