@@ -79,7 +79,7 @@ if TYPE_CHECKING:
         speculative_decoding,
     )
 
-__getattr__ = lazy_exports(__name__, __file__)
+__getattr__, __dir__ = lazy_exports(__name__, __file__)
 
 __all__ = [
     "AXES",

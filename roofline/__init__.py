@@ -65,7 +65,7 @@ if TYPE_CHECKING:
     )
     from .presets import list_platforms, load_platform, platform_from_dict
 
-__getattr__ = lazy_exports(__name__, __file__)
+__getattr__, __dir__ = lazy_exports(__name__, __file__)
 
 __all__ = [
     "BOUND_ORDER",

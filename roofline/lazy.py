@@ -3,8 +3,10 @@
 A face lists its heavy re-exports as ordinary ``from .module import name`` lines under
 ``if TYPE_CHECKING:`` (so type checkers, linters and readers see plain imports) and hands
 its own file to `lazy_exports`, which reads those lines and returns the module's
-``__getattr__``: ``from genz import predict`` then imports ``genz.predictor`` (and numpy)
-only when a caller asks for ``predict``. Light re-exports stay eager imports.
+``__getattr__`` and ``__dir__``: ``from genz import predict`` then imports
+``genz.predictor`` (and numpy) only when a caller asks for ``predict``. Light re-exports
+stay eager imports. A name that equals a submodule's name (``genz.economics``) must be
+an eager re-export: importing the submodule would otherwise bind the module in its place.
 """
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ from pathlib import Path
 from typing import Any
 
 
-def lazy_exports(package: str, init_file: str) -> Callable[[str], Any]:
-    """The ``__getattr__`` of ``package`` serving the names imported under ``TYPE_CHECKING``.
+def lazy_exports(
+    package: str, init_file: str
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """``__getattr__`` and ``__dir__`` of ``package`` for the names under ``TYPE_CHECKING``.
 
     Parameters
     ----------
@@ -30,10 +34,11 @@ def lazy_exports(package: str, init_file: str) -> Callable[[str], Any]:
 
     Returns
     -------
-    Callable[[str], Any]
-        Imports the module that defines a requested name, binds every name that module
-        exports onto the package (later look-ups are plain attributes) and returns it;
-        unknown names raise `AttributeError` as for any module.
+    tuple[Callable[[str], Any], Callable[[], list[str]]]
+        ``__getattr__`` imports the module that defines a requested name, binds every
+        name that module exports onto the package (later look-ups are plain attributes)
+        and returns it; unknown names raise `AttributeError` as for any module.
+        ``__dir__`` lists the loaded and the lazy names (for completion in notebooks).
     """
     sources = _type_checking_imports(Path(init_file).read_text(encoding="utf-8"))
 
@@ -47,7 +52,10 @@ def lazy_exports(package: str, init_file: str) -> Callable[[str], Any]:
                 setattr(face, exported, getattr(module, exported))
         return getattr(module, name)
 
-    return __getattr__
+    def __dir__() -> list[str]:
+        return sorted(set(vars(sys.modules[package])) | set(sources))
+
+    return __getattr__, __dir__
 
 
 def _type_checking_imports(source: str) -> dict[str, str]:
