@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from roofline import InputError
+from roofline import InputError, require_positive
 from search.codesign import (
     CONSTRAINT_FIELDS,
     METHODS,
@@ -95,13 +95,14 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
 
 
 def _search(args: argparse.Namespace) -> CodesignResult:
-    constraints = Constraints.from_human(
-        {
-            label.replace("-", "_"): getattr(args, label.replace("-", "_"))
-            for _, _, label, _, _ in CONSTRAINT_FIELDS.values()
-        },
-        origin="constraints",
-    )
+    given = {
+        label.replace("-", "_"): getattr(args, label.replace("-", "_"))
+        for _, _, label, _, _ in CONSTRAINT_FIELDS.values()
+    }
+    for dest, value in given.items():
+        if value is not None:
+            require_positive("--" + dest.replace("_", "-"), value)
+    constraints = Constraints.from_human(given, origin="constraints")
     result = search_designs(
         load_space(args.space),
         objectives=args.objective,

@@ -61,6 +61,10 @@ MODEL_HW = ["--model", "llama-3.1-8b", "--hw", "h100-sxm"]
             "--kvbits must be a number of bits in [1, 32], got 64.0",
         ),
         (["hw", "show", "h100-sxm", "--capacity-scale", "0"], "--capacity-scale must be a finite"),
+        (
+            ["search", "--space", "examples/orin_space.yaml", "--max-tpot-ms", "-1"],
+            "--max-tpot-ms must be a finite number > 0, got -1.0",
+        ),
     ],
 )
 def test_error_names_the_flag(capsys, argv, message):
@@ -79,3 +83,13 @@ def test_hardware_file_error_names_the_file_and_its_unit(tmp_path, capsys):
     assert main(["predict", "--model", "llama-3.1-8b", "--hw", str(path)]) == 2
     err = capsys.readouterr().err.strip()
     assert err == f"codesign: error: {path}: peak_tflops.bf16 must be a finite number > 0, got -5.0"
+
+
+def test_space_file_constraint_error_echoes_the_files_unit(tmp_path, capsys):
+    path = tmp_path / "space.yaml"
+    path.write_text("hardware: {presets: [h100-sxm]}\nconstraints: {max_tpot_ms: -20}\n")
+    assert main(["search", "--space", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        f"codesign: error: {path}: constraints.max_tpot_ms must be a finite number > 0, got -20"
+    )

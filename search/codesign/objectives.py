@@ -15,7 +15,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 from numpy.typing import NDArray
 
-from roofline import InputError
+from roofline import InputError, require_positive
 
 
 @dataclass(frozen=True)
@@ -152,7 +152,8 @@ class Constraints:
             name, factor = by_name[key]
             if isinstance(value, bool) or not isinstance(value, int | float):
                 raise InputError(f"{origin}.{key} must be a number > 0, got {value!r}")
-            chosen[name] = float(value) * factor
+            # checked in the unit written (ms, GB), not after conversion to SI
+            chosen[name] = require_positive(f"{origin}.{key}", value) * factor
         return cls(**chosen)
 
     def merged(self, override: Constraints) -> Constraints:
