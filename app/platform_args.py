@@ -1,7 +1,8 @@
 """The ``--hw`` option and what-if scale options shared by every command.
 
 Values are checked here, before `roofline.derive_platform`, so an error names the flag
-the user typed (``--bw-scale must be a finite number > 0, got -1.0``).
+the user typed (``--bw-scale must be a number in [0.001, 1000], got -1.0``); the scale
+factors' defaults, ranges and help come from `genz.SCALE_AXES`.
 """
 
 from __future__ import annotations
@@ -9,15 +10,17 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from genz import SCALE_AXES
+
 if TYPE_CHECKING:
     from roofline import Platform
 
-#: CLI flag -> (`roofline.derive_platform` keyword, help).
-SCALE_FLAGS = {
-    "--compute-scale": ("compute_scale", "multiply every peak"),
-    "--bw-scale": ("memory_bandwidth_scale", "multiply memory bandwidth"),
-    "--capacity-scale": ("memory_capacity_scale", "multiply capacity"),
-    "--link-bw-scale": ("link_bandwidth_scale", "multiply link bandwidth"),
+#: `genz.SCALE_AXES` name -> `roofline.derive_platform` keyword.
+DERIVE_KEYWORDS = {
+    "compute_scale": "compute_scale",
+    "bandwidth_scale": "memory_bandwidth_scale",
+    "capacity_scale": "memory_capacity_scale",
+    "link_bandwidth_scale": "link_bandwidth_scale",
 }
 #: CLI flag -> (`roofline.Efficiency` field, what it is a fraction of).
 EFFICIENCY_FLAGS = {
@@ -35,8 +38,8 @@ def add_platform_arguments(parser: argparse.ArgumentParser, required: bool = Tru
 def add_scale_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the what-if resource scale factors (each multiplies the preset's value)."""
     group = parser.add_argument_group("what-if scaling of the platform")
-    for flag, (_, help_text) in SCALE_FLAGS.items():
-        group.add_argument(flag, type=float, default=1.0, help=help_text)
+    for axis in SCALE_AXES.values():
+        group.add_argument(axis.flag, type=float, default=axis.default, help=axis.help)
     for flag, (_, what) in EFFICIENCY_FLAGS.items():
         group.add_argument(
             flag,
@@ -55,12 +58,13 @@ def platform_from_args(args: argparse.Namespace) -> Platform:
     The efficiency overrides calibrate a preset to a serving runtime (e.g. the
     bandwidth fraction your kernels reach); they replace the preset's factors.
     """
-    from roofline import derive_platform, load_platform, require_fraction, require_positive
+    from roofline import derive_platform, load_platform, require_fraction
 
-    scales = {
-        keyword: require_positive(flag, getattr(args, _dest(flag)))
-        for flag, (keyword, _) in SCALE_FLAGS.items()
-    }
+    scales = {}
+    for name, keyword in DERIVE_KEYWORDS.items():
+        axis = SCALE_AXES[name]
+        axis.check(getattr(args, axis.dest), axis.flag)
+        scales[keyword] = getattr(args, axis.dest)
     efficiency = {
         field: require_fraction(flag, getattr(args, _dest(flag)))
         for flag, (field, _) in EFFICIENCY_FLAGS.items()

@@ -26,6 +26,7 @@ from .axes import (
     DEFAULT_INPUT_TOKENS,
     DEFAULT_OUTPUT_TOKENS,
     MESH_AXES,
+    SCALE_AXES,
     WORKLOAD_AXES,
     Axis,
 )
@@ -91,6 +92,7 @@ __all__ = [
     "DEFAULT_OUTPUT_TOKENS",
     "MAX_CONFIG_BYTES",
     "MESH_AXES",
+    "SCALE_AXES",
     "WEIGHT_GROUPS",
     "WORKLOAD_AXES",
     "Axis",

@@ -1,5 +1,7 @@
 """Scenario axes, declared once: name, CLI flag, unit, type, default, accepted range, help.
 
+`SCALE_AXES` declares the what-if platform scale factors the same way.
+
 `Scenario`, `Parallelism` and `Precision` check their fields against these ranges,
 `evaluate_grid` checks its arrays against them, the CLI builds its scenario option group
 from them, the co-design space file reads its workload, precision and parallelism
@@ -31,7 +33,8 @@ class Axis:
     flag
         CLI option (``'--input'``).
     unit
-        What one unit counts (``'tokens'``, ``'bits'``, ``'devices'``, ``'requests'``).
+        What one unit counts (``'tokens'``, ``'bits'``, ``'devices'``, ``'requests'``);
+        empty for a dimensionless factor.
     integer
         Whole numbers only (tokens, batch, parallel degrees); bits may be fractional.
     default
@@ -56,7 +59,8 @@ class Axis:
         """What a valid value is, e.g. ``'an integer in [1, 1000000]'``."""
         if self.integer:
             return f"an integer in [{self.low:.0f}, {self.high:.0f}]"
-        return f"a number of {self.unit} in [{self.low:g}, {self.high:g}]"
+        of_unit = f" of {self.unit}" if self.unit else ""
+        return f"a number{of_unit} in [{self.low:g}, {self.high:g}]"
 
     @property
     def dest(self) -> str:
@@ -138,3 +142,21 @@ BITS_AXES = ("weight_bits", "activation_bits", "kv_bits")
 MESH_AXES = ("tp", "pp", "ep", "dp")
 #: The token-shape axes of a workload.
 WORKLOAD_AXES = ("batch", "input_tokens", "output_tokens")
+
+
+def _scale(name: str, flag: str, text: str) -> Axis:
+    return Axis(name, flag, "", False, 1.0, 1e-3, 1e3, text)
+
+
+#: What-if platform scale factors shared by the CLI (``--bw-scale``), the co-design space
+#: file (``hardware.bandwidth_scale``) and the dashboard, by space-file name. Each
+#: multiplies the preset's value.
+SCALE_AXES: dict[str, Axis] = {
+    axis.name: axis
+    for axis in (
+        _scale("compute_scale", "--compute-scale", "multiply every peak"),
+        _scale("bandwidth_scale", "--bw-scale", "multiply memory bandwidth"),
+        _scale("capacity_scale", "--capacity-scale", "multiply capacity"),
+        _scale("link_bandwidth_scale", "--link-bw-scale", "multiply link bandwidth"),
+    )
+}

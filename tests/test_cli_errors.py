@@ -60,7 +60,10 @@ MODEL_HW = ["--model", "llama-3.1-8b", "--hw", "h100-sxm"]
             ["speculate", "--draft", "qwen2.5-0.5b", *MODEL_HW, "--kvbits", "64"],
             "--kvbits must be a number of bits in [1, 32], got 64.0",
         ),
-        (["hw", "show", "h100-sxm", "--capacity-scale", "0"], "--capacity-scale must be a finite"),
+        (
+            ["hw", "show", "h100-sxm", "--capacity-scale", "0"],
+            "--capacity-scale must be a number in [0.001, 1000], got 0.0",
+        ),
         (
             ["search", "--space", "examples/orin_space.yaml", "--max-tpot-ms", "-1"],
             "--max-tpot-ms must be a finite number > 0, got -1.0",

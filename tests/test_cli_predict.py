@@ -102,7 +102,7 @@ def test_bits_file_changes_weight_bytes(tmp_path, capsys):
         ),
         (
             ["predict", "--model", "llama-3.1-8b", "--hw", "h100-sxm", "--bw-scale", "-1"],
-            "--bw-scale must be a finite number > 0, got -1.0",
+            "--bw-scale must be a number in [0.001, 1000], got -1.0",
         ),
         (
             ["predict", "--model", "llama-3.1-8b", "--hw", "h100-sxm", "--compute-eff", "1.5"],

@@ -6,8 +6,17 @@ import inspect
 import pytest
 
 from app.cli import build_parser
+from app.platform_args import platform_from_args
 from app.scenario_args import SCENARIO_AXES, scenario_from_args
-from genz import AXES, GridInputs, Parallelism, Precision, Scenario, evaluate_grid, load_model
+from genz import (
+    AXES,
+    SCALE_AXES,
+    Parallelism,
+    Precision,
+    Scenario,
+    evaluate_grid,
+    load_model,
+)
 from genz.inputs import GridInputs
 from roofline import InputError, load_platform
 from search.codesign import space_from_dict
@@ -141,3 +150,20 @@ def test_space_file_checks_the_same_ranges(document, message):
 def test_grid_inputs_fields_are_axis_names():
     fields = {field.name for field in dataclasses.fields(GridInputs)}
     assert fields - {"chunk"} == set(AXES) - {"prefill_chunk"}
+
+
+@pytest.mark.parametrize("name", list(SCALE_AXES))
+def test_cli_and_space_file_share_the_scale_ranges(name):
+    axis = SCALE_AXES[name]
+    assert (axis.default, axis.low, axis.high) == (1.0, 1e-3, 1e3)
+    args = build_parser({"predict"}).parse_args(
+        ["predict", "--model", "llama-3.1-8b", "--hw", "h100-sxm", axis.flag, "2000"]
+    )
+    with pytest.raises(
+        InputError, match=f"^{axis.flag} must be a number in \\[0.001, 1000\\], got 2000.0$"
+    ):
+        platform_from_args(args)
+    with pytest.raises(InputError, match=f"hardware.{name} must be in \\[0.001, 1000\\], got 2000"):
+        space_from_dict({"hardware": {"presets": ["h100-sxm"], name: 2000}})
+    space = space_from_dict({"hardware": {"presets": ["h100-sxm"]}})
+    assert getattr(space.hardware, name) == (1.0,)

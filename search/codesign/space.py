@@ -38,7 +38,9 @@ from genz import (
     AXES,
     MAX_CONFIG_BYTES,
     MESH_AXES,
+    SCALE_AXES,
     WORKLOAD_AXES,
+    Axis,
     ModelConfig,
     model_from_hf_config,
     models_dir,
@@ -64,7 +66,7 @@ TOP_KEYS = (
     "constraints",
     "sampling",
 )
-HARDWARE_AXES = ("compute_scale", "bandwidth_scale", "capacity_scale", "link_bandwidth_scale")
+HARDWARE_AXES = tuple(SCALE_AXES)
 MODEL_AXES = ("layers", "hidden", "ffn_ratio", "heads", "kv_heads", "experts", "top_k", "vocab")
 PRECISION_AXES = ("weight_bits", "kv_bits", "activation_bits")
 #: Axis order of a design point's index vector (`DesignSpace.axes`).
@@ -252,7 +254,7 @@ def _hardware(section: dict[str, Any], root: Path) -> HardwareSpace:
     names = [platform.name for platform in platforms]
     if len(set(names)) != len(names):
         raise InputError(f"{where}.presets: platform names repeat ({', '.join(names)})")
-    scales = {key: axis(section, key, where, 1.0, 1e-3, 1e3, False) for key in HARDWARE_AXES}
+    scales = {key: declared_axis(section, SCALE_AXES[key], where) for key in HARDWARE_AXES}
     devices = None
     if section.get("devices") is not None:
         devices = ints(section, "devices", where, 1, 1, 1_000_000)
@@ -353,8 +355,12 @@ def _precision(section: dict[str, Any]) -> PrecisionSpace:
 
 def scenario_axis(section: Mapping[str, Any], name: str, where: str) -> Values:
     """Values of scenario axis ``name`` (`genz.AXES`: its default, range and type)."""
-    spec = AXES[name]
-    values = axis(section, name, where, spec.default, spec.low, spec.high, spec.integer)
+    return declared_axis(section, AXES[name], where)
+
+
+def declared_axis(section: Mapping[str, Any], spec: Axis, where: str) -> Values:
+    """Values of the axis ``spec`` declares (its key, default, range and type)."""
+    values = axis(section, spec.name, where, spec.default, spec.low, spec.high, spec.integer)
     return tuple(int(v) for v in values) if spec.integer else values
 
 
