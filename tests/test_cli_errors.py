@@ -65,6 +65,10 @@ MODEL_HW = ["--model", "llama-3.1-8b", "--hw", "h100-sxm"]
             "--capacity-scale must be a number in [0.001, 1000], got 0.0",
         ),
         (
+            ["predict", *MODEL_HW, "--use-case", "chatt"],
+            "unknown use case 'chatt' (did you mean 'chat'?); accepted: chat, coding-agent",
+        ),
+        (
             ["search", "--space", "examples/orin_space.yaml", "--max-tpot-ms", "-1"],
             "--max-tpot-ms must be a finite number > 0, got -1.0",
         ),
