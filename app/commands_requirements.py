@@ -6,6 +6,7 @@ import argparse
 import dataclasses
 
 from genz import (
+    MESH_AXES,
     CostModel,
     Economics,
     ModelConfig,
@@ -35,8 +36,6 @@ from .commands_predict import precision_label
 from .formatting import human_bytes, print_json, print_key_values, print_table
 from .platform_args import add_scale_arguments, platform_from_args
 from .scenario_args import add_scenario_arguments, scenario_from_args
-
-MESH_FLAGS = ("tp", "pp", "ep", "dp")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -112,11 +111,11 @@ def _scenario(args: argparse.Namespace, model: ModelConfig) -> tuple[Scenario, b
     """The workload, and whether the user fixed the mesh."""
     for flag, value in (
         ("--batch/--concurrency", args.batch),
-        *((f"--{flag}", getattr(args, flag)) for flag in MESH_FLAGS),
+        *((f"--{flag}", getattr(args, flag)) for flag in MESH_AXES),
     ):
         if value is not None and value < 1:
             raise InputError(f"{flag} must be an integer >= 1, got {value}")
-    mesh_given = any(getattr(args, flag) is not None for flag in MESH_FLAGS)
+    mesh_given = any(getattr(args, flag) is not None for flag in MESH_AXES)
     scenario = scenario_from_args(args, model.default_weight_bits)
     if args.context_scale != 1.0:
         if not args.context_scale > 0:
