@@ -54,6 +54,21 @@ def command_of(argv: Sequence[str]) -> set[str]:
     return {argv[0]} if argv and argv[0] in COMMANDS else set()
 
 
+def flag_named(message: str, arguments: Sequence[str]) -> str:
+    """``message`` with a leading field name replaced by the flag the user typed for it.
+
+    The library names its fields (``power_fraction must be in (0, 1], got 2.0``); when
+    the command line holds the matching option (``--power-fraction``), the user reads
+    that instead. Other messages are returned unchanged.
+    """
+    field, _, rest = message.partition(" ")
+    flag = "--" + field.replace("_", "-")
+    typed = any(word == flag or word.startswith(flag + "=") for word in arguments)
+    if field.isidentifier() and rest.startswith("must ") and typed:
+        return f"{flag} {rest}"
+    return message
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the process exit code (0 ok, 2 bad input)."""
     arguments = sys.argv[1:] if argv is None else list(argv)
@@ -70,7 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as error:
         if not is_input_error(error):
             raise
-        print(f"codesign: error: {error}", file=sys.stderr)
+        print(f"codesign: error: {flag_named(str(error), arguments)}", file=sys.stderr)
         return 2
     return 0
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from app.cli import main
+from app.cli import flag_named, main
 
 MODEL_HW = ["--model", "llama-3.1-8b", "--hw", "h100-sxm"]
 
@@ -65,6 +65,24 @@ MODEL_HW = ["--model", "llama-3.1-8b", "--hw", "h100-sxm"]
             "--capacity-scale must be a number in [0.001, 1000], got 0.0",
         ),
         (
+            [
+                "requirements",
+                "--model",
+                "llama-3.1-8b",
+                "--base-hw",
+                "h100-sxm",
+                "--max-tpot-ms",
+                "50",
+                "--power-fraction",
+                "2",
+            ],
+            "--power-fraction must be in (0, 1], got 2.0",
+        ),
+        (
+            ["oicf", "--hw", "h100-sxm", "--batch=0"],
+            "--batch must be an integer in [1, 65536], got 0",
+        ),
+        (
             ["predict", *MODEL_HW, "--use-case", "chatt"],
             "unknown use case 'chatt' (did you mean 'chat'?); accepted: chat, coding-agent",
         ),
@@ -100,3 +118,18 @@ def test_space_file_constraint_error_echoes_the_files_unit(tmp_path, capsys):
     assert err == (
         f"codesign: error: {path}: constraints.max_tpot_ms must be a finite number > 0, got -20"
     )
+
+
+@pytest.mark.parametrize(
+    ("message", "arguments", "expected"),
+    [
+        ("max_scale must be in (1, 1e5], got 0.5", ["--max-scale", "0.5"], "--max-scale must be"),
+        # the field was not typed as an option: left as the library wrote it
+        ("max_scale must be in (1, 1e5], got 0.5", ["--bw-scale", "2"], "max_scale must be"),
+        # not a "<field> must ..." message
+        ("unknown hardware 'x'; accepted: a", ["--hw", "x"], "unknown hardware 'x'"),
+        ("space.yaml: batch must be in [1, 1e+06]", ["--batch", "0"], "space.yaml: batch"),
+    ],
+)
+def test_flag_named_rewrites_only_a_typed_fields_name(message, arguments, expected):
+    assert flag_named(message, arguments).startswith(expected)
