@@ -177,27 +177,24 @@ def heaviest_operator_rows(
     """Operator rows for the text table: prefill first, slowest first within a phase,
     the top `OPERATORS_PER_PHASE` of each (all with ``all_ops``); FLOP in GFLOP, bytes
     in MB (decimal), time in ms, ``share`` of the phase's summed operator time."""
-    operators = prediction.operator_rows()
-    phase_time: dict[object, float] = {}
-    for row in operators:
-        phase_time[row["phase"]] = phase_time.get(row["phase"], 0.0) + float(row["time_s"])
-    ordered = sorted(operators, key=lambda row: (row["phase"], row["time_s"]), reverse=True)
+    operators = prediction.operators()
+    phase_time: dict[str, float] = {}
+    for op in operators:
+        phase_time[op.phase] = phase_time.get(op.phase, 0.0) + op.time_s
+    ordered = sorted(operators, key=lambda op: (op.phase, op.time_s), reverse=True)
     shown: list[dict[str, object]] = []
-    per_phase: dict[object, int] = {}
-    for row in ordered:
-        per_phase[row["phase"]] = per_phase.get(row["phase"], 0) + 1
-        if not all_ops and per_phase[row["phase"]] > OPERATORS_PER_PHASE:
+    per_phase: dict[str, int] = {}
+    for op in ordered:
+        per_phase[op.phase] = per_phase.get(op.phase, 0) + 1
+        if not all_ops and per_phase[op.phase] > OPERATORS_PER_PHASE:
             continue
-        time_s = float(row["time_s"])
         values = {
-            "GFLOP": float(row["flop"]) / 1e9,
-            "MB": float(row["bytes"]) / 1e6,
-            "operational_intensity": float(row["operational_intensity"]),
-            "time_ms": time_s * 1e3,
-            "share": time_s / phase_time[row["phase"]],
+            "GFLOP": op.flop / 1e9,
+            "MB": op.bytes / 1e6,
+            "operational_intensity": op.operational_intensity,
+            "time_ms": op.time_s * 1e3,
+            "share": op.time_s / phase_time[op.phase],
         }
-        rounded = {
-            name: float(np.round(value, OPERATOR_DECIMALS[name])) for name, value in values.items()
-        }
-        shown.append({"phase": row["phase"], "name": row["name"], **rounded, "bound": row["bound"]})
+        rounded = {k: float(np.round(v, OPERATOR_DECIMALS[k])) for k, v in values.items()}
+        shown.append({"phase": op.phase, "name": op.name, **rounded, "bound": op.bound.value})
     return shown

@@ -8,20 +8,14 @@ factors' defaults, ranges and help come from `genz.SCALE_AXES`.
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+import dataclasses
+from typing import TYPE_CHECKING, Any
 
 from genz import SCALE_AXES
 
 if TYPE_CHECKING:
     from roofline import Platform
 
-#: `genz.SCALE_AXES` name -> `roofline.derive_platform` keyword.
-DERIVE_KEYWORDS = {
-    "compute_scale": "compute_scale",
-    "bandwidth_scale": "memory_bandwidth_scale",
-    "capacity_scale": "memory_capacity_scale",
-    "link_bandwidth_scale": "link_bandwidth_scale",
-}
 #: CLI flag -> (`roofline.Efficiency` field, what it is a fraction of).
 EFFICIENCY_FLAGS = {
     "--compute-eff": ("compute", "peak FLOP/s"),
@@ -60,20 +54,22 @@ def platform_from_args(args: argparse.Namespace) -> Platform:
     """
     from roofline import derive_platform, load_platform, require_fraction
 
-    scales = {}
-    for name, keyword in DERIVE_KEYWORDS.items():
-        axis = SCALE_AXES[name]
+    for axis in SCALE_AXES.values():
         axis.check(getattr(args, axis.dest), axis.flag)
-        scales[keyword] = getattr(args, axis.dest)
     efficiency = {
         field: require_fraction(flag, getattr(args, _dest(flag)))
         for flag, (field, _) in EFFICIENCY_FLAGS.items()
         if getattr(args, _dest(flag)) is not None
     }
     base = load_platform(args.hw)
-    overrides = {}
-    if efficiency:
-        import dataclasses
-
+    overrides: dict[str, Any] = {}
+    if efficiency:  # replacing a field makes a variant (named "<preset>-custom")
         overrides["efficiency"] = dataclasses.replace(base.efficiency, **efficiency)
-    return derive_platform(base, **scales, **overrides)
+    return derive_platform(
+        base,
+        compute_scale=args.compute_scale,
+        memory_bandwidth_scale=args.bw_scale,
+        memory_capacity_scale=args.capacity_scale,
+        link_bandwidth_scale=args.link_bw_scale,
+        **overrides,
+    )

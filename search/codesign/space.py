@@ -208,10 +208,10 @@ def space_from_dict(
     model = _model(section(document.get("model") or {}, f"{origin}: model", None), base_dir)
     precision = _precision(section(document.get("precision") or {}, f"{origin}: precision", None))
     mesh_doc = section(document.get("parallelism") or {}, f"{origin}: parallelism", MESH_AXES)
-    mesh = {name: scenario_axis(mesh_doc, name, f"{origin}: parallelism") for name in MESH_AXES}
+    mesh = {name: scenario_counts(mesh_doc, name, f"{origin}: parallelism") for name in MESH_AXES}
     work_doc = section(document.get("workload") or {}, f"{origin}: workload", WORKLOAD_AXES)
     workload = {
-        name: scenario_axis(work_doc, name, f"{origin}: workload") for name in WORKLOAD_AXES
+        name: scenario_counts(work_doc, name, f"{origin}: workload") for name in WORKLOAD_AXES
     }
     name = document.get("name", Path(origin).stem)
     if not isinstance(name, str) or not name:
@@ -344,24 +344,24 @@ def _precision(section: dict[str, Any]) -> PrecisionSpace:
     else:
         if "formats" in section:
             raise InputError(f"{where}.formats is used only with weight_bits: ilp")
-        bits = scenario_axis(section, "weight_bits", where)
+        bits = declared_axis(section, AXES["weight_bits"], where)
     return PrecisionSpace(
         weight_bits=bits,
-        kv_bits=scenario_axis(section, "kv_bits", where),
-        activation_bits=scenario_axis(section, "activation_bits", where),
+        kv_bits=declared_axis(section, AXES["kv_bits"], where),
+        activation_bits=declared_axis(section, AXES["activation_bits"], where),
         ilp_formats=formats,
     )
 
 
-def scenario_axis(section: Mapping[str, Any], name: str, where: str) -> Values:
-    """Values of scenario axis ``name`` (`genz.AXES`: its default, range and type)."""
-    return declared_axis(section, AXES[name], where)
+def scenario_counts(section: Mapping[str, Any], name: str, where: str) -> tuple[int, ...]:
+    """Values of whole-number scenario axis ``name`` (`genz.AXES`: its default and range)."""
+    spec = AXES[name]
+    return ints(section, name, where, spec.default, spec.low, spec.high)
 
 
 def declared_axis(section: Mapping[str, Any], spec: Axis, where: str) -> Values:
-    """Values of the axis ``spec`` declares (its key, default, range and type)."""
-    values = axis(section, spec.name, where, spec.default, spec.low, spec.high, spec.integer)
-    return tuple(int(v) for v in values) if spec.integer else values
+    """Values of the real-valued axis ``spec`` declares (its key, default and range)."""
+    return axis(section, spec.name, where, spec.default, spec.low, spec.high, spec.integer)
 
 
 def _law(section: dict[str, Any], root: Path) -> LawSpec:
