@@ -18,7 +18,6 @@ import stat
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import yaml
 
 from .errors import InputError
@@ -118,6 +117,8 @@ def _check_json_depth(text: str) -> None:
     """Raise `_TooDeep` when brackets outside strings nest beyond the limit (vectorised)."""
     if text.count("[") + text.count("{") <= MAX_NESTING_DEPTH:
         return  # too few openers to nest that deep (the common case: a config.json)
+    import numpy as np  # here: ``import roofline`` (and the CLI's start) stays numpy-free
+
     codes = np.frombuffer(_JSON_STRING.sub("", text).encode(), dtype=np.uint8)
     opens = (codes == ord("[")) | (codes == ord("{"))
     closes = (codes == ord("]")) | (codes == ord("}"))
