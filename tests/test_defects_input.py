@@ -143,8 +143,11 @@ def test_fifo_given_as_a_file_is_refused_without_blocking(tmp_path: Path) -> Non
 
 def test_wrong_data_dir_is_a_one_line_error(tmp_path: Path) -> None:
     missing = tmp_path / "nowhere"
+    # ``codesign --help`` lists the commands without reading the data folder
+    run = _cli(["--help"], timeout=120, data_dir=str(missing))
+    assert run.returncode == 0 and run.stderr == "" and "predict" in run.stdout
     for argv in (
-        ["--help"],
+        ["predict", "--help"],
         ["hw", "list"],
         ["predict", "--model", "llama-3.1-8b", "--hw", "h100-sxm"],
     ):
