@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from .commands import COMMANDS
 
@@ -54,15 +54,18 @@ def command_of(argv: Sequence[str]) -> set[str]:
     return {argv[0]} if argv and argv[0] in COMMANDS else set()
 
 
-def flag_named(message: str, arguments: Sequence[str]) -> str:
+def flag_named(
+    message: str, arguments: Sequence[str], field_flags: Mapping[str, str] | None = None
+) -> str:
     """``message`` with a leading field name replaced by the flag the user typed for it.
 
     The library names its fields (``power_fraction must be in (0, 1], got 2.0``); when
-    the command line holds the matching option (``--power-fraction``), the user reads
-    that instead. Other messages are returned unchanged.
+    the command line holds the matching option (``--power-fraction``, or the flag a
+    command maps the field to in ``field_flags``: ``draft_tokens`` -> ``--k``), the user
+    reads that instead. Other messages are returned unchanged.
     """
     field, _, rest = message.partition(" ")
-    flag = "--" + field.replace("_", "-")
+    flag = (field_flags or {}).get(field, "--" + field.replace("_", "-"))
     typed = any(word == flag or word.startswith(flag + "=") for word in arguments)
     if field.isidentifier() and rest.startswith("must ") and typed:
         return f"{flag} {rest}"
@@ -72,6 +75,7 @@ def flag_named(message: str, arguments: Sequence[str]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the process exit code (0 ok, 2 bad input)."""
     arguments = sys.argv[1:] if argv is None else list(argv)
+    args = argparse.Namespace()
     try:
         # Building a command's parser may read the presets folder, so a wrong
         # CODESIGN_DATA_DIR is an input error here too.
@@ -85,7 +89,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as error:
         if not is_input_error(error):
             raise
-        print(f"codesign: error: {flag_named(str(error), arguments)}", file=sys.stderr)
+        message = flag_named(str(error), arguments, getattr(args, "field_flags", None))
+        print(f"codesign: error: {message}", file=sys.stderr)
         return 2
     return 0
 

@@ -26,7 +26,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_platform_arguments(spec)
     add_scenario_arguments(spec)
     spec.add_argument("--json", action="store_true", help="machine-readable output")
-    spec.set_defaults(func=run_speculate)
+    # genz.speculative_decoding names these draft_tokens and acceptance_rate in its errors
+    spec.set_defaults(
+        func=run_speculate,
+        field_flags={"draft_tokens": "--k", "acceptance_rate": "--acceptance"},
+    )
 
     disagg = add_command(subparsers, "disagg")
     disagg.add_argument("--model", required=True, help="model preset or config.json")

@@ -83,6 +83,14 @@ MODEL_HW = ["--model", "llama-3.1-8b", "--hw", "h100-sxm"]
             "--batch must be an integer in [1, 65536], got 0",
         ),
         (
+            ["speculate", "--draft", "qwen2.5-0.5b", *MODEL_HW, "--k", "0"],
+            "--k must be an integer in [1, 64], got 0",
+        ),
+        (
+            ["speculate", "--draft", "qwen2.5-0.5b", *MODEL_HW, "--acceptance", "1.5"],
+            "--acceptance must be in [0, 1), got 1.5",
+        ),
+        (
             ["predict", *MODEL_HW, "--use-case", "chatt"],
             "unknown use case 'chatt' (did you mean 'chat'?); accepted: chat, coding-agent",
         ),
