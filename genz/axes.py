@@ -148,9 +148,9 @@ def _scale(name: str, flag: str, text: str) -> Axis:
     return Axis(name, flag, "", False, 1.0, 1e-3, 1e3, text)
 
 
-#: What-if platform scale factors shared by the CLI (``--bw-scale``), the co-design space
-#: file (``hardware.bandwidth_scale``) and the dashboard, by space-file name. Each
-#: multiplies the preset's value.
+#: What-if platform scale factors shared by the CLI (``--bw-scale``) and the co-design
+#: space file (``hardware.bandwidth_scale``), by space-file name. Each multiplies the
+#: preset's value.
 SCALE_AXES: dict[str, Axis] = {
     axis.name: axis
     for axis in (

@@ -15,6 +15,7 @@ from .axes import (
     DEFAULT_INPUT_TOKENS,
     DEFAULT_OUTPUT_TOKENS,
     MESH_AXES,
+    WORKLOAD_AXES,
 )
 from .params import WEIGHT_GROUPS
 
@@ -110,7 +111,7 @@ class Scenario:
     prefill_chunk: int | None = None
 
     def __post_init__(self) -> None:
-        for name in ("batch", "input_tokens", "output_tokens"):
+        for name in WORKLOAD_AXES:
             AXES[name].check(getattr(self, name))
         if self.prefill_chunk is not None:
             AXES["prefill_chunk"].check(self.prefill_chunk)
