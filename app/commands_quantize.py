@@ -221,7 +221,8 @@ def allocation_table(result: QuantizationResult) -> list[dict[str, str]]:
             per_layer.setdefault(row["layer"], {})[row["group"]] = row["format"]
     groups = list(dict.fromkeys(g for formats in per_layer.values() for g in formats))
     rows: list[dict[str, str]] = []
-    start = previous = None
+    start: int | None = None
+    previous: int | None = None
     for layer in sorted(per_layer):
         if (
             previous is not None
@@ -230,10 +231,10 @@ def allocation_table(result: QuantizationResult) -> list[dict[str, str]]:
         ):
             previous = layer
             continue
-        if start is not None:
+        if start is not None and previous is not None:
             rows.append(_layer_row(start, previous, per_layer[start], groups))
         start = previous = layer
-    if start is not None:
+    if start is not None and previous is not None:
         rows.append(_layer_row(start, previous, per_layer[start], groups))
     return rows
 

@@ -339,7 +339,7 @@ def _folds(text: str) -> int | str | None:
         ) from None
 
 
-def _format_params(params: dict[str, float]) -> str:
+def _format_params(params: Mapping[str, float]) -> str:
     return ", ".join(f"{name}={value:.4g}" for name, value in params.items())
 
 

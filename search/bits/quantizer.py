@@ -200,10 +200,10 @@ def quantize(
     names = tuple(fmt.name for fmt in formats)
     outcomes: list[Outcome] = []
     for kv_format in kv_formats:
-        costs, constants = unit_costs(model, platform, scenario, units, formats, kv_format.bits)
+        unit_cost, constants = unit_costs(model, platform, scenario, units, formats, kv_format.bits)
         problem = BitAllocationProblem(
             sens,
-            costs,
+            unit_cost,
             constants,
             budgets.budgets(),
             tuple(u.name for u in units),
@@ -217,6 +217,8 @@ def quantize(
         for k, (_, _, result) in enumerate(outcomes)
         if result.success
     ]
+    precision: Precision | None
+    prediction: Prediction | None
     if solved:
         objective, best = min(solved)
         kv_format, costs, result = outcomes[best]

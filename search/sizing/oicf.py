@@ -238,7 +238,9 @@ def _analyse(
         ).decode
         oi_at_wall = float(at_wall.total_flop()[0] / at_wall.total_bytes()[0])
     kv_prompt = float(
-        kv_cache_bytes_per_device(model, 1.0, case.input_tokens, kv_bits, 1.0, 1.0, 1.0)
+        kv_cache_bytes_per_device(
+            model, *np.array([1.0, case.input_tokens, kv_bits, 1.0, 1.0, 1.0])
+        )
     )
     weights = float(result.weights_bytes[at[batch]])
     activations = float(result.activation_bytes[at[batch]])
