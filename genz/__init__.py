@@ -46,7 +46,12 @@ from .scenario import Parallelism, Precision, Scenario
 from .use_cases import UseCase, load_use_cases, use_case
 
 if TYPE_CHECKING:
-    from .advice import capacity_suggestions, footprint_bytes, tensor_parallel_degrees
+    from .advice import (
+        capacity_suggestions,
+        footprint_bytes,
+        splits_whole_heads,
+        tensor_parallel_degrees,
+    )
     from .bits_file import (
         WeightBitsSummary,
         load_precision,
@@ -145,6 +150,7 @@ __all__ = [
     "predict",
     "scale_model",
     "speculative_decoding",
+    "splits_whole_heads",
     "summarise_weight_bits",
     "tensor_parallel_degrees",
     "use_case",

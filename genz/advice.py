@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
 from roofline import Platform
 
 from .inputs import scenario_inputs
@@ -27,12 +30,20 @@ def tensor_parallel_degrees(model: ModelConfig) -> tuple[int, ...]:
     replicated on ``tp / kv_heads`` devices: vLLM's ``QKVParallelLinear``, and the
     ``max(kv_heads / tp, 1)`` of `genz.memory`). MLA's latent KV is not split by tp.
     """
-    heads, kv_heads = model.num_heads, model.num_kv_heads
-    return tuple(
-        tp
-        for tp in range(1, heads + 1)
-        if heads % tp == 0 and (model.is_mla or kv_heads % tp == 0 or tp % kv_heads == 0)
-    )
+    heads = model.num_heads
+    candidates = np.arange(1, heads + 1)
+    whole = splits_whole_heads(candidates, heads, model.num_kv_heads, model.is_mla)
+    return tuple(int(tp) for tp in candidates[whole])
+
+
+def splits_whole_heads(
+    tp: ArrayLike, heads: ArrayLike, kv_heads: ArrayLike, is_mla: bool = False
+) -> NDArray[np.bool_]:
+    """Elementwise: does ``tp`` give every device whole heads (the rule of
+    `tensor_parallel_degrees`, for grids of designs)?"""
+    tp, heads, kv_heads = (np.asarray(a, dtype=np.int64) for a in (tp, heads, kv_heads))
+    kv_ok = (kv_heads % tp == 0) | (tp % kv_heads == 0)
+    return np.asarray((heads % tp == 0) & (kv_ok | is_mla), dtype=bool)
 
 
 def capacity_suggestions(

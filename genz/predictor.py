@@ -421,3 +421,10 @@ def _check_grid(model: ModelConfig, values: Mapping[str, Array]) -> None:
         bad = ~np.isfinite(column) | (column < low) | (column > high)
         if np.any(bad):
             raise InputError(f"{name} must be in [{low:g}, {high:g}], got {column[bad].flat[0]:g}")
+    degrees = np.asarray(tensor_parallel_degrees(model), dtype=float)
+    fractional = ~np.isin(values["tp"], degrees)
+    if np.any(fractional):
+        raise InputError(
+            f"tp = {values['tp'][fractional].flat[0]:g} splits {model.name} into fractional heads; "
+            f"accepted: {', '.join(str(int(d)) for d in degrees)}"
+        )

@@ -17,7 +17,14 @@ from typing import Any
 
 import streamlit as st
 
-from genz import AXES, MAX_CONFIG_BYTES, ModelConfig, list_models, model_from_hf_config
+from genz import (
+    AXES,
+    MAX_CONFIG_BYTES,
+    ModelConfig,
+    list_models,
+    model_from_hf_config,
+    tensor_parallel_degrees,
+)
 from roofline import InputError, list_platforms, load_user_upload
 
 from ..formatting import human_bytes, human_rate
@@ -33,6 +40,8 @@ WEIGHT_BITS_OPTIONS = (1.58, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 16.0, 32.0)
 ACTIVATION_BITS_OPTIONS = (4.0, 8.0, 16.0, 32.0)
 KV_BITS_OPTIONS = (2.0, 3.0, 4.0, 8.0, 16.0)
 MAX_DP = 64
+#: Largest TP degree offered (one 8-GPU node is the usual limit; 64 covers multi-node).
+MAX_TP_OPTION = 64
 #: Widget defaults: the `Selection` defaults, which take the scenario's from `genz.AXES`.
 DEFAULTS: dict[str, Any] = {
     **{f.name: f.default for f in dataclasses.fields(Selection) if f.name != "model_json"},
@@ -231,7 +240,12 @@ def _scenario_widgets(bar: Any, model: ModelConfig, controls: frozenset[str]) ->
         "dp": ("Data parallel (DP)", MAX_DP),
     }
     for key, (label, limit) in limits.items():
-        options = _powers_of_two(limit)
+        # TP must split the heads evenly (genz.tensor_parallel_degrees); the others halve.
+        options = (
+            tuple(d for d in tensor_parallel_degrees(model) if d <= MAX_TP_OPTION)
+            if key == "tp"
+            else _powers_of_two(limit)
+        )
         _keep_valid(key, options, 1)
         if key not in controls:
             continue

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from genz import ModelConfig, model_from_hf_config
+from genz import ModelConfig, model_from_hf_config, splits_whole_heads
 from roofline import InputError
 from scaling_law import (
     Architecture,
@@ -95,9 +95,11 @@ def architecture_fields(
 
 
 def mesh_valid(fields: Mapping[str, Array], tp: Array, pp: Array, ep: Array) -> NDArray[np.bool_]:
-    """Meshes genz can split the model over: tp <= heads, pp <= layers, ep <= experts."""
+    """Meshes genz can split the model over: whole heads per device (`genz.splits_whole_heads`),
+    pp <= layers, ep <= experts."""
     experts = np.where(fields["experts"] > 1, fields["experts"], 1.0)
-    return (tp <= fields["heads"]) & (pp <= fields["layers"]) & (ep <= experts)
+    whole_heads = splits_whole_heads(tp, fields["heads"], fields["kv_heads"])
+    return whole_heads & (pp <= fields["layers"]) & (ep <= experts)
 
 
 def law_architecture(model: ModelSpace, fields: Mapping[str, Array]) -> Architecture:
