@@ -43,6 +43,8 @@ from .memory import footprint_arrays, weight_bytes_per_device
 from .model import ModelConfig
 from .params import WEIGHT_GROUPS
 from .result import GridResult, PhaseCost, Prediction, end_to_end_s
+from .runtime import RuntimeProfile
+from .runtime_cost import physics_platform, retime, stored_bits
 from .scenario import Parallelism, Precision, Scenario
 
 CAPACITY_CODE = BOUND_ORDER.index(Bound.CAPACITY)
@@ -82,8 +84,22 @@ def _shape(model: ModelConfig, inputs: GridInputs, prefill: bool) -> PassShape:
     )
 
 
-def evaluate(model: ModelConfig, platform: Platform, inputs: GridInputs) -> CostBreakdown:
-    """Cost prefill and decode and size the footprint for every scenario in ``inputs``."""
+def evaluate(
+    model: ModelConfig,
+    platform: Platform,
+    inputs: GridInputs,
+    runtime: RuntimeProfile | None = None,
+) -> CostBreakdown:
+    """Cost prefill and decode and size the footprint for every scenario in ``inputs``.
+
+    ``runtime`` (a serving-stack profile, `genz.runtime_cost`) changes the inputs:
+    stored weight bits, the platform's fractions of peak per phase, all-reduce
+    latency, and one per-step cost operator per pass. None or ``ideal``: physics only.
+    """
+    nominal = inputs
+    if runtime is not None:  # runtime profile hook 1 of 2: stored bits, physics platform
+        inputs = stored_bits(runtime, inputs)
+        platform = physics_platform(platform) if runtime.phases else platform
     chunks = np.ceil(inputs.input_tokens / inputs.chunk)
     prefill_terms = pass_ops(model, _shape(model, inputs, prefill=True))
     decode_terms = pass_ops(model, _shape(model, inputs, prefill=False))
@@ -93,6 +109,10 @@ def evaluate(model: ModelConfig, platform: Platform, inputs: GridInputs) -> Cost
     if not (isinstance(chunks, float) and chunks == 1.0):  # (times 1.0 changes nothing)
         both = both.repeated(stack_broadcast([chunks] * split + [1.0] * (count - split))[0])
     prefill, decode = both.rows(0, split), both.rows(split, count)
+    if runtime is not None:  # runtime profile hook 2 of 2: efficiencies and step cost
+        prefill, decode = retime(
+            runtime, platform, nominal, chunks, (prefill_terms, prefill), (decode_terms, decode)
+        )
     ttft, tpot = prefill.total_s(), decode.total_s()
     footprint = footprint_arrays(model, inputs)
     shapes = {_shape_of(value) for value in (ttft, *footprint.values())}
@@ -199,8 +219,15 @@ def check_layer_bits(model: ModelConfig, precision: Precision) -> None:
         )
 
 
-def predict(model: ModelConfig, platform: Platform, scenario: Scenario) -> Prediction:
+def predict(
+    model: ModelConfig,
+    platform: Platform,
+    scenario: Scenario,
+    runtime: RuntimeProfile | None = None,
+) -> Prediction:
     """Predict one scenario with the full per-operator breakdown.
+
+    ``runtime``: a serving-stack profile (`genz.load_runtime`) applied by `evaluate`.
 
     Per-layer bit widths (``Precision.layer_bits``) are costed by evaluating each
     distinct pattern once and weighting each operator by the share of its block's
@@ -210,7 +237,10 @@ def predict(model: ModelConfig, platform: Platform, scenario: Scenario) -> Predi
     check_layer_bits(model, scenario.precision)
     patterns = layer_bit_patterns(model, scenario.precision)
     evaluations = [
-        (evaluate(model, platform, scenario_inputs(scenario, bits, scalars=True)), shares)
+        (
+            evaluate(model, platform, scenario_inputs(scenario, bits, scalars=True), runtime),
+            shares,
+        )
         for bits, shares in patterns
     ]
     # KV cache and activations do not depend on weight bits: any pattern's are the whole's.
@@ -222,6 +252,7 @@ def predict(model: ModelConfig, platform: Platform, scenario: Scenario) -> Predi
         prefill = _blend([(e.prefill, shares) for e, shares in evaluations])
         decode = _blend([(e.decode, shares) for e, shares in evaluations])
         inputs = scenario_inputs(scenario, effective_group_bits(patterns))
+        inputs = inputs if runtime is None else stored_bits(runtime, inputs)
         weights = float(
             weight_bytes_per_device(model, inputs.weight_bits, inputs.tp, inputs.ep, inputs.pp)[0]
         )
@@ -329,12 +360,14 @@ def evaluate_grid(
     ep: ArrayLike = 1,
     dp: ArrayLike = 1,
     prefill_chunk: ArrayLike | None = None,
+    runtime: RuntimeProfile | None = None,
 ) -> GridResult:
     """Vectorised prediction over broadcastable arrays of scenario axes.
 
     Returns a `GridResult` of arrays of the axes' broadcast shape (SI units): latency,
     throughput, per-device memory, the capacity verdict, per-phase FLOP and bytes and
-    integer bound codes. Uniform weight bits for every group.
+    integer bound codes. Uniform weight bits for every group. ``runtime``: a
+    serving-stack profile applied by `evaluate` (None or ``ideal``: physics only).
     """
     arrays = np.broadcast_arrays(
         *(
@@ -385,7 +418,7 @@ def evaluate_grid(
         dp=values["dp"],
         chunk=np.minimum(chunk, values["input_tokens"]),
     )
-    evaluation = evaluate(model, platform, inputs)
+    evaluation = evaluate(model, platform, inputs, runtime)
     footprint = evaluation.weights_bytes + evaluation.kv_cache_bytes + evaluation.activation_bytes
     fits = footprint <= platform.main_memory.capacity_bytes
     devices = values["tp"] * values["pp"] * values["ep"] * values["dp"]

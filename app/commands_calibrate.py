@@ -1,0 +1,105 @@
+"""``codesign calibrate``: fit a runtime profile to measured runs and write it as YAML."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+
+import numpy as np
+
+from genz import calibrate_runtime, load_formats, load_measurements, write_profile
+
+from .commands import add_command
+from .formatting import print_table
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``calibrate``."""
+    parser = add_command(subparsers, "calibrate")
+    parser.add_argument("--measurements", required=True, help="CSV in the genz.measurements schema")
+    parser.add_argument(
+        "--runtime", required=True, help="runtime whose rows are fitted (vllm, ...)"
+    )
+    parser.add_argument(
+        "--hw", help="comma-separated hardware presets to use (default: every row's)"
+    )
+    parser.add_argument("--formats", help="YAML of the runtime's weight formats (stored bits)")
+    parser.add_argument("--description", default="", help="one line stored in the profile")
+    parser.add_argument("--out", required=True, help="profile to write (.yaml)")
+    parser.set_defaults(func=run_calibrate)
+
+
+def command_line(args: argparse.Namespace) -> str:
+    """The canonical command that reproduces this calibration (stored in the profile)."""
+    parts = [
+        "codesign",
+        "calibrate",
+        "--measurements",
+        args.measurements,
+        "--runtime",
+        args.runtime,
+    ]
+    for flag, value in (("--hw", args.hw), ("--formats", args.formats)):
+        if value:
+            parts += [flag, value]
+    if args.description:
+        parts += ["--description", args.description]
+    return shlex.join([*parts, "--out", args.out])
+
+
+def _summary(label: str, errors: np.ndarray) -> dict[str, object]:
+    absolute = np.abs(errors)
+    return {
+        "error of": label,
+        "rows": errors.size,
+        "MAPE %": round(float(absolute.mean()), 1),
+        "median %": round(float(np.median(absolute)), 1),
+        "p90 %": round(float(np.quantile(absolute, 0.9)), 1),
+        "bias %": round(float(errors.mean()), 1),
+    }
+
+
+def run_calibrate(args: argparse.Namespace) -> None:
+    """Fit, report and write the profile."""
+    formats, sources = load_formats(args.formats) if args.formats else ((), {})
+    hardware = tuple(name.strip() for name in args.hw.split(",")) if args.hw else ()
+    result = calibrate_runtime(
+        load_measurements(args.measurements),
+        args.runtime,
+        hardware=hardware,
+        command=command_line(args),
+        formats=formats,
+        format_sources=sources,
+        description=args.description,
+    )
+    print(
+        f"{result.fit.rows} rows of {args.runtime} on {', '.join(sorted(set(result.data.hw)))}; "
+        f"{len(result.excluded)} faster than the efficiency-1 bound, excluded:"
+    )
+    for row, verdict in result.excluded:
+        print(
+            f"  {row.source}: {row.model} batch {row.batch} in {row.input_tokens} out "
+            f"{row.output_tokens} on {row.devices} x {row.hw}: {verdict.measured_s:.3g} s < "
+            f"bound {verdict.bound_s:.3g} s"
+        )
+    for name in result.fit.unused:
+        print(f"not fitted: {name} (no row depends on it; the physics' own model is kept)")
+    print(
+        f"\nfitted ({result.fit.message.rstrip('.')}; Jacobian condition {result.fit.condition:.3g}):"
+    )
+    print_table(
+        [
+            {"parameter": name, "value": f"{value:.4g}", "95% interval": f"{low:.4g} - {high:.4g}"}
+            for name, value in result.fit.values.items()
+            for low, high in [result.fit.intervals[name]]
+        ]
+    )
+    print("\nbatch latency error, % (bias < 0: predicted faster than measured):")
+    print_table(
+        [
+            _summary("in-sample (fitted rows)", result.errors_pct(out_of_sample=False)),
+            _summary(f"out-of-sample ({result.cv.method})", result.errors_pct(out_of_sample=True)),
+        ]
+    )
+    path = write_profile(result.document, args.out)
+    print(f"\nwrote {path}")

@@ -1,0 +1,84 @@
+"""``codesign calibrate`` as a function: filter, physics-check, fit, cross-validate."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from roofline import InputError, load_user_document
+
+from .calibration import CrossValidation, Fit, cross_validate, fit_profile
+from .calibration_data import CalibrationRows, decompose
+from .measurements import Measurement
+from .physics_check import RowCheck, check_measurements
+from .profile_io import profile_document
+from .runtime import FORMAT_KEYS, MAX_PROFILE_BYTES, WeightFormat, weight_format_from_dict
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """What `calibrate_runtime` did: rows used and excluded, the fit, its error."""
+
+    fit: Fit
+    cv: CrossValidation
+    data: CalibrationRows
+    excluded: tuple[tuple[Measurement, RowCheck], ...]
+    document: dict[str, Any]
+
+    def errors_pct(self, out_of_sample: bool, metric: str = "batch_latency_s") -> np.ndarray:
+        """Signed percentage errors (predicted vs measured) of the rows measuring ``metric``."""
+        measured = self.data.measured[metric]
+        predicted = (
+            self.cv.predicted[metric]
+            if out_of_sample
+            else self.data.predict(self.fit.profile)[metric]
+        )
+        have = np.isfinite(measured) & np.isfinite(predicted)
+        return 100 * (predicted[have] - measured[have]) / measured[have]
+
+
+def load_formats(path: str | Path) -> tuple[tuple[WeightFormat, ...], dict[str, str]]:
+    """Weight formats of a runtime (a ``weight_formats`` mapping as in a profile) and the
+    source of each."""
+    document = load_user_document(path, kind="weight formats file", max_bytes=MAX_PROFILE_BYTES)
+    if not isinstance(document, dict) or set(document) != {"weight_formats"}:
+        raise InputError(f"{path}: expected one top-level key 'weight_formats'")
+    formats, sources = [], {}
+    for name, entry in document["weight_formats"].items():
+        fmt = weight_format_from_dict(str(name), entry, f"{path}: weight_formats.{name}")
+        formats.append(fmt)
+        sources[fmt.name] = str(entry[FORMAT_KEYS[1]].get("source", ""))
+    return tuple(formats), sources
+
+
+def calibrate_runtime(
+    measurements: Sequence[Measurement],
+    runtime: str,
+    *,
+    hardware: Sequence[str] = (),
+    command: str,
+    formats: tuple[WeightFormat, ...] = (),
+    format_sources: dict[str, str] | None = None,
+    description: str = "",
+) -> Calibration:
+    """Fit profile ``runtime`` to its rows (of ``hardware`` if given), impossible rows out."""
+    chosen = [
+        row
+        for row in measurements
+        if row.runtime == runtime and (not hardware or row.hw in hardware)
+    ]
+    if not chosen:
+        names = sorted({row.runtime for row in measurements})
+        raise InputError(f"no measured row of runtime {runtime!r} (file has: {', '.join(names)})")
+    verdicts = check_measurements(chosen).rows
+    excluded = tuple((row, v) for row, v in zip(chosen, verdicts, strict=True) if v.impossible)
+    kept = [row for row, v in zip(chosen, verdicts, strict=True) if not v.impossible]
+    data = decompose(kept, formats)
+    fit = fit_profile(data, runtime, formats, description=description)
+    cv = cross_validate(data, runtime, formats)
+    document = profile_document(fit, command, cv, data, formats, format_sources or {})
+    return Calibration(fit=fit, cv=cv, data=data, excluded=excluded, document=document)

@@ -1,0 +1,281 @@
+"""Fit a runtime profile's free parameters to measured runs (``codesign calibrate``).
+
+Free parameters (both phases share the efficiencies and the per-step cost: batch
+latencies alone cannot tell a prefill step's fixed cost from a decode step's)::
+
+    compute_efficiency, memory_efficiency   fractions of the platform's peaks, (1e-3, 1]
+    step_overhead_s                         fixed cost per forward step, [0, 0.2] s
+    all_reduce_latency_s                    one small-message all-reduce, [0, 0.01] s
+    <format>.memory_efficiency_scale        per weight format other than 16 bit, [0.05, 2]
+
+Residuals are ``log(predicted / measured)`` of every measured metric (batch latency,
+TTFT, inter-token latency), minimised with ``scipy.optimize.least_squares`` under a
+soft-L1 loss (``f_scale`` 5 %: rows off by more count linearly) within the bounds.
+A parameter no row depends on (an all-reduce latency with no tp > 1 row, a format no
+row uses) is left out and reported. The fit is refused when the Jacobian of the
+residuals, columns normalised, has a condition number above `MAX_CONDITION`: the
+data then cannot separate the parameters named (batch-1 rows of one model cannot
+tell step cost from bandwidth efficiency). Intervals: 95 % from the Gauss-Newton
+covariance ``s^2 (J^T J)^-1`` with a robust residual scale ``s`` (1.4826 MAD).
+scipy is imported inside `fit_profile` only (the numerical core imports no scipy).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from roofline import InputError
+
+from .calibration_data import CalibrationRows
+from .graph import Array
+from .runtime import PhaseProfile, RuntimeProfile, WeightFormat
+
+#: Largest accepted condition number of the column-normalised Jacobian.
+MAX_CONDITION = 1e3
+#: Relative change of a prediction below which a parameter counts as unused.
+UNUSED = 1e-9
+#: (low, high, log-scaled) bounds of each kind of parameter.
+BOUNDS = {
+    "compute_efficiency": (1e-3, 1.0, True),
+    "memory_efficiency": (1e-3, 1.0, True),
+    "step_overhead_s": (0.0, 0.2, False),
+    "all_reduce_latency_s": (0.0, 0.01, False),
+    "memory_efficiency_scale": (0.05, 2.0, True),
+}
+START = {
+    "compute_efficiency": 0.5,
+    "memory_efficiency": 0.7,
+    "step_overhead_s": 1e-3,
+    "all_reduce_latency_s": 1e-5,
+    "memory_efficiency_scale": 1.0,
+}
+METRICS = ("batch_latency_s", "ttft_s", "itl_s")
+
+
+@dataclass(frozen=True)
+class Fit:
+    """Result of `fit_profile`, scipy-shaped (``success``, ``status``, ``message``)."""
+
+    profile: RuntimeProfile
+    values: dict[str, float]
+    intervals: dict[str, tuple[float, float]]
+    unused: tuple[str, ...]
+    rows: int
+    residuals: int
+    condition: float
+    success: bool
+    status: int
+    message: str
+
+
+def parameter_names(data: CalibrationRows, formats: Sequence[WeightFormat]) -> list[str]:
+    """Every candidate parameter for the rows' formats (format scales: non-16-bit only)."""
+    names = ["compute_efficiency", "memory_efficiency", "step_overhead_s", "all_reduce_latency_s"]
+    present = set(np.round(data.nominal_bits, 6).tolist())
+    for fmt in formats:
+        if fmt.nominal_bits != 16 and round(fmt.nominal_bits, 6) in present:
+            names.append(f"{fmt.name}.memory_efficiency_scale")
+    return names
+
+
+def _kind(name: str) -> str:
+    return name.split(".")[-1]
+
+
+def build_profile(
+    name: str,
+    values: dict[str, float],
+    formats: Sequence[WeightFormat],
+    description: str = "",
+) -> RuntimeProfile:
+    """A profile from parameter values; absent ones take their neutral value (no all-reduce
+    latency: the platform's ring latencies; format scale 1)."""
+    phase = PhaseProfile(
+        compute_efficiency=values["compute_efficiency"],
+        memory_efficiency=values["memory_efficiency"],
+        step_overhead_s=values["step_overhead_s"],
+    )
+    scaled = tuple(
+        dataclasses.replace(
+            fmt,
+            memory_efficiency_scale=values.get(
+                f"{fmt.name}.memory_efficiency_scale", fmt.memory_efficiency_scale
+            ),
+        )
+        for fmt in formats
+    )
+    return RuntimeProfile(
+        name=name,
+        description=description,
+        phases={"prefill": phase, "decode": phase},
+        all_reduce_latency_s=values.get("all_reduce_latency_s"),
+        weight_formats=scaled,
+    )
+
+
+def _to_values(x: Array, names: Sequence[str]) -> dict[str, float]:
+    return {
+        name: float(np.exp(v) if BOUNDS[_kind(name)][2] else v)
+        for name, v in zip(names, x, strict=True)
+    }
+
+
+def _residuals(data: CalibrationRows, profile: RuntimeProfile) -> Array:
+    predicted = data.predict(profile)
+    parts = []
+    for metric in METRICS:
+        measured = data.measured[metric]
+        have = np.isfinite(measured)
+        parts.append(np.log(predicted[metric][have] / measured[have]))
+    return np.concatenate(parts)
+
+
+def _jacobian(
+    data: CalibrationRows,
+    names: Sequence[str],
+    x: Array,
+    formats: Sequence[WeightFormat],
+    name: str,
+) -> Array:
+    """Forward-difference Jacobian of the residuals in the fitted coordinates."""
+    base = _residuals(data, build_profile(name, _to_values(x, names), formats))
+    columns = []
+    for index, parameter in enumerate(names):
+        step = 1e-4 if BOUNDS[_kind(parameter)][2] else max(1e-7, abs(x[index]) * 1e-3)
+        moved = x.copy()
+        _, high, log = BOUNDS[_kind(parameter)]
+        upper = np.log(high) if log else high
+        moved[index] = x[index] - step if x[index] + step > upper else x[index] + step
+        shifted = _residuals(data, build_profile(name, _to_values(moved, names), formats))
+        columns.append((shifted - base) / (moved[index] - x[index]))
+    return np.stack(columns, axis=1)
+
+
+def fit_profile(
+    data: CalibrationRows,
+    name: str,
+    formats: Sequence[WeightFormat] = (),
+    *,
+    check: bool = True,
+    description: str = "",
+) -> Fit:
+    """Fit the free parameters of profile ``name`` to ``data`` (rows of one runtime).
+
+    ``check=False`` skips the identifiability refusal (cross-validation folds).
+    Raises `InputError` naming the parameters the data cannot separate.
+    """
+    from scipy.optimize import least_squares
+
+    if len(data.rows) < 3:
+        raise InputError(f"calibration needs at least 3 measured rows, got {len(data.rows)}")
+    names = parameter_names(data, formats)
+    start = {key: START[_kind(key)] for key in names}
+    x0 = np.array([np.log(start[n]) if BOUNDS[_kind(n)][2] else start[n] for n in names])
+    unused = []
+    if not np.any(data.prefill.all_reduces + data.decode.all_reduces > 0):
+        unused.append("all_reduce_latency_s")  # no row runs an all-reduce (all tp 1)
+    names = [n for n in names if n not in unused]
+    x0 = np.array([np.log(start[n]) if BOUNDS[_kind(n)][2] else start[n] for n in names])
+    lower = [
+        np.log(BOUNDS[_kind(n)][0]) if BOUNDS[_kind(n)][2] else BOUNDS[_kind(n)][0] for n in names
+    ]
+    upper = [
+        np.log(BOUNDS[_kind(n)][1]) if BOUNDS[_kind(n)][2] else BOUNDS[_kind(n)][1] for n in names
+    ]
+
+    def residuals(x: Array) -> Array:
+        return _residuals(data, build_profile(name, _to_values(x, names), formats))
+
+    scale = np.array([1.0 if BOUNDS[_kind(n)][2] else 1e-3 for n in names])
+    result = least_squares(
+        residuals, x0, bounds=(lower, upper), loss="soft_l1", f_scale=0.05, x_scale=scale
+    )
+    jac = _jacobian(data, names, result.x, formats, name)
+    norms = np.linalg.norm(jac, axis=0)
+    if check and np.any(norms == 0):
+        raise InputError(f"no measured row depends on {names[int(np.argmin(norms))]}")
+    singular = np.linalg.svd(jac / np.where(norms > 0, norms, 1.0), compute_uv=False)
+    condition = float(singular[0] / singular[-1]) if singular[-1] > 0 else float("inf")
+    if check and condition > MAX_CONDITION:
+        _, _, vt = np.linalg.svd(jac / np.where(norms > 0, norms, 1.0))
+        weakest = np.argsort(-np.abs(vt[-1]))[:2]
+        involved = " and ".join(names[i] for i in sorted(weakest))
+        raise InputError(
+            f"the measurements cannot separate {involved} (Jacobian condition number "
+            f"{condition:.3g} > {MAX_CONDITION:g}): add rows that vary batch, tokens or model size"
+        )
+    values = _to_values(result.x, names)
+    raw = residuals(result.x)
+    spread = 1.4826 * float(np.median(np.abs(raw - np.median(raw))))
+    try:
+        covariance = spread**2 * np.linalg.inv(jac.T @ jac)
+        half = 1.96 * np.sqrt(np.clip(np.diag(covariance), 0, None))
+    except np.linalg.LinAlgError:
+        half = np.full(len(names), np.inf)
+    intervals = {}
+    for index, parameter in enumerate(names):
+        low, high, log = BOUNDS[_kind(parameter)]
+        ends = result.x[index] + np.array([-half[index], half[index]])
+        ends = np.exp(np.clip(ends, -50, 50)) if log else ends
+        intervals[parameter] = (
+            float(np.clip(ends[0], low, high)),
+            float(np.clip(ends[1], low, high)),
+        )
+    return Fit(
+        profile=build_profile(name, values, formats, description),
+        values=values,
+        intervals=intervals,
+        unused=tuple(unused),
+        rows=len(data.rows),
+        residuals=len(raw),
+        condition=condition,
+        success=bool(result.success),
+        status=int(result.status),
+        message=str(result.message),
+    )
+
+
+@dataclass(frozen=True)
+class CrossValidation:
+    """Out-of-sample predictions of every row: ``method`` is ``leave-one-hardware-out``
+    when the rows span two or more hardware, else ``5-fold`` (rows dealt in turn)."""
+
+    method: str
+    predicted: dict[str, Array]
+    folds: int
+
+    def ratios(self, data: CalibrationRows, metric: str = "batch_latency_s") -> Array:
+        """Measured / out-of-sample predicted, rows where both exist."""
+        measured = data.measured[metric]
+        have = np.isfinite(measured) & np.isfinite(self.predicted[metric])
+        return measured[have] / self.predicted[metric][have]
+
+
+def fold_labels(data: CalibrationRows) -> tuple[str, np.ndarray]:
+    """Fold of every row: its hardware when there are several, else ``index mod 5``."""
+    hardware = sorted(set(data.hw))
+    if len(hardware) > 1:
+        return "leave-one-hardware-out", np.array([hardware.index(hw) for hw in data.hw])
+    return "5-fold", np.arange(len(data.rows)) % 5
+
+
+def cross_validate(
+    data: CalibrationRows, name: str, formats: Sequence[WeightFormat] = ()
+) -> CrossValidation:
+    """Fit on all folds but one and predict that one, for every fold.
+
+    By construction the held-out fold's rows never enter its fit: the fit sees only
+    ``data.subset(labels != fold)``.
+    """
+    method, labels = fold_labels(data)
+    predicted = {metric: np.full(len(data.rows), np.nan) for metric in METRICS}
+    for fold in np.unique(labels):
+        train, test = data.subset(labels != fold), data.subset(labels == fold)
+        fitted = fit_profile(train, name, formats, check=False).profile
+        for metric, values in test.predict(fitted).items():
+            predicted[metric][labels == fold] = values
+    return CrossValidation(method=method, predicted=predicted, folds=len(np.unique(labels)))

@@ -1,0 +1,219 @@
+"""Measurements decomposed once, so a runtime profile's parameters can be fitted fast.
+
+Each row is costed once on the physics platform (`genz.runtime_cost.physics_platform`)
+with a *unit* profile (efficiencies 1, no step cost, no all-reduce latency). The
+resulting per-operator compute and memory times, the all-reduce wire time and
+count and the number of prefill steps turn any profile's parameters into TTFT, TPOT
+and batch latency with a few numpy operations, by the same formula
+(`genz.runtime_cost.scaled_terms`) the predictor's hook applies.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from roofline import load_platform
+
+from .graph import Array
+from .inputs import GridInputs
+from .measurements import Measurement
+from .model import load_model
+from .params import WEIGHT_GROUPS
+from .predictor import evaluate
+from .runtime import PhaseProfile, RuntimeProfile, WeightFormat
+from .runtime_cost import all_reduce_instances, scaled_terms
+
+#: Efficiency 1, no step cost, no all-reduce latency: costs what the platform allows.
+UNIT_PHASE = PhaseProfile(compute_efficiency=1.0, memory_efficiency=1.0, step_overhead_s=0.0)
+UNIT_PROFILE = RuntimeProfile(
+    name="unit", phases={"prefill": UNIT_PHASE, "decode": UNIT_PHASE}, all_reduce_latency_s=0.0
+)
+
+
+@dataclass(frozen=True)
+class PassTerms:
+    """One pass of every row at efficiency 1: arrays ``(operators, rows)`` and ``(rows,)``."""
+
+    compute_s: Array
+    memory_s: Array
+    fixed_s: Array  # interconnect and anything the profile does not scale
+    all_reduces: Array
+    steps: Array
+
+    def time_s(self, phase: PhaseProfile, scale: Array, latency_s: float) -> Array:
+        """Pass time at the phase's efficiencies (memory times ``scale``), seconds."""
+        compute, memory = scaled_terms(self.compute_s, self.memory_s, phase, scale)
+        return (
+            np.maximum(compute, memory).sum(axis=0)
+            + self.fixed_s
+            + latency_s * self.all_reduces
+            + phase.step_overhead_s * self.steps
+        )
+
+
+@dataclass(frozen=True)
+class CalibrationRows:
+    """Rows of one runtime, decomposed; measured metrics with NaN where not measured."""
+
+    rows: tuple[Measurement, ...]
+    prefill: PassTerms
+    decode: PassTerms
+    output_tokens: Array
+    nominal_bits: Array
+    hw: tuple[str, ...]
+    kinds: tuple[str, ...]
+    measured: dict[str, Array]
+
+    def subset(self, keep: Array) -> CalibrationRows:
+        """The rows where ``keep`` (boolean, per row) is true."""
+        index = np.flatnonzero(keep)
+
+        def cut(terms: PassTerms) -> PassTerms:
+            return PassTerms(
+                terms.compute_s[:, index],
+                terms.memory_s[:, index],
+                terms.fixed_s[index],
+                terms.all_reduces[index],
+                terms.steps[index],
+            )
+
+        return CalibrationRows(
+            rows=tuple(self.rows[i] for i in index),
+            prefill=cut(self.prefill),
+            decode=cut(self.decode),
+            output_tokens=self.output_tokens[index],
+            nominal_bits=self.nominal_bits[index],
+            hw=tuple(self.hw[i] for i in index),
+            kinds=tuple(self.kinds[i] for i in index),
+            measured={name: values[index] for name, values in self.measured.items()},
+        )
+
+    def predict(self, profile: RuntimeProfile) -> dict[str, Array]:
+        """TTFT, TPOT (= inter-token latency) and batch latency per row, seconds.
+
+        Device-class overrides are not applied here: every row takes the profile's
+        default phases (calibration fits one set per call).
+        """
+        scale = np.ones(len(self.rows))
+        for fmt in profile.weight_formats:
+            scale = np.where(
+                np.isclose(self.nominal_bits, fmt.nominal_bits), fmt.memory_efficiency_scale, scale
+            )
+        latency = profile.all_reduce_latency_s or 0.0
+        ttft = self.prefill.time_s(profile.phases["prefill"], scale, latency)
+        tpot = self.decode.time_s(profile.phases["decode"], scale, latency)
+        return {
+            "ttft_s": ttft,
+            "itl_s": tpot,
+            "batch_latency_s": ttft + (self.output_tokens - 1) * tpot,
+        }
+
+
+def measured_metrics(rows: Sequence[Measurement]) -> dict[str, Array]:
+    """Batch latency (from throughput when only that is given), TTFT and ITL, s."""
+
+    def column(values: list[float | None]) -> Array:
+        return np.array([np.nan if v is None else v for v in values], float)
+
+    latency = column(
+        [
+            row.batch_latency_s
+            if row.batch_latency_s is not None
+            else (
+                row.batch * row.output_tokens / row.throughput_tok_s
+                if row.throughput_tok_s is not None
+                else None
+            )
+            for row in rows
+        ]
+    )
+    return {
+        "batch_latency_s": latency,
+        "ttft_s": column([row.ttft_s for row in rows]),
+        "itl_s": column([row.itl_s for row in rows]),
+    }
+
+
+def row_inputs(rows: Sequence[Measurement]) -> GridInputs:
+    """The scenario axes of measured rows as arrays (weight bits: the row's, nominal)."""
+
+    def column(name: str) -> Array:
+        return np.array([float(getattr(row, name)) for row in rows])
+
+    tokens = column("input_tokens")
+    chunk = np.array([float(row.prefill_chunk or row.input_tokens) for row in rows])
+    bits = column("weight_bits")
+    return GridInputs(
+        batch=column("batch"),
+        input_tokens=tokens,
+        output_tokens=column("output_tokens"),
+        weight_bits={group: bits for group in WEIGHT_GROUPS},
+        activation_bits=column("activation_bits"),
+        kv_bits=column("kv_bits"),
+        tp=column("tp"),
+        pp=column("pp"),
+        ep=column("ep"),
+        dp=np.ones(len(rows)),
+        chunk=np.minimum(chunk, tokens),
+    )
+
+
+def decompose(
+    rows: Sequence[Measurement], formats: tuple[WeightFormat, ...] = ()
+) -> CalibrationRows:
+    """Cost every row once at efficiency 1 (one vectorised call per model x hardware);
+    ``formats`` say how the runtime stores each weight format (`RuntimeProfile`)."""
+    unit = dataclasses.replace(UNIT_PROFILE, weight_formats=formats)
+    groups: dict[tuple[str, str], list[int]] = {}
+    for index, row in enumerate(rows):
+        groups.setdefault((row.model, row.hw), []).append(index)
+    parts = []
+    for (model_name, hw), indices in groups.items():
+        chosen = [rows[i] for i in indices]
+        platform = load_platform(hw)
+        inputs = row_inputs(chosen)
+        evaluation = evaluate(load_model(model_name), platform, inputs, runtime=unit)
+        parts.append(
+            (indices, platform.kind, evaluation, np.ceil(inputs.input_tokens / inputs.chunk))
+        )
+    n = len(rows)
+    width = {
+        phase: max(len(getattr(e, f"{phase}_ops")) for _, _, e, _ in parts)
+        for phase in ("prefill", "decode")
+    }
+    terms = {}
+    for phase in ("prefill", "decode"):
+        compute = np.zeros((width[phase], n))
+        memory = np.zeros((width[phase], n))
+        fixed, reduces, steps = np.zeros(n), np.zeros(n), np.zeros(n)
+        for indices, _, evaluation, chunks in parts:
+            ops = getattr(evaluation, f"{phase}_ops")
+            size = len(indices)
+            for position, item in enumerate(ops):
+                if item.op.name == "runtime_step":
+                    continue
+                if item.op.collective is None:
+                    compute[position, indices] = np.broadcast_to(item.compute_s, (size,))
+                    memory[position, indices] = np.broadcast_to(item.memory_s, (size,))
+                fixed[indices] += np.broadcast_to(item.interconnect_s + item.overhead_s, (size,))
+                reduces[indices] += np.broadcast_to(all_reduce_instances(item.op), (size,))
+            steps[indices] = chunks if phase == "prefill" else np.ones(size)
+        terms[phase] = PassTerms(compute, memory, fixed, reduces, steps)
+    kinds = [""] * n
+    for indices, kind, _, _ in parts:
+        for i in indices:
+            kinds[i] = kind
+    return CalibrationRows(
+        rows=tuple(rows),
+        prefill=terms["prefill"],
+        decode=terms["decode"],
+        output_tokens=np.array([row.output_tokens for row in rows], float),
+        nominal_bits=np.array([row.weight_bits for row in rows], float),
+        hw=tuple(row.hw for row in rows),
+        kinds=tuple(kinds),
+        measured=measured_metrics(rows),
+    )

@@ -1,0 +1,97 @@
+"""Write a fitted runtime profile as YAML, every value with the command that fitted it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from roofline import InputError
+
+from .calibration import CrossValidation, Fit
+from .calibration_data import CalibrationRows
+from .runtime import PHASES, WeightFormat
+
+#: Quantiles of measured / predicted stored in a profile's accuracy block.
+LEVELS = (0.1, 0.5, 0.9)
+
+
+def _number(value: float) -> float:
+    return float(f"{value:.4g}")
+
+
+def profile_document(
+    fit: Fit,
+    command: str,
+    cv: CrossValidation,
+    data: CalibrationRows,
+    formats: tuple[WeightFormat, ...],
+    format_sources: dict[str, str],
+) -> dict[str, Any]:
+    """The YAML mapping of a fitted profile (`genz.runtime.runtime_from_dict` reads it)."""
+
+    def fitted(name: str) -> dict[str, Any]:
+        low, high = fit.intervals[name]
+        return {
+            "value": _number(fit.values[name]),
+            "interval_95": [_number(low), _number(high)],
+            "calibrated_from": command,
+        }
+
+    phase = {
+        key: fitted(key) for key in ("compute_efficiency", "memory_efficiency", "step_overhead_s")
+    }
+    document: dict[str, Any] = {"name": fit.profile.name}
+    if fit.profile.description:
+        document["description"] = fit.profile.description
+    document.update({name: phase for name in PHASES})
+    if "all_reduce_latency_s" in fit.values:
+        document["all_reduce_latency_s"] = fitted("all_reduce_latency_s")
+    if formats:
+        document["weight_formats"] = {
+            fmt.name: {
+                **{
+                    key: {"value": getattr(fmt, key), "source": format_sources[fmt.name]}
+                    for key in ("nominal_bits", "stored_bits", "embedding_bits", "lm_head_bits")
+                },
+                **(
+                    {"memory_efficiency_scale": fitted(f"{fmt.name}.memory_efficiency_scale")}
+                    if f"{fmt.name}.memory_efficiency_scale" in fit.values
+                    else {}
+                ),
+            }
+            for fmt in formats
+        }
+    ratios = cv.ratios(data)
+    document["accuracy"] = {
+        "method": cv.method,
+        "hardware": sorted(set(data.hw)),
+        "kinds": sorted(set(data.kinds)),
+        "rows": int(ratios.size),
+        "ratio_quantiles": {
+            str(level): _number(float(np.quantile(ratios, level))) for level in LEVELS
+        },
+        "calibrated_from": command,
+    }
+    return document
+
+
+class _NoAliases(yaml.SafeDumper):
+    """Safe YAML without anchors: the phases share one mapping, written out twice."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+def write_profile(document: dict[str, Any], out: str | Path) -> Path:
+    """Write ``document`` to ``out`` (a ``.yaml`` file in an existing folder), nowhere else."""
+    path = Path(out)
+    if path.suffix not in (".yaml", ".yml"):
+        raise InputError(f"--out must name a .yaml file, got {str(out)!r}")
+    if not path.parent.is_dir():
+        raise InputError(f"--out folder does not exist: {path.parent}")
+    text = yaml.dump(document, Dumper=_NoAliases, sort_keys=False, width=100)
+    path.write_text(text, encoding="utf-8")
+    return path

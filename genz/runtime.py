@@ -1,0 +1,308 @@
+"""Serving-stack (runtime) profiles: what the physics model cannot know, as data.
+
+A profile (``data/runtimes/<name>.yaml``) says, per phase (prefill, decode), the
+fraction of the platform's peak compute and memory bandwidth the runtime's kernels
+reach and the fixed cost of one forward step (scheduler, sampling, launches); the
+small-message latency of one all-reduce; how each weight format is really stored
+(effective bits of the layer weights, bits of embedding and LM head) and how much
+slower its dequantising kernels stream weights. Values may be overridden per device
+class (matched against `roofline.Platform.kind`, never a device's own numbers).
+
+Every value carries ``source:`` (a citation) or ``calibrated_from:`` (the command
+and data that fitted it). The ``ideal`` profile sets nothing: the platform preset's
+own efficiencies and kernel overheads apply, so answers stay those of the physics.
+
+YAML layout::
+
+    name: vllm
+    description: ...
+    prefill: {compute_efficiency: V, memory_efficiency: V, step_overhead_s: V}
+    decode: {compute_efficiency: V, memory_efficiency: V, step_overhead_s: V}
+    all_reduce_latency_s: V                      # optional (else ring latencies)
+    weight_formats:                              # optional
+      Q4_K_M: {nominal_bits: 4, stored_bits: V, embedding_bits: V, lm_head_bits: V,
+               memory_efficiency_scale: V}
+    device_classes: {cpu: {decode: {...}, prefill: {...}}}   # optional overrides
+    accuracy: {method: ..., hardware: [...], kinds: [...], rows: N,
+               ratio_quantiles: {"0.1": r, "0.5": r, "0.9": r}, calibrated_from: ...}
+
+where ``V`` is ``{value: x, source: "..."}`` or ``{value: x, calibrated_from:
+"...", interval_95: [lo, hi]}``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from roofline import InputError, Platform, data_dir, load_user_document
+
+#: Largest profile file read, bytes.
+MAX_PROFILE_BYTES = 200_000
+
+PHASES = ("prefill", "decode")
+PHASE_KEYS = ("compute_efficiency", "memory_efficiency", "step_overhead_s")
+FORMAT_KEYS = (
+    "nominal_bits",
+    "stored_bits",
+    "embedding_bits",
+    "lm_head_bits",
+    "memory_efficiency_scale",
+)
+TOP_KEYS = frozenset(
+    {
+        "name",
+        "description",
+        "prefill",
+        "decode",
+        "all_reduce_latency_s",
+        "weight_formats",
+        "device_classes",
+        "accuracy",
+    }
+)
+ACCURACY_KEYS = frozenset(
+    {"method", "hardware", "kinds", "rows", "ratio_quantiles", "calibrated_from"}
+)
+VALUE_KEYS = frozenset({"value", "source", "calibrated_from", "interval_95"})
+#: Accepted range of each value, inclusive.
+RANGES = {
+    "compute_efficiency": (1e-3, 1.0),
+    "memory_efficiency": (1e-3, 1.0),
+    "step_overhead_s": (0.0, 1.0),
+    "all_reduce_latency_s": (0.0, 0.1),
+    "nominal_bits": (1.0, 32.0),
+    "stored_bits": (1.0, 32.0),
+    "embedding_bits": (1.0, 32.0),
+    "lm_head_bits": (1.0, 32.0),
+    "memory_efficiency_scale": (0.05, 2.0),
+}
+
+
+@dataclass(frozen=True)
+class PhaseProfile:
+    """Achieved fractions of peak (compute, memory bandwidth) and per-step cost (s)."""
+
+    compute_efficiency: float
+    memory_efficiency: float
+    step_overhead_s: float
+
+
+@dataclass(frozen=True)
+class WeightFormat:
+    """How a runtime stores one weight format.
+
+    ``nominal_bits`` is the width users name (4 for Q4_K_M) and selects the format;
+    ``stored_bits`` the mean bits per layer weight actually stored (scales and
+    higher-precision tensors included); ``embedding_bits`` / ``lm_head_bits`` those
+    of the model-level tensors; ``memory_efficiency_scale`` multiplies the phase's
+    memory efficiency (dequantising kernels stream weights slower than 16-bit ones).
+    """
+
+    name: str
+    nominal_bits: float
+    stored_bits: float
+    embedding_bits: float
+    lm_head_bits: float
+    memory_efficiency_scale: float = 1.0
+
+
+@dataclass(frozen=True)
+class Accuracy:
+    """Cross-validated error of a profile: quantiles of measured / predicted."""
+
+    method: str
+    hardware: tuple[str, ...]
+    kinds: tuple[str, ...]
+    rows: int
+    ratio_quantiles: Mapping[float, float]
+    calibrated_from: str
+
+
+@dataclass(frozen=True)
+class RuntimeProfile:
+    """One serving stack; empty `phases` = the ``ideal`` runtime (physics only)."""
+
+    name: str
+    description: str = ""
+    phases: Mapping[str, PhaseProfile] = field(default_factory=dict)
+    all_reduce_latency_s: float | None = None
+    weight_formats: tuple[WeightFormat, ...] = ()
+    device_classes: Mapping[str, Mapping[str, PhaseProfile]] = field(default_factory=dict)
+    accuracy: Accuracy | None = None
+
+    @property
+    def is_ideal(self) -> bool:
+        """True when the profile changes nothing (today's physics)."""
+        return not self.phases and not self.weight_formats and self.all_reduce_latency_s is None
+
+    def phase(self, phase: str, platform: Platform) -> PhaseProfile:
+        """The phase's values on ``platform``: its device class's override, else the default."""
+        override = self.device_classes.get(platform.kind, {})
+        if phase in override:
+            return override[phase]
+        return self.phases[phase]
+
+    def format_for_bits(self, bits: float) -> WeightFormat | None:
+        """The weight format whose ``nominal_bits`` is ``bits``, if the profile lists one."""
+        for fmt in self.weight_formats:
+            if math.isclose(fmt.nominal_bits, bits):
+                return fmt
+        return None
+
+
+def runtimes_dir() -> Path:
+    """Folder of the shipped runtime profiles."""
+    return data_dir() / "runtimes"
+
+
+def list_runtimes() -> list[str]:
+    """Names of the shipped runtime profiles."""
+    return sorted(path.stem for path in runtimes_dir().glob("*.yaml"))
+
+
+def load_runtime(name_or_path: str | Path) -> RuntimeProfile:
+    """Load a shipped profile by name (``'vllm'``) or a YAML file by path."""
+    path = Path(name_or_path)
+    if path.suffix not in (".yaml", ".yml"):
+        path = runtimes_dir() / f"{name_or_path}.yaml"
+        if not path.is_file():
+            raise InputError(
+                f"unknown runtime {str(name_or_path)!r}; accepted: "
+                f"{', '.join(list_runtimes())} or a .yaml file"
+            )
+    document = load_user_document(
+        path, kind="runtime profile", max_bytes=MAX_PROFILE_BYTES, fmt="yaml"
+    )
+    return runtime_from_dict(document, origin=str(path))
+
+
+def runtime_from_dict(document: Any, origin: str = "<dict>") -> RuntimeProfile:
+    """Build a `RuntimeProfile` from its mapping, rejecting unknown keys by name."""
+    where = f"{origin}:"
+    _mapping(document, origin)
+    _known(document, TOP_KEYS, origin)
+    name = document.get("name")
+    if not isinstance(name, str) or not name:
+        raise InputError(f"{where} name must be a non-empty string")
+    phases = {
+        phase: _phase(document[phase], f"{origin}: {phase}")
+        for phase in PHASES
+        if phase in document
+    }
+    if len(phases) == 1:
+        missing = next(phase for phase in PHASES if phase not in phases)
+        raise InputError(f"{where} {missing} missing (give both prefill and decode, or neither)")
+    classes: dict[str, dict[str, PhaseProfile]] = {}
+    for kind, override in _mapping(
+        document.get("device_classes", {}), f"{origin}: device_classes"
+    ).items():
+        label = f"{origin}: device_classes.{kind}"
+        _known(_mapping(override, label), frozenset(PHASES), label)
+        if not phases:
+            raise InputError(f"{label}: needs default prefill and decode values")
+        classes[str(kind)] = {
+            phase: _phase(values, f"{label}.{phase}") for phase, values in override.items()
+        }
+    latency = document.get("all_reduce_latency_s")
+    if latency is not None and not phases:
+        raise InputError(f"{where} all_reduce_latency_s needs prefill and decode values")
+    formats = tuple(
+        weight_format_from_dict(str(fmt), values, f"{origin}: weight_formats.{fmt}")
+        for fmt, values in _mapping(
+            document.get("weight_formats", {}), f"{origin}: weight_formats"
+        ).items()
+    )
+    nominal = [fmt.nominal_bits for fmt in formats]
+    if len(set(nominal)) < len(nominal):
+        raise InputError(f"{origin}: weight_formats: two formats share nominal_bits")
+    return RuntimeProfile(
+        name=name,
+        description=str(document.get("description", "")),
+        phases=phases,
+        all_reduce_latency_s=None
+        if latency is None
+        else _value(latency, "all_reduce_latency_s", f"{origin}: all_reduce_latency_s"),
+        weight_formats=formats,
+        device_classes=classes,
+        accuracy=None
+        if "accuracy" not in document
+        else _accuracy(document["accuracy"], f"{origin}: accuracy"),
+    )
+
+
+def _mapping(value: Any, label: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise InputError(f"{label}: expected a mapping, got {type(value).__name__}")
+    return value
+
+
+def _known(document: Mapping[str, Any], accepted: frozenset[str], label: str) -> None:
+    unknown = sorted(set(map(str, document)) - accepted)
+    if unknown:
+        raise InputError(
+            f"{label}: unknown key {unknown[0]!r}; accepted: {', '.join(sorted(accepted))}"
+        )
+
+
+def _value(entry: Any, key: str, label: str) -> float:
+    """A value mapping's number after checking its range and provenance."""
+    _known(_mapping(entry, label), VALUE_KEYS, label)
+    if "value" not in entry:
+        raise InputError(f"{label}: missing 'value'")
+    if not ("source" in entry or "calibrated_from" in entry):
+        raise InputError(f"{label}: needs 'source' or 'calibrated_from'")
+    number = entry["value"]
+    low, high = RANGES[key]
+    if isinstance(number, bool) or not isinstance(number, int | float) or not low <= number <= high:
+        raise InputError(f"{label}: value must be a number in [{low:g}, {high:g}], got {number!r}")
+    return float(number)
+
+
+def _phase(entry: Any, label: str) -> PhaseProfile:
+    _known(_mapping(entry, label), frozenset(PHASE_KEYS), label)
+    missing = [key for key in PHASE_KEYS if key not in entry]
+    if missing:
+        raise InputError(f"{label}: missing {missing[0]!r}")
+    return PhaseProfile(**{key: _value(entry[key], key, f"{label}.{key}") for key in PHASE_KEYS})
+
+
+def weight_format_from_dict(name: str, entry: Any, label: str) -> WeightFormat:
+    _known(_mapping(entry, label), frozenset(FORMAT_KEYS), label)
+    missing = [key for key in FORMAT_KEYS[:4] if key not in entry]
+    if missing:
+        raise InputError(f"{label}: missing {missing[0]!r}")
+    values = {key: _value(entry[key], key, f"{label}.{key}") for key in FORMAT_KEYS if key in entry}
+    return WeightFormat(name=name, **values)
+
+
+def _accuracy(entry: Any, label: str) -> Accuracy:
+    _known(_mapping(entry, label), ACCURACY_KEYS, label)
+    missing = sorted(ACCURACY_KEYS - set(entry))
+    if missing:
+        raise InputError(f"{label}: missing {missing[0]!r}")
+    quantiles = _mapping(entry["ratio_quantiles"], f"{label}.ratio_quantiles")
+    parsed: dict[float, float] = {}
+    for level, ratio in quantiles.items():
+        try:
+            level_f, ratio_f = float(level), float(ratio)
+        except (TypeError, ValueError):
+            raise InputError(
+                f"{label}.ratio_quantiles: numbers expected, got {level!r}: {ratio!r}"
+            ) from None
+        if not (0 < level_f < 1 and ratio_f > 0):
+            raise InputError(
+                f"{label}.ratio_quantiles: levels must be in (0, 1) and ratios > 0, got {level!r}: {ratio!r}"
+            )
+        parsed[level_f] = ratio_f
+    return Accuracy(
+        method=str(entry["method"]),
+        hardware=tuple(map(str, entry["hardware"])),
+        kinds=tuple(map(str, entry["kinds"])),
+        rows=int(entry["rows"]),
+        ratio_quantiles=dict(sorted(parsed.items())),
+        calibrated_from=str(entry["calibrated_from"]),
+    )

@@ -1,0 +1,63 @@
+"""Intervals on predictions made with a runtime profile, from its cross-validated error.
+
+A profile's ``accuracy`` block (written by calibration) holds quantiles of
+``measured / predicted`` batch latency on rows held out of the fit (leave one
+hardware out when the data span several). An 80 % interval on a predicted time
+``t`` is ``[t q(0.1), t q(0.9)]``; on a rate (tokens/s) the reciprocal. The interval
+always contains the point estimate. A platform of a device class (`Platform.kind`)
+the runtime was never measured on is outside anything measured: no interval.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from roofline import Platform
+
+from .runtime import RuntimeProfile
+
+
+@dataclass(frozen=True)
+class Interval:
+    """``level`` interval ``[low, high]`` of a prediction (same unit), and its basis."""
+
+    level: float
+    low: float | None
+    high: float | None
+    basis: str
+
+    def to_dict(self) -> dict[str, object]:
+        """Plain mapping for JSON."""
+        return {"level": self.level, "low": self.low, "high": self.high, "basis": self.basis}
+
+
+def prediction_interval(
+    value: float, profile: RuntimeProfile, platform: Platform, *, rate: bool = False
+) -> Interval:
+    """The 80 % interval of ``value`` (a time, or a rate when ``rate``) on ``platform``."""
+    accuracy = profile.accuracy
+    if accuracy is None:
+        return Interval(
+            0.8, None, None, f"runtime {profile.name!r} carries no cross-validated error"
+        )
+    if platform.kind not in accuracy.kinds:
+        return Interval(
+            0.8,
+            None,
+            None,
+            f"outside anything measured: runtime {profile.name!r} was calibrated on "
+            f"{', '.join(accuracy.kinds)} devices only, not {platform.kind}",
+        )
+    low_ratio, high_ratio = accuracy.ratio_quantiles[0.1], accuracy.ratio_quantiles[0.9]
+    if rate:
+        low, high = value / high_ratio, value / low_ratio
+    else:
+        low, high = value * low_ratio, value * high_ratio
+    seen = "measured" if platform.name in accuracy.hardware else "not measured"
+    return Interval(
+        0.8,
+        min(low, value),
+        max(high, value),
+        f"{accuracy.method} error of {profile.name} batch latency, {accuracy.rows} rows on "
+        f"{', '.join(accuracy.hardware)}; {platform.name}: {seen}",
+    )
