@@ -89,6 +89,9 @@ class Platform:
         holds weights and the KV cache.
     kernel_overhead_s
         Fixed time added to every operator (launch / dispatch), seconds.
+    vendor
+        Maker whose software stack drives the device (``nvidia``, ``amd``, ``intel``...);
+        with ``kind`` it names the `device_class` runtime profiles key their overrides on.
     """
 
     name: str
@@ -102,6 +105,7 @@ class Platform:
     price_usd: float | None = None
     price_usd_per_hour: float | None = None
     kind: str = "gpu"
+    vendor: str = ""
     source: str = ""
 
     def __post_init__(self) -> None:
@@ -119,6 +123,11 @@ class Platform:
             value = getattr(self, label)
             if value is not None:
                 require_positive(label, value)
+
+    @property
+    def device_class(self) -> str:
+        """``vendor-kind`` (``nvidia-gpu``, ``apple-soc``), or ``kind`` without a vendor."""
+        return f"{self.vendor}-{self.kind}" if self.vendor else self.kind
 
     @property
     def main_memory(self) -> MemoryLevel:

@@ -23,6 +23,7 @@ TOP_KEYS = {
     "name",
     "display_name",
     "kind",
+    "vendor",
     "source",
     "notes",
     "peak_tflops",
@@ -100,6 +101,7 @@ def platform_from_dict(document: Any, origin: str = "<dict>") -> Platform:
         "name": str(document["name"]),
         "display_name": str(document.get("display_name", document["name"])),
         "kind": str(document.get("kind", "gpu")),
+        "vendor": str(document.get("vendor", "")),
         "source": str(document["source"]),
         "peak_flops_per_s": {
             str(dtype): _positive(peaks, dtype, f"{origin}: peak_tflops") * 1e12 for dtype in peaks
