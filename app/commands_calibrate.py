@@ -16,7 +16,9 @@ from .formatting import print_table
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``calibrate``."""
     parser = add_command(subparsers, "calibrate")
-    parser.add_argument("--measurements", required=True, help="CSV in the genz.measurements schema")
+    parser.add_argument(
+        "--measurements", required=True, nargs="+", help="CSV file(s), genz.measurements schema"
+    )
     parser.add_argument(
         "--runtime", required=True, help="runtime whose rows are fitted (vllm, ...)"
     )
@@ -31,14 +33,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def command_line(args: argparse.Namespace) -> str:
     """The canonical command that reproduces this calibration (stored in the profile)."""
-    parts = [
-        "codesign",
-        "calibrate",
-        "--measurements",
-        args.measurements,
-        "--runtime",
-        args.runtime,
-    ]
+    parts = ["codesign", "calibrate", "--measurements", *args.measurements]
+    parts += ["--runtime", args.runtime]
     for flag, value in (("--hw", args.hw), ("--formats", args.formats)):
         if value:
             parts += [flag, value]
@@ -64,7 +60,7 @@ def run_calibrate(args: argparse.Namespace) -> None:
     formats, sources = load_formats(args.formats) if args.formats else ((), {})
     hardware = tuple(name.strip() for name in args.hw.split(",")) if args.hw else ()
     result = calibrate_runtime(
-        load_measurements(args.measurements),
+        [row for path in args.measurements for row in load_measurements(path)],
         args.runtime,
         hardware=hardware,
         command=command_line(args),
@@ -73,7 +69,7 @@ def run_calibrate(args: argparse.Namespace) -> None:
         description=args.description,
     )
     print(
-        f"{result.fit.rows} rows of {args.runtime} on {', '.join(sorted(set(result.data.hw)))}; "
+        f"{result.fit.default.rows} rows of {args.runtime} on {', '.join(sorted(set(result.data.hw)))}; "
         f"{len(result.excluded)} faster than the efficiency-1 bound, excluded:"
     )
     for row, verdict in result.excluded:
@@ -82,18 +78,31 @@ def run_calibrate(args: argparse.Namespace) -> None:
             f"{row.output_tokens} on {row.devices} x {row.hw}: {verdict.measured_s:.3g} s < "
             f"bound {verdict.bound_s:.3g} s"
         )
-    for name in result.fit.unused:
-        print(f"not fitted: {name} (no row depends on it; the physics' own model is kept)")
-    print(
-        f"\nfitted ({result.fit.message.rstrip('.')}; Jacobian condition {result.fit.condition:.3g}):"
-    )
-    print_table(
-        [
-            {"parameter": name, "value": f"{value:.4g}", "95% interval": f"{low:.4g} - {high:.4g}"}
-            for name, value in result.fit.values.items()
-            for low, high in [result.fit.intervals[name]]
-        ]
-    )
+    fits = {"default (all rows)": result.fit.default, **result.fit.classes}
+    for label, fit in fits.items():
+        for name in fit.held:
+            print(f"{label}: {name} held at the default's value (its rows cannot identify it)")
+        for name in fit.unused:
+            print(
+                f"{label}: {name} not fitted (no row depends on it; the physics' own model is kept)"
+            )
+        print(
+            f"\nfitted, {label}: {fit.rows} rows ({fit.message.rstrip('.')}; "
+            f"Jacobian condition {fit.condition:.3g}):"
+        )
+        print_table(
+            [
+                {
+                    "parameter": name,
+                    "value": f"{value:.4g}",
+                    "95% interval": f"{low:.4g} - {high:.4g}",
+                }
+                for name, value in fit.values.items()
+                for low, high in [fit.intervals.get(name, (value, value))]
+            ]
+        )
+    for kind, reason in result.fit.skipped.items():
+        print(f"device class {kind}: default values kept ({reason})")
     print("\nbatch latency error, % (bias < 0: predicted faster than measured):")
     print_table(
         [

@@ -28,6 +28,7 @@ from .formatting import (
     text_table,
 )
 from .platform_args import add_platform_arguments, platform_from_args
+from .runtime_output import add_runtime_argument, intervals, print_intervals, runtime_from_args
 from .scenario_args import add_scenario_arguments, scenario_from_args
 
 
@@ -41,6 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--model", required=True, help="model preset name or path to a config.json")
     add_platform_arguments(parser)
     add_scenario_arguments(parser)
+    add_runtime_argument(parser)
     output = parser.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true", help="summary and operators as JSON")
     output.add_argument("--csv", action="store_true", help="per-operator breakdown as CSV")
@@ -80,13 +82,21 @@ def run_predict(args: argparse.Namespace) -> None:
     model = load_model(args.model)
     platform = platform_from_args(args)
     scenario = scenario_from_args(args, model.default_weight_bits)
-    prediction = predict(model, platform, scenario)
+    runtime = runtime_from_args(args)
+    prediction = predict(model, platform, scenario, runtime=runtime)
     if args.json:
-        print_json({"summary": prediction.to_dict(), "operators": prediction.operator_rows()})
+        summary = prediction.to_dict()
+        if not runtime.is_ideal:  # runtime profile: its name and 80% intervals
+            found = intervals(prediction, runtime, platform)
+            summary["runtime"] = runtime.name
+            summary["intervals"] = {key: value.to_dict() for key, value in found.items()}
+        print_json({"summary": summary, "operators": prediction.operator_rows()})
     elif args.csv:
         prediction.to_frame().to_csv(sys.stdout, index=False)
     else:
         print_prediction(prediction, model, all_ops=args.ops)
+        if not runtime.is_ideal:
+            print_intervals(prediction, runtime, platform)
 
 
 def precision_label(model: ModelConfig, precision: Precision) -> str:

@@ -1,11 +1,15 @@
-"""Validate genz predictions against published measurements (data/validation/).
+"""Validate genz predictions against published measurements, out of sample.
 
-Predicts every row of measurements.csv that the model can express, with the
-platform presets' own efficiency factors (one set per platform, never fitted per
-row), and prints per-hardware and overall mean absolute percentage error (MAPE)
-and signed bias for decode and prefill separately. Writes every row to a CSV.
+For every shipped runtime profile (vLLM, TensorRT-LLM, llama.cpp, DeepSpeed,
+DeepSpeed-MII) the rows it is calibrated from (LLM-Inference-Bench
+``normalized.csv`` and ``measurements_normalized.csv``, see `serving_accuracy`) are
+predicted out of sample (leave one hardware out: calibrated on all other hardware)
+and, separately, by uncalibrated physics (``ideal``). Prints, per runtime x hardware
+x metric and for the MoE and tp > 1 groups, the count, MAPE, median and p90
+absolute error and bias of both, then one met / missed line per acceptance target
+of issue #12. ``--out`` writes every row.
 
-Row mapping (documented assumptions):
+Row mapping of ``measurements.csv`` (used by ``convert_measurements.py``):
 - llama.cpp quantisation -> bits per weight: Q4_0 4.5, Q4_K_M 4.85, Q8_0 8.5, F16 16;
   activations and KV cache 16 bits. TensorRT-LLM FP8 -> weights, activations and KV
   cache 8 bits; FP16 -> 16.
@@ -30,9 +34,10 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+from serving_accuracy import RUNTIME_DATA, runtime_frame, summary
 
-from genz import Parallelism, Precision, Prediction, Scenario, load_model, predict
-from roofline import data_dir, load_platform
+from genz import Parallelism, Precision, Prediction, Scenario
+from roofline import load_platform
 
 HARDWARE = {
     "RTX 3070 8GB": "rtx-3070",
@@ -159,125 +164,113 @@ def predicted_value(row: pd.Series, prediction: Prediction, scenario: Scenario) 
     }[row.metric]
 
 
-def validate(measurements: pd.DataFrame) -> pd.DataFrame:
-    """One output row per measurement: prediction, error (%) or the reason skipped."""
-    rows = []
-    for _, row in measurements.iterrows():
-        scenario, reason = express(row)
-        record = {
-            "hardware": row.hardware,
-            "preset": HARDWARE.get(row.hardware, ""),
-            "model": row.model,
-            "quant": row.precision_quant,
-            "batch": row.batch,
-            "input_tokens": row.input_tokens,
-            "output_tokens": row.output_tokens,
-            "metric": row.metric,
-            "phase": PHASE_OF_METRIC[row.metric],
-            "measured": float(row.value),
-            "predicted": float("nan"),
-            "error_pct": float("nan"),
-            "skipped": reason,
-            "beats_spec": "",
-            "source": row.source,
-        }
-        if scenario is not None:
-            model = load_model(MODELS[row.model])
-            prediction = predict(model, load_platform(HARDWARE[row.hardware]), scenario)
-            predicted = predicted_value(row, prediction, scenario)
-            record["beats_spec"] = physical_limit_note(row, scenario, prediction)
-            record["predicted"] = predicted
-            # Signed error of the prediction in the row's own unit: +10 means 10% high.
-            record["error_pct"] = 100.0 * (predicted - float(row.value)) / float(row.value)
-        rows.append(record)
-    return pd.DataFrame(rows)
+#: Issue #12 acceptance: (label, row filter, target MAPE %, target |bias| % or None).
+TARGETS = (
+    (
+        "LLM-Inference-Bench vLLM + TensorRT-LLM batch latency, leave-one-hardware-out",
+        lambda f: (
+            (f.dataset == "LLM-Inference-Bench")
+            & f.runtime.isin(["vllm", "tensorrt-llm"])
+            & (f.metric == "batch latency")
+        ),
+        15.0,
+        5.0,
+    ),
+    (
+        "LLM-Inference-Bench llama.cpp batch latency, leave-one-hardware-out",
+        lambda f: (
+            (f.dataset == "LLM-Inference-Bench")
+            & (f.runtime == "llama.cpp")
+            & (f.metric == "batch latency")
+        ),
+        20.0,
+        None,
+    ),
+    (
+        "measurements.csv decode (inter-token latency), leave-one-hardware-out",
+        lambda f: (f.dataset == "measurements.csv") & (f.metric == "inter-token latency"),
+        15.0,
+        None,
+    ),
+    (
+        "measurements.csv prefill (TTFT), leave-one-hardware-out",
+        lambda f: (f.dataset == "measurements.csv") & (f.metric == "TTFT"),
+        20.0,
+        None,
+    ),
+    (
+        "MoE (Mixtral) batch latency, leave-one-hardware-out runtimes",
+        lambda f: f.moe & (f.metric == "batch latency") & (f.method == "leave-one-hardware-out"),
+        20.0,
+        None,
+    ),
+    (
+        "tp > 1 batch latency, leave-one-hardware-out runtimes",
+        lambda f: (
+            (f.tp > 1) & (f.metric == "batch latency") & (f.method == "leave-one-hardware-out")
+        ),
+        20.0,
+        None,
+    ),
+)
 
 
-def summarise(results: pd.DataFrame) -> pd.DataFrame:
-    """MAPE and signed bias per phase and hardware, plus an overall row per phase.
-
-    Errors are compared as rates: a time metric (TTFT, TPOT) is inverted first so
-    that +x% always means the prediction is x% faster than measured.
-    """
-    used = results.dropna(subset=["error_pct"]).copy()
-    time_metric = used.metric.isin(["ttft_ms", "tpot_ms"])
-    ratio = used.predicted / used.measured
-    used["rate_error_pct"] = 100.0 * ((1.0 / ratio).where(time_metric, ratio) - 1.0)
-    used["abs_error_pct"] = used.rate_error_pct.abs()
-    used["weights"] = used.quant.map(
-        lambda q: "16/8-bit float" if q in ("F16", "FP16", "FP8") else "llama.cpp quantised"
-    )
-    used["stack"] = used.source.map(
-        lambda s: "TensorRT-LLM" if "TensorRT" in s or "trtllm" in s else "llama.cpp"
-    )
-    groups = [
-        _row(phase, preset, part) for (phase, preset), part in used.groupby(["phase", "preset"])
-    ]
-    for column in ("weights", "stack"):
-        for (phase, label), part in used.groupby(["phase", column]):
-            groups.append(_row(phase, f"by {column}: {label}", part))
-    for phase, part in used.groupby("phase"):
-        groups.append(_row(phase, "OVERALL (all rows)", part))
-        groups.append(_row(phase, "OVERALL (rows within spec)", part[part.beats_spec == ""]))
-    return pd.DataFrame(groups)
-
-
-def _row(phase: str, label: str, part: pd.DataFrame) -> dict[str, object]:
-    return {
-        "phase": phase,
-        "group": label,
-        "rows": len(part),
-        "MAPE_pct": part.abs_error_pct.mean(),
-        "bias_pct": part.rate_error_pct.mean(),
-    }
+def groups(frame: pd.DataFrame) -> pd.DataFrame:
+    """Summary lines per runtime x hardware x metric, per runtime x metric, MoE, tp > 1."""
+    lines = []
+    for (runtime, hw, metric), part in frame.groupby(["runtime", "hw", "metric"]):
+        lines.append({"group": f"{runtime} / {hw}", "metric": metric, **summary(part)})
+    for (runtime, metric), part in frame.groupby(["runtime", "metric"]):
+        lines.append(
+            {"group": f"{runtime} / all ({part.method.iloc[0]})", "metric": metric, **summary(part)}
+        )
+    for label, mask in (("MoE", frame.moe), ("tp > 1", frame.tp > 1)):
+        for metric, part in frame[mask].groupby("metric"):
+            lines.append({"group": f"{label} / all runtimes", "metric": metric, **summary(part)})
+    return pd.DataFrame(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=data_dir() / "validation" / "measurements.csv")
-    parser.add_argument(
-        "--out", type=Path, default=Path("validation_rows.csv"), help="CSV of every row"
-    )
+    parser.add_argument("--out", type=Path, default=None, help="CSV of every row and metric")
     args = parser.parse_args(argv)
-    results = validate(pd.read_csv(args.data, dtype={"batch": str}))
-    summary = summarise(results)
-    pd.set_option("display.width", 200)
-    print("Per-row results (error: + means the prediction is faster than measured):")
-    shown = results.assign(rate=results.predicted / results.measured)
-    print(
-        shown[
-            [
-                "preset",
-                "model",
-                "quant",
-                "batch",
-                "input_tokens",
-                "output_tokens",
-                "metric",
-                "measured",
-                "predicted",
-                "error_pct",
-            ]
-        ]
-        .round(2)
-        .to_string(index=False)
-    )
-    beyond = results[results.beats_spec != ""]
-    print(
-        f"\n{len(beyond)} rows beat the spec-sheet roofline (efficiency 1), so no roofline model can match them:"
-    )
-    for _, row in beyond.iterrows():
+    frames = []
+    for runtime in RUNTIME_DATA:
+        frame, excluded = runtime_frame(runtime)
         print(
-            f"  {row.preset} {row.model} {row.quant} {row.metric} {row.measured:g}: {row.beats_spec}"
+            f"{runtime}: {frame[frame.metric == 'batch latency'].shape[0]} batch-latency rows "
+            f"and {frame[frame.metric != 'batch latency'].source.nunique()} rows of other metrics "
+            f"scored ({frame.method.iloc[0]}); {len(excluded)} rows faster than the "
+            "efficiency-1 bound excluded"
+            + ("".join(f"\n    {row.source}" for row in excluded) if excluded else "")
         )
-    skipped = results[results.skipped != ""]
-    print(f"\nSkipped {len(skipped)} of {len(results)} rows:")
-    for reason, count in skipped.skipped.value_counts().items():
-        print(f"  {count:3d}  {reason}")
-    print("\nMAPE and signed bias (rates; + = predicted faster than measured):")
-    print(summary.round(1).to_string(index=False))
-    results.to_csv(args.out, index=False)
-    print(f"\nwrote {args.out}")
+        frames.append(frame)
+    frame = pd.concat(frames, ignore_index=True)
+    table = groups(frame)
+    pd.set_option("display.width", 250)
+    pd.set_option("display.max_rows", 500)
+    print(
+        "\nSigned errors 100 (predicted - measured) / measured, %; out-of-sample = calibrated "
+        "without the row's hardware (5-fold where a runtime has one hardware); ideal = "
+        "uncalibrated physics:"
+    )
+    print(table.to_string(index=False, float_format=lambda value: f"{value:6.1f}"))
+    print("\nAcceptance (issue #12):")
+    for label, select, mape_target, bias_target in TARGETS:
+        part = frame[select(frame)]
+        line = summary(part)
+        mape, bias = line["out-of-sample MAPE"], line["out-of-sample bias"]
+        met = mape < mape_target and (bias_target is None or abs(bias) < bias_target)
+        wanted = f"MAPE < {mape_target:g}%" + (
+            f", |bias| < {bias_target:g}%" if bias_target else ""
+        )
+        print(
+            f"  {'MET   ' if met else 'MISSED'} {label}: {len(part)} rows, MAPE {mape:.1f}%, "
+            f"bias {bias:+.1f}% (target {wanted}; ideal MAPE {line['ideal MAPE']:.1f}%)"
+        )
+    if args.out is not None:
+        frame.to_csv(args.out, index=False)
+        print(f"\nwrote {args.out}")
     return 0
 
 

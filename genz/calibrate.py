@@ -11,8 +11,8 @@ import numpy as np
 
 from roofline import InputError, load_user_document
 
-from .calibration import CrossValidation, Fit, cross_validate, fit_profile
 from .calibration_data import CalibrationRows, decompose
+from .cross_validation import CrossValidation, RuntimeFit, cross_validate, fit_runtime
 from .measurements import Measurement
 from .physics_check import RowCheck, check_measurements
 from .profile_io import profile_document
@@ -23,7 +23,7 @@ from .runtime import FORMAT_KEYS, MAX_PROFILE_BYTES, WeightFormat, weight_format
 class Calibration:
     """What `calibrate_runtime` did: rows used and excluded, the fit, its error."""
 
-    fit: Fit
+    fit: RuntimeFit
     cv: CrossValidation
     data: CalibrationRows
     excluded: tuple[tuple[Measurement, RowCheck], ...]
@@ -78,7 +78,7 @@ def calibrate_runtime(
     excluded = tuple((row, v) for row, v in zip(chosen, verdicts, strict=True) if v.impossible)
     kept = [row for row, v in zip(chosen, verdicts, strict=True) if not v.impossible]
     data = decompose(kept, formats)
-    fit = fit_profile(data, runtime, formats, description=description)
+    fit = fit_runtime(data, runtime, formats, description=description)
     cv = cross_validate(data, runtime, formats)
     document = profile_document(fit, command, cv, data, formats, format_sources or {})
     return Calibration(fit=fit, cv=cv, data=data, excluded=excluded, document=document)

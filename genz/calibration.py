@@ -23,7 +23,7 @@ scipy is imported inside `fit_profile` only (the numerical core imports no scipy
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -64,6 +64,7 @@ class Fit:
     values: dict[str, float]
     intervals: dict[str, tuple[float, float]]
     unused: tuple[str, ...]
+    held: tuple[str, ...]
     rows: int
     residuals: int
     condition: float
@@ -124,6 +125,10 @@ def _to_values(x: Array, names: Sequence[str]) -> dict[str, float]:
     }
 
 
+def _to_coordinates(values: Mapping[str, float], names: Sequence[str]) -> Array:
+    return np.array([np.log(values[n]) if BOUNDS[_kind(n)][2] else values[n] for n in names], float)
+
+
 def _residuals(data: CalibrationRows, profile: RuntimeProfile) -> Array:
     predicted = data.predict(profile)
     parts = []
@@ -134,24 +139,19 @@ def _residuals(data: CalibrationRows, profile: RuntimeProfile) -> Array:
     return np.concatenate(parts)
 
 
-def _jacobian(
-    data: CalibrationRows,
-    names: Sequence[str],
-    x: Array,
-    formats: Sequence[WeightFormat],
-    name: str,
-) -> Array:
-    """Forward-difference Jacobian of the residuals in the fitted coordinates."""
-    base = _residuals(data, build_profile(name, _to_values(x, names), formats))
+def _jacobian(residuals: Callable[[Array], Array], x: Array, names: Sequence[str]) -> Array:
+    """Forward-difference Jacobian of ``residuals`` in the fitted coordinates (a step
+    back from an upper bound)."""
+    base = residuals(x)
     columns = []
     for index, parameter in enumerate(names):
-        step = 1e-4 if BOUNDS[_kind(parameter)][2] else max(1e-7, abs(x[index]) * 1e-3)
-        moved = x.copy()
         _, high, log = BOUNDS[_kind(parameter)]
-        upper = np.log(high) if log else high
-        moved[index] = x[index] - step if x[index] + step > upper else x[index] + step
-        shifted = _residuals(data, build_profile(name, _to_values(moved, names), formats))
-        columns.append((shifted - base) / (moved[index] - x[index]))
+        step = 1e-4 if log else max(1e-7, abs(x[index]) * 1e-3)
+        if x[index] + step > (np.log(high) if log else high):
+            step = -step
+        moved = x.copy()
+        moved[index] += step
+        columns.append((residuals(moved) - base) / step)
     return np.stack(columns, axis=1)
 
 
@@ -160,11 +160,13 @@ def fit_profile(
     name: str,
     formats: Sequence[WeightFormat] = (),
     *,
+    held: Mapping[str, float] | None = None,
     check: bool = True,
     description: str = "",
 ) -> Fit:
     """Fit the free parameters of profile ``name`` to ``data`` (rows of one runtime).
 
+    ``held`` parameters keep the values given (not fitted, no interval).
     ``check=False`` skips the identifiability refusal (cross-validation folds).
     Raises `InputError` naming the parameters the data cannot separate.
     """
@@ -172,48 +174,43 @@ def fit_profile(
 
     if len(data.rows) < 3:
         raise InputError(f"calibration needs at least 3 measured rows, got {len(data.rows)}")
-    names = parameter_names(data, formats)
-    start = {key: START[_kind(key)] for key in names}
-    x0 = np.array([np.log(start[n]) if BOUNDS[_kind(n)][2] else start[n] for n in names])
+    held = dict(held or {})
     unused = []
     if not np.any(data.prefill.all_reduces + data.decode.all_reduces > 0):
         unused.append("all_reduce_latency_s")  # no row runs an all-reduce (all tp 1)
-    names = [n for n in names if n not in unused]
-    x0 = np.array([np.log(start[n]) if BOUNDS[_kind(n)][2] else start[n] for n in names])
-    lower = [
-        np.log(BOUNDS[_kind(n)][0]) if BOUNDS[_kind(n)][2] else BOUNDS[_kind(n)][0] for n in names
-    ]
-    upper = [
-        np.log(BOUNDS[_kind(n)][1]) if BOUNDS[_kind(n)][2] else BOUNDS[_kind(n)][1] for n in names
+    names = [n for n in parameter_names(data, formats) if n not in unused and n not in held]
+    bounds = [
+        [
+            np.log(BOUNDS[_kind(n)][side]) if BOUNDS[_kind(n)][2] else BOUNDS[_kind(n)][side]
+            for n in names
+        ]
+        for side in (0, 1)
     ]
 
     def residuals(x: Array) -> Array:
-        return _residuals(data, build_profile(name, _to_values(x, names), formats))
+        return _residuals(data, build_profile(name, {**held, **_to_values(x, names)}, formats))
 
+    x0 = _to_coordinates({n: START[_kind(n)] for n in names}, names)
     scale = np.array([1.0 if BOUNDS[_kind(n)][2] else 1e-3 for n in names])
     result = least_squares(
-        residuals, x0, bounds=(lower, upper), loss="soft_l1", f_scale=0.05, x_scale=scale
+        residuals, x0, bounds=bounds, loss="soft_l1", f_scale=0.05, x_scale=scale
     )
-    jac = _jacobian(data, names, result.x, formats, name)
+    jac = _jacobian(residuals, result.x, names)
     norms = np.linalg.norm(jac, axis=0)
     if check and np.any(norms == 0):
         raise InputError(f"no measured row depends on {names[int(np.argmin(norms))]}")
-    singular = np.linalg.svd(jac / np.where(norms > 0, norms, 1.0), compute_uv=False)
+    _, singular, vt = np.linalg.svd(jac / np.where(norms > 0, norms, 1.0))
     condition = float(singular[0] / singular[-1]) if singular[-1] > 0 else float("inf")
     if check and condition > MAX_CONDITION:
-        _, _, vt = np.linalg.svd(jac / np.where(norms > 0, norms, 1.0))
-        weakest = np.argsort(-np.abs(vt[-1]))[:2]
-        involved = " and ".join(names[i] for i in sorted(weakest))
+        involved = " and ".join(names[i] for i in sorted(np.argsort(-np.abs(vt[-1]))[:2]))
         raise InputError(
             f"the measurements cannot separate {involved} (Jacobian condition number "
             f"{condition:.3g} > {MAX_CONDITION:g}): add rows that vary batch, tokens or model size"
         )
-    values = _to_values(result.x, names)
     raw = residuals(result.x)
     spread = 1.4826 * float(np.median(np.abs(raw - np.median(raw))))
     try:
-        covariance = spread**2 * np.linalg.inv(jac.T @ jac)
-        half = 1.96 * np.sqrt(np.clip(np.diag(covariance), 0, None))
+        half = 1.96 * np.sqrt(np.clip(np.diag(spread**2 * np.linalg.inv(jac.T @ jac)), 0, None))
     except np.linalg.LinAlgError:
         half = np.full(len(names), np.inf)
     intervals = {}
@@ -225,11 +222,13 @@ def fit_profile(
             float(np.clip(ends[0], low, high)),
             float(np.clip(ends[1], low, high)),
         )
+    values = {**held, **_to_values(result.x, names)}
     return Fit(
         profile=build_profile(name, values, formats, description),
         values=values,
         intervals=intervals,
         unused=tuple(unused),
+        held=tuple(held),
         rows=len(data.rows),
         residuals=len(raw),
         condition=condition,
@@ -237,45 +236,3 @@ def fit_profile(
         status=int(result.status),
         message=str(result.message),
     )
-
-
-@dataclass(frozen=True)
-class CrossValidation:
-    """Out-of-sample predictions of every row: ``method`` is ``leave-one-hardware-out``
-    when the rows span two or more hardware, else ``5-fold`` (rows dealt in turn)."""
-
-    method: str
-    predicted: dict[str, Array]
-    folds: int
-
-    def ratios(self, data: CalibrationRows, metric: str = "batch_latency_s") -> Array:
-        """Measured / out-of-sample predicted, rows where both exist."""
-        measured = data.measured[metric]
-        have = np.isfinite(measured) & np.isfinite(self.predicted[metric])
-        return measured[have] / self.predicted[metric][have]
-
-
-def fold_labels(data: CalibrationRows) -> tuple[str, np.ndarray]:
-    """Fold of every row: its hardware when there are several, else ``index mod 5``."""
-    hardware = sorted(set(data.hw))
-    if len(hardware) > 1:
-        return "leave-one-hardware-out", np.array([hardware.index(hw) for hw in data.hw])
-    return "5-fold", np.arange(len(data.rows)) % 5
-
-
-def cross_validate(
-    data: CalibrationRows, name: str, formats: Sequence[WeightFormat] = ()
-) -> CrossValidation:
-    """Fit on all folds but one and predict that one, for every fold.
-
-    By construction the held-out fold's rows never enter its fit: the fit sees only
-    ``data.subset(labels != fold)``.
-    """
-    method, labels = fold_labels(data)
-    predicted = {metric: np.full(len(data.rows), np.nan) for metric in METRICS}
-    for fold in np.unique(labels):
-        train, test = data.subset(labels != fold), data.subset(labels == fold)
-        fitted = fit_profile(train, name, formats, check=False).profile
-        for metric, values in test.predict(fitted).items():
-            predicted[metric][labels == fold] = values
-    return CrossValidation(method=method, predicted=predicted, folds=len(np.unique(labels)))

@@ -93,23 +93,26 @@ class CalibrationRows:
         )
 
     def predict(self, profile: RuntimeProfile) -> dict[str, Array]:
-        """TTFT, TPOT (= inter-token latency) and batch latency per row, seconds.
-
-        Device-class overrides are not applied here: every row takes the profile's
-        default phases (calibration fits one set per call).
-        """
+        """TTFT, TPOT (= inter-token latency) and batch latency per row, seconds; each
+        row takes its device class's phases (`RuntimeProfile.device_classes`)."""
         scale = np.ones(len(self.rows))
         for fmt in profile.weight_formats:
-            scale = np.where(
-                np.isclose(self.nominal_bits, fmt.nominal_bits), fmt.memory_efficiency_scale, scale
-            )
+            hit = np.isclose(self.nominal_bits, fmt.nominal_bits)
+            scale = np.where(hit, fmt.memory_efficiency_scale, scale)
         latency = profile.all_reduce_latency_s or 0.0
-        ttft = self.prefill.time_s(profile.phases["prefill"], scale, latency)
-        tpot = self.decode.time_s(profile.phases["decode"], scale, latency)
+        kinds = np.array(self.kinds)
+        times = {}
+        for phase, terms in (("prefill", self.prefill), ("decode", self.decode)):
+            total = terms.time_s(profile.phases[phase], scale, latency)
+            for kind, override in profile.device_classes.items():
+                rows = kinds == kind
+                if phase in override and np.any(rows):
+                    total[rows] = terms.time_s(override[phase], scale, latency)[rows]
+            times[phase] = total
         return {
-            "ttft_s": ttft,
-            "itl_s": tpot,
-            "batch_latency_s": ttft + (self.output_tokens - 1) * tpot,
+            "ttft_s": times["prefill"],
+            "itl_s": times["decode"],
+            "batch_latency_s": times["prefill"] + (self.output_tokens - 1) * times["decode"],
         }
 
 
@@ -178,7 +181,12 @@ def decompose(
         inputs = row_inputs(chosen)
         evaluation = evaluate(load_model(model_name), platform, inputs, runtime=unit)
         parts.append(
-            (indices, platform.kind, evaluation, np.ceil(inputs.input_tokens / inputs.chunk))
+            (
+                indices,
+                platform.device_class,
+                evaluation,
+                np.ceil(inputs.input_tokens / inputs.chunk),
+            )
         )
     n = len(rows)
     width = {

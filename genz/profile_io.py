@@ -10,8 +10,9 @@ import yaml
 
 from roofline import InputError
 
-from .calibration import CrossValidation, Fit
+from .calibration import Fit
 from .calibration_data import CalibrationRows
+from .cross_validation import CrossValidation, RuntimeFit
 from .runtime import PHASES, WeightFormat
 
 #: Quantiles of measured / predicted stored in a profile's accuracy block.
@@ -22,8 +23,27 @@ def _number(value: float) -> float:
     return float(f"{value:.4g}")
 
 
+def _phases(fit: Fit, command: str) -> dict[str, Any]:
+    """The three fitted phase values (shared by prefill and decode) with provenance."""
+    return {
+        key: _fitted(fit, key, command)
+        for key in ("compute_efficiency", "memory_efficiency", "step_overhead_s")
+    }
+
+
+def _fitted(fit: Fit, name: str, command: str) -> dict[str, Any]:
+    if name in fit.held:  # not identifiable from the class's rows: the default's value
+        return {"value": _number(fit.values[name]), "calibrated_from": f"{command} (default)"}
+    low, high = fit.intervals[name]
+    return {
+        "value": _number(fit.values[name]),
+        "interval_95": [_number(low), _number(high)],
+        "calibrated_from": command,
+    }
+
+
 def profile_document(
-    fit: Fit,
+    runtime_fit: RuntimeFit,
     command: str,
     cv: CrossValidation,
     data: CalibrationRows,
@@ -32,17 +52,12 @@ def profile_document(
 ) -> dict[str, Any]:
     """The YAML mapping of a fitted profile (`genz.runtime.runtime_from_dict` reads it)."""
 
-    def fitted(name: str) -> dict[str, Any]:
-        low, high = fit.intervals[name]
-        return {
-            "value": _number(fit.values[name]),
-            "interval_95": [_number(low), _number(high)],
-            "calibrated_from": command,
-        }
+    fit = runtime_fit.default
 
-    phase = {
-        key: fitted(key) for key in ("compute_efficiency", "memory_efficiency", "step_overhead_s")
-    }
+    def fitted(name: str) -> dict[str, Any]:
+        return _fitted(fit, name, command)
+
+    phase = _phases(fit, command)
     document: dict[str, Any] = {"name": fit.profile.name}
     if fit.profile.description:
         document["description"] = fit.profile.description
@@ -64,11 +79,16 @@ def profile_document(
             }
             for fmt in formats
         }
+    if runtime_fit.classes:
+        document["device_classes"] = {
+            kind: {name: _phases(class_fit, command) for name in PHASES}
+            for kind, class_fit in runtime_fit.classes.items()
+        }
     ratios = cv.ratios(data)
     document["accuracy"] = {
         "method": cv.method,
         "hardware": sorted(set(data.hw)),
-        "kinds": sorted(set(data.kinds)),
+        "device_classes": sorted(set(data.kinds)),
         "rows": int(ratios.size),
         "ratio_quantiles": {
             str(level): _number(float(np.quantile(ratios, level))) for level in LEVELS

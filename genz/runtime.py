@@ -6,7 +6,7 @@ reach and the fixed cost of one forward step (scheduler, sampling, launches); th
 small-message latency of one all-reduce; how each weight format is really stored
 (effective bits of the layer weights, bits of embedding and LM head) and how much
 slower its dequantising kernels stream weights. Values may be overridden per device
-class (matched against `roofline.Platform.kind`, never a device's own numbers).
+class (`roofline.Platform.device_class`, e.g. ``nvidia-gpu``; never a device's own numbers).
 
 Every value carries ``source:`` (a citation) or ``calibrated_from:`` (the command
 and data that fitted it). The ``ideal`` profile sets nothing: the platform preset's
@@ -23,7 +23,7 @@ YAML layout::
       Q4_K_M: {nominal_bits: 4, stored_bits: V, embedding_bits: V, lm_head_bits: V,
                memory_efficiency_scale: V}
     device_classes: {cpu: {decode: {...}, prefill: {...}}}   # optional overrides
-    accuracy: {method: ..., hardware: [...], kinds: [...], rows: N,
+    accuracy: {method: ..., hardware: [...], device_classes: [...], rows: N,
                ratio_quantiles: {"0.1": r, "0.5": r, "0.9": r}, calibrated_from: ...}
 
 where ``V`` is ``{value: x, source: "..."}`` or ``{value: x, calibrated_from:
@@ -65,7 +65,7 @@ TOP_KEYS = frozenset(
     }
 )
 ACCURACY_KEYS = frozenset(
-    {"method", "hardware", "kinds", "rows", "ratio_quantiles", "calibrated_from"}
+    {"method", "hardware", "device_classes", "rows", "ratio_quantiles", "calibrated_from"}
 )
 VALUE_KEYS = frozenset({"value", "source", "calibrated_from", "interval_95"})
 #: Accepted range of each value, inclusive.
@@ -116,7 +116,7 @@ class Accuracy:
 
     method: str
     hardware: tuple[str, ...]
-    kinds: tuple[str, ...]
+    device_classes: tuple[str, ...]
     rows: int
     ratio_quantiles: Mapping[float, float]
     calibrated_from: str
@@ -141,7 +141,7 @@ class RuntimeProfile:
 
     def phase(self, phase: str, platform: Platform) -> PhaseProfile:
         """The phase's values on ``platform``: its device class's override, else the default."""
-        override = self.device_classes.get(platform.kind, {})
+        override = self.device_classes.get(platform.device_class, {})
         if phase in override:
             return override[phase]
         return self.phases[phase]
@@ -301,7 +301,7 @@ def _accuracy(entry: Any, label: str) -> Accuracy:
     return Accuracy(
         method=str(entry["method"]),
         hardware=tuple(map(str, entry["hardware"])),
-        kinds=tuple(map(str, entry["kinds"])),
+        device_classes=tuple(map(str, entry["device_classes"])),
         rows=int(entry["rows"]),
         ratio_quantiles=dict(sorted(parsed.items())),
         calibrated_from=str(entry["calibrated_from"]),

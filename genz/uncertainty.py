@@ -4,7 +4,7 @@ A profile's ``accuracy`` block (written by calibration) holds quantiles of
 ``measured / predicted`` batch latency on rows held out of the fit (leave one
 hardware out when the data span several). An 80 % interval on a predicted time
 ``t`` is ``[t q(0.1), t q(0.9)]``; on a rate (tokens/s) the reciprocal. The interval
-always contains the point estimate. A platform of a device class (`Platform.kind`)
+always contains the point estimate. A platform of a device class (`Platform.device_class`)
 the runtime was never measured on is outside anything measured: no interval.
 """
 
@@ -40,13 +40,13 @@ def prediction_interval(
         return Interval(
             0.8, None, None, f"runtime {profile.name!r} carries no cross-validated error"
         )
-    if platform.kind not in accuracy.kinds:
+    if platform.device_class not in accuracy.device_classes:
         return Interval(
             0.8,
             None,
             None,
             f"outside anything measured: runtime {profile.name!r} was calibrated on "
-            f"{', '.join(accuracy.kinds)} devices only, not {platform.kind}",
+            f"{', '.join(accuracy.device_classes)} devices only, not {platform.device_class}",
         )
     low_ratio, high_ratio = accuracy.ratio_quantiles[0.1], accuracy.ratio_quantiles[0.9]
     if rate:

@@ -1,0 +1,68 @@
+"""Runtime-profile options of ``codesign predict`` and the intervals it prints."""
+
+from __future__ import annotations
+
+import argparse
+
+from genz import (
+    Interval,
+    Prediction,
+    RuntimeProfile,
+    list_runtimes,
+    load_runtime,
+    prediction_interval,
+)
+from roofline import Platform
+
+from .formatting import human_seconds, print_key_values
+
+
+def add_runtime_argument(parser: argparse.ArgumentParser) -> None:
+    """``--runtime NAME|file.yaml`` (default ``ideal``: physics only)."""
+    parser.add_argument(
+        "--runtime",
+        default="ideal",
+        help=f"serving-stack profile: {', '.join(list_runtimes())} or a .yaml file (default ideal)",
+    )
+
+
+def runtime_from_args(args: argparse.Namespace) -> RuntimeProfile:
+    """The profile named by ``--runtime``."""
+    return load_runtime(args.runtime)
+
+
+def intervals(
+    prediction: Prediction, runtime: RuntimeProfile, platform: Platform
+) -> dict[str, Interval]:
+    """80 % intervals of TTFT, TPOT, end-to-end latency (s) and throughput (tokens/s)."""
+    return {
+        "ttft_s": prediction_interval(prediction.ttft_s, runtime, platform),
+        "tpot_s": prediction_interval(prediction.tpot_s, runtime, platform),
+        "e2e_s": prediction_interval(prediction.e2e_s, runtime, platform),
+        "throughput_tokens_per_s": prediction_interval(
+            prediction.throughput_tokens_per_s, runtime, platform, rate=True
+        ),
+    }
+
+
+def print_intervals(prediction: Prediction, runtime: RuntimeProfile, platform: Platform) -> None:
+    """One line per metric: value and 80 % interval, then the interval's basis."""
+    found = intervals(prediction, runtime, platform)
+    pairs = []
+    for label, key in (("TTFT", "ttft_s"), ("TPOT", "tpot_s"), ("end-to-end", "e2e_s")):
+        interval = found[key]
+        value = human_seconds(getattr(prediction, key))
+        if interval.low is None or interval.high is None:
+            pairs.append((label, f"{value}  (no interval)"))
+        else:
+            pairs.append(
+                (
+                    label,
+                    f"{value}, 80% interval {human_seconds(interval.low)} - "
+                    f"{human_seconds(interval.high)}",
+                )
+            )
+    pairs.append(("interval basis", found["e2e_s"].basis))
+    print()
+    print(f"runtime {runtime.name}:")
+    print_key_values(pairs)

@@ -1,0 +1,169 @@
+"""Out-of-sample accuracy of runtime profiles, beside uncalibrated physics (``ideal``).
+
+For each runtime, its rows of the measurement files (`RUNTIME_DATA`: the same files
+and formats the shipped profile is calibrated from) go through
+`genz.calibrate_runtime`: rows faster than the efficiency-1 bound are excluded, and
+every kept row gets an out-of-sample prediction (leave one hardware out when the
+runtime was measured on two or more hardware, else 5-fold). The same rows are
+predicted with the ``ideal`` runtime (platform presets' efficiencies, nothing
+fitted). Errors are signed percentages, ``100 (predicted - measured) / measured``,
+of batch latency, throughput (generated tokens/s), TTFT, inter-token latency and
+decode tokens/s (batch / ITL), each where measured.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from genz import (
+    Measurement,
+    calibrate_runtime,
+    evaluate_grid,
+    load_formats,
+    load_measurements,
+    load_model,
+)
+from roofline import data_dir, load_platform
+
+BENCH = "data/validation/llm_inference_bench/normalized.csv"
+CSV = "data/validation/measurements_normalized.csv"
+LLAMA_FORMATS = "data/runtime_formats/llama.cpp.yaml"
+#: Measurement files and weight-format file of each shipped profile.
+RUNTIME_DATA: dict[str, tuple[tuple[str, ...], str | None]] = {
+    "vllm": ((BENCH,), None),
+    "tensorrt-llm": ((BENCH, CSV), None),
+    "llama.cpp": ((BENCH, CSV), LLAMA_FORMATS),
+    "deepspeed": ((BENCH,), None),
+    "deepspeed-mii": ((BENCH,), None),
+}
+GRID_COLUMNS = (
+    "batch",
+    "input_tokens",
+    "output_tokens",
+    "weight_bits",
+    "activation_bits",
+    "kv_bits",
+    "tp",
+    "pp",
+    "ep",
+)
+METRICS = ("batch latency", "throughput", "TTFT", "inter-token latency", "decode tokens/s")
+
+
+def calibrate_command(runtime: str) -> str:
+    """The command that writes the shipped profile ``data/runtimes/<runtime>.yaml``."""
+    files, formats = RUNTIME_DATA[runtime]
+    parts = ["codesign calibrate --measurements", *files, "--runtime", runtime]
+    if formats:
+        parts += ["--formats", formats]
+    return " ".join([*parts, "--out", f"data/runtimes/{runtime}.yaml"])
+
+
+def _path(relative: str) -> str:
+    return str(data_dir().parent / relative)
+
+
+def ideal_times(rows: Sequence[Measurement]) -> dict[str, np.ndarray]:
+    """TTFT, TPOT and batch latency (s) of the ``ideal`` runtime, per row."""
+    frame = pd.DataFrame([row.__dict__ for row in rows])
+    out = {key: np.full(len(rows), np.nan) for key in ("ttft_s", "itl_s", "batch_latency_s")}
+    for (model, hw), group in frame.groupby(["model", "hw"], sort=False):
+        grid = evaluate_grid(
+            load_model(str(model)),
+            load_platform(str(hw)),
+            **{name: group[name].to_numpy(float) for name in GRID_COLUMNS},
+            prefill_chunk=group.prefill_chunk.fillna(group.input_tokens).to_numpy(float),
+        )
+        index = group.index.to_numpy()
+        out["ttft_s"][index] = grid["ttft_s"]
+        out["itl_s"][index] = grid["tpot_s"]
+        out["batch_latency_s"][index] = grid["e2e_s"]
+    return out
+
+
+def _metric_errors(
+    rows: Sequence[Measurement], times: dict[str, np.ndarray]
+) -> dict[str, np.ndarray]:
+    """Signed % error of every metric per row (NaN where the row does not measure it)."""
+    batch = np.array([row.batch for row in rows], float)
+    out = np.array([row.output_tokens for row in rows], float)
+
+    def col(name: str) -> np.ndarray:
+        return np.array([np.nan if getattr(r, name) is None else getattr(r, name) for r in rows])
+
+    latency = col("batch_latency_s")
+    throughput = col("throughput_tok_s")
+    latency = np.where(np.isnan(latency), batch * out / throughput, latency)
+    itl = col("itl_s")
+
+    def error(predicted: np.ndarray, measured: np.ndarray) -> np.ndarray:
+        return 100 * (predicted - measured) / measured
+
+    return {
+        "batch latency": error(times["batch_latency_s"], latency),
+        "throughput": error(batch * out / times["batch_latency_s"], throughput),
+        "TTFT": error(times["ttft_s"], col("ttft_s")),
+        "inter-token latency": error(times["itl_s"], itl),
+        "decode tokens/s": error(batch / times["itl_s"], batch / itl),
+    }
+
+
+def runtime_frame(runtime: str) -> tuple[pd.DataFrame, list[Measurement]]:
+    """Per kept row and metric: out-of-sample and ideal error; and the excluded rows."""
+    files, formats_file = RUNTIME_DATA[runtime]
+    rows = [row for path in files for row in load_measurements(_path(path))]
+    formats, sources = load_formats(_path(formats_file)) if formats_file else ((), {})
+    result = calibrate_runtime(
+        rows,
+        runtime,
+        command=calibrate_command(runtime),
+        formats=formats,
+        format_sources=sources,
+    )
+    kept = list(result.data.rows)
+    held_out = _metric_errors(kept, result.cv.predicted)
+    ideal = _metric_errors(kept, ideal_times(kept))
+    moe = {name: load_model(name).is_moe for name in {row.model for row in kept}}
+    records = []
+    for metric in METRICS:
+        for index, row in enumerate(kept):
+            if np.isnan(ideal[metric][index]):
+                continue
+            records.append(
+                {
+                    "runtime": runtime,
+                    "dataset": "measurements.csv"
+                    if row.source.startswith("measurements")
+                    else "LLM-Inference-Bench",
+                    "hw": row.hw,
+                    "metric": metric,
+                    "moe": moe[row.model],
+                    "tp": row.tp,
+                    "devices": row.devices,
+                    "method": result.cv.method,
+                    "held_out_pct": held_out[metric][index],
+                    "ideal_pct": ideal[metric][index],
+                    "source": row.source,
+                }
+            )
+    return pd.DataFrame(records), [row for row, _ in result.excluded]
+
+
+def summary(part: pd.DataFrame) -> dict[str, float]:
+    """Count, MAPE, median / p90 absolute error and bias (%) of both predictions."""
+    line: dict[str, float] = {"rows": len(part)}
+    for label, column in (("out-of-sample", "held_out_pct"), ("ideal", "ideal_pct")):
+        errors = part[column].to_numpy(float)
+        absolute = np.abs(errors)
+        line.update(
+            {
+                f"{label} MAPE": absolute.mean(),
+                f"{label} median": np.median(absolute),
+                f"{label} p90": np.quantile(absolute, 0.9),
+                f"{label} bias": errors.mean(),
+            }
+        )
+    return line

@@ -1,0 +1,118 @@
+"""Device-class fits and cross-validation of runtime profiles.
+
+`fit_runtime` fits the default phases on every row, then, when the rows span
+several device classes (`Platform.device_class`: vendor-kind), each class's phases on that class's rows
+alone (a class whose rows cannot identify its parameters keeps the default, and
+says so). `cross_validate` holds out one hardware at a time (or one of 5 folds when
+there is one hardware), fits `fit_runtime` on the rest and predicts the held-out
+rows: the held-out rows never enter their own fit (``data.subset(labels != fold)``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from roofline import InputError
+
+from .calibration import METRICS, Fit, fit_profile
+from .calibration_data import CalibrationRows
+from .graph import Array
+from .runtime import RuntimeProfile, WeightFormat
+
+
+@dataclass(frozen=True)
+class RuntimeFit:
+    """The default fit, one fit per device class, and the classes left at the default."""
+
+    default: Fit
+    classes: dict[str, Fit]
+    skipped: dict[str, str]
+
+    @property
+    def profile(self) -> RuntimeProfile:
+        """The default profile with each fitted class's phases as its override."""
+        return dataclasses.replace(
+            self.default.profile,
+            device_classes={kind: fit.profile.phases for kind, fit in self.classes.items()},
+        )
+
+
+def fit_runtime(
+    data: CalibrationRows,
+    name: str,
+    formats: Sequence[WeightFormat] = (),
+    *,
+    check: bool = True,
+    description: str = "",
+) -> RuntimeFit:
+    """Default phases from every row; per device class from its own rows."""
+    default = fit_profile(data, name, formats, check=check, description=description)
+    kinds = sorted(set(data.kinds))
+    classes, skipped = {}, {}
+    if len(kinds) > 1:
+        for kind in kinds:
+            rows = data.subset(np.array(data.kinds) == kind)
+            fitted = _class_fit(rows, name, formats, default)
+            if isinstance(fitted, str):
+                skipped[kind] = fitted
+            else:
+                classes[kind] = fitted
+    return RuntimeFit(default=default, classes=classes, skipped=skipped)
+
+
+def _class_fit(
+    rows: CalibrationRows, name: str, formats: Sequence[WeightFormat], default: Fit
+) -> Fit | str:
+    """Fit a device class; a parameter its rows cannot identify is held at the default's
+    value and the rest refitted. Returns the reason when nothing can be fitted."""
+    held: dict[str, float] = {}
+    while True:
+        try:
+            return fit_profile(rows, name, formats, held=held)
+        except InputError as error:
+            culprit = next((n for n in default.values if n in str(error) and n not in held), None)
+            if culprit is None or len(held) >= len(default.values) - 1:
+                return str(error)
+            held[culprit] = default.values[culprit]
+
+
+@dataclass(frozen=True)
+class CrossValidation:
+    """Out-of-sample predictions of every row: ``method`` is ``leave-one-hardware-out``
+    when the rows span two or more hardware, else ``5-fold`` (rows dealt in turn)."""
+
+    method: str
+    predicted: dict[str, Array]
+    folds: int
+
+    def ratios(self, data: CalibrationRows, metric: str = "batch_latency_s") -> Array:
+        """Measured / out-of-sample predicted, rows where both exist."""
+        measured = data.measured[metric]
+        have = np.isfinite(measured) & np.isfinite(self.predicted[metric])
+        return measured[have] / self.predicted[metric][have]
+
+
+def fold_labels(data: CalibrationRows) -> tuple[str, np.ndarray]:
+    """Fold of every row: its hardware when there are several, else ``index mod 5``."""
+    hardware = sorted(set(data.hw))
+    if len(hardware) > 1:
+        return "leave-one-hardware-out", np.array([hardware.index(hw) for hw in data.hw])
+    return "5-fold", np.arange(len(data.rows)) % 5
+
+
+def cross_validate(
+    data: CalibrationRows, name: str, formats: Sequence[WeightFormat] = ()
+) -> CrossValidation:
+    """Fit on all folds but one and predict that one, for every fold."""
+    method, labels = fold_labels(data)
+    predicted = {metric: np.full(len(data.rows), np.nan) for metric in METRICS}
+    for fold in np.unique(labels):
+        train, test = data.subset(labels != fold), data.subset(labels == fold)
+        fitted = fit_runtime(train, name, formats, check=False).profile
+        for metric, values in test.predict(fitted).items():
+            predicted[metric][labels == fold] = values
+    return CrossValidation(method=method, predicted=predicted, folds=len(np.unique(labels)))
