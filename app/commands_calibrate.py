@@ -12,6 +12,12 @@ from genz import calibrate_runtime, load_formats, load_measurements, write_profi
 from .commands import add_command
 from .formatting import print_table
 
+METRIC_LABELS = {
+    "batch_latency_s": "batch latency",
+    "ttft_s": "TTFT",
+    "itl_s": "inter-token latency",
+}
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``calibrate``."""
@@ -72,11 +78,10 @@ def run_calibrate(args: argparse.Namespace) -> None:
         f"{result.fit.default.rows} rows of {args.runtime} on {', '.join(sorted(set(result.data.hw)))}; "
         f"{len(result.excluded)} faster than the efficiency-1 bound, excluded:"
     )
-    for row, verdict in result.excluded:
+    for row, reason in result.excluded:
         print(
             f"  {row.source}: {row.model} batch {row.batch} in {row.input_tokens} out "
-            f"{row.output_tokens} on {row.devices} x {row.hw}: {verdict.measured_s:.3g} s < "
-            f"bound {verdict.bound_s:.3g} s"
+            f"{row.output_tokens} on {row.devices} x {row.hw}: {reason}"
         )
     fits = {"default (all rows)": result.fit.default, **result.fit.classes}
     for label, fit in fits.items():
@@ -103,12 +108,14 @@ def run_calibrate(args: argparse.Namespace) -> None:
         )
     for kind, reason in result.fit.skipped.items():
         print(f"device class {kind}: default values kept ({reason})")
-    print("\nbatch latency error, % (bias < 0: predicted faster than measured):")
-    print_table(
-        [
-            _summary("in-sample (fitted rows)", result.errors_pct(out_of_sample=False)),
-            _summary(f"out-of-sample ({result.cv.method})", result.errors_pct(out_of_sample=True)),
-        ]
-    )
+    print("\nerror, % (bias < 0: predicted faster than measured):")
+    lines = []
+    for metric, label in METRIC_LABELS.items():
+        for out_of_sample in (False, True):
+            errors = result.errors_pct(out_of_sample, metric)
+            if errors.size:
+                kind = f"out-of-sample ({result.cv.method})" if out_of_sample else "in-sample"
+                lines.append(_summary(f"{label}, {kind}", errors))
+    print_table(lines)
     path = write_profile(result.document, args.out)
     print(f"\nwrote {path}")

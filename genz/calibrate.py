@@ -11,10 +11,10 @@ import numpy as np
 
 from roofline import InputError, load_user_document
 
-from .calibration_data import CalibrationRows, decompose
+from .calibration_data import UNIT_PROFILE, CalibrationRows, decompose
 from .cross_validation import CrossValidation, RuntimeFit, cross_validate, fit_runtime
 from .measurements import Measurement
-from .physics_check import RowCheck, check_measurements
+from .physics_check import check_measurements
 from .profile_io import profile_document
 from .runtime import FORMAT_KEYS, MAX_PROFILE_BYTES, WeightFormat, weight_format_from_dict
 
@@ -26,7 +26,7 @@ class Calibration:
     fit: RuntimeFit
     cv: CrossValidation
     data: CalibrationRows
-    excluded: tuple[tuple[Measurement, RowCheck], ...]
+    excluded: tuple[tuple[Measurement, str], ...]
     document: dict[str, Any]
 
     def errors_pct(self, out_of_sample: bool, metric: str = "batch_latency_s") -> np.ndarray:
@@ -75,10 +75,32 @@ def calibrate_runtime(
         names = sorted({row.runtime for row in measurements})
         raise InputError(f"no measured row of runtime {runtime!r} (file has: {', '.join(names)})")
     verdicts = check_measurements(chosen).rows
-    excluded = tuple((row, v) for row, v in zip(chosen, verdicts, strict=True) if v.impossible)
-    kept = [row for row, v in zip(chosen, verdicts, strict=True) if not v.impossible]
-    data = decompose(kept, formats)
+    excluded = [
+        (row, f"batch latency {v.measured_s:.3g} s < bound {v.bound_s:.3g} s")
+        for row, v in zip(chosen, verdicts, strict=True)
+        if v.impossible
+    ]
+    possible = [row for row, v in zip(chosen, verdicts, strict=True) if not v.impossible]
+    data = decompose(possible, formats)
+    fast = _faster_than_bound(data)
+    excluded += [(data.rows[i], reason) for i, reason in fast.items()]
+    if fast:
+        data = data.subset(np.array([i not in fast for i in range(len(data.rows))]))
     fit = fit_runtime(data, runtime, formats, description=description)
     cv = cross_validate(data, runtime, formats)
     document = profile_document(fit, command, cv, data, formats, format_sources or {})
-    return Calibration(fit=fit, cv=cv, data=data, excluded=excluded, document=document)
+    return Calibration(fit=fit, cv=cv, data=data, excluded=tuple(excluded), document=document)
+
+
+def _faster_than_bound(data: CalibrationRows) -> dict[int, str]:
+    """Rows whose measured TTFT or inter-token latency beats the efficiency-1 bound
+    (`genz.physics_check` covers batch latency), with the reason."""
+    bound = data.predict(UNIT_PROFILE)
+    found = {}
+    for metric, label in (("ttft_s", "TTFT"), ("itl_s", "inter-token latency")):
+        measured = data.measured[metric]
+        for index in np.flatnonzero(np.isfinite(measured) & (measured < bound[metric])):
+            found[int(index)] = (
+                f"{label} {measured[index]:.3g} s < bound {bound[metric][index]:.3g} s"
+            )
+    return found

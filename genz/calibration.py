@@ -5,6 +5,7 @@ latencies alone cannot tell a prefill step's fixed cost from a decode step's)::
 
     compute_efficiency, memory_efficiency   fractions of the platform's peaks, (1e-3, 1]
     step_overhead_s                         fixed cost per forward step, [0, 0.2] s
+    sequence_overhead_s                     fixed cost per sequence per step, [0, 0.01] s
     all_reduce_latency_s                    one small-message all-reduce, [0, 0.01] s
     <format>.memory_efficiency_scale        per weight format other than 16 bit, [0.05, 2]
 
@@ -43,6 +44,7 @@ BOUNDS = {
     "compute_efficiency": (1e-3, 1.0, True),
     "memory_efficiency": (1e-3, 1.0, True),
     "step_overhead_s": (0.0, 0.2, False),
+    "sequence_overhead_s": (0.0, 0.01, False),
     "all_reduce_latency_s": (0.0, 0.01, False),
     "memory_efficiency_scale": (0.05, 2.0, True),
 }
@@ -50,6 +52,7 @@ START = {
     "compute_efficiency": 0.5,
     "memory_efficiency": 0.7,
     "step_overhead_s": 1e-3,
+    "sequence_overhead_s": 1e-5,
     "all_reduce_latency_s": 1e-5,
     "memory_efficiency_scale": 1.0,
 }
@@ -75,7 +78,13 @@ class Fit:
 
 def parameter_names(data: CalibrationRows, formats: Sequence[WeightFormat]) -> list[str]:
     """Every candidate parameter for the rows' formats (format scales: non-16-bit only)."""
-    names = ["compute_efficiency", "memory_efficiency", "step_overhead_s", "all_reduce_latency_s"]
+    names = [
+        "compute_efficiency",
+        "memory_efficiency",
+        "step_overhead_s",
+        "sequence_overhead_s",
+        "all_reduce_latency_s",
+    ]
     present = set(np.round(data.nominal_bits, 6).tolist())
     for fmt in formats:
         if fmt.nominal_bits != 16 and round(fmt.nominal_bits, 6) in present:
@@ -99,6 +108,7 @@ def build_profile(
         compute_efficiency=values["compute_efficiency"],
         memory_efficiency=values["memory_efficiency"],
         step_overhead_s=values["step_overhead_s"],
+        sequence_overhead_s=values.get("sequence_overhead_s", 0.0),
     )
     scaled = tuple(
         dataclasses.replace(
@@ -178,6 +188,8 @@ def fit_profile(
     unused = []
     if not np.any(data.prefill.all_reduces + data.decode.all_reduces > 0):
         unused.append("all_reduce_latency_s")  # no row runs an all-reduce (all tp 1)
+    if np.all(data.decode.sequences == data.decode.sequences[0]):
+        unused.append("sequence_overhead_s")  # one batch size: same as the step cost
     names = [n for n in parameter_names(data, formats) if n not in unused and n not in held]
     bounds = [
         [
@@ -191,7 +203,7 @@ def fit_profile(
         return _residuals(data, build_profile(name, {**held, **_to_values(x, names)}, formats))
 
     x0 = _to_coordinates({n: START[_kind(n)] for n in names}, names)
-    scale = np.array([1.0 if BOUNDS[_kind(n)][2] else 1e-3 for n in names])
+    scale = np.array([1.0 if BOUNDS[_kind(n)][2] else START[_kind(n)] for n in names])
     result = least_squares(
         residuals, x0, bounds=bounds, loss="soft_l1", f_scale=0.05, x_scale=scale
     )

@@ -43,15 +43,16 @@ class PassTerms:
     fixed_s: Array  # interconnect and anything the profile does not scale
     all_reduces: Array
     steps: Array
+    sequences: Array
 
-    def time_s(self, phase: PhaseProfile, scale: Array, latency_s: float) -> Array:
+    def time_s(self, phase: PhaseProfile, scale: Array, latency_s: Array | float) -> Array:
         """Pass time at the phase's efficiencies (memory times ``scale``), seconds."""
         compute, memory = scaled_terms(self.compute_s, self.memory_s, phase, scale)
         return (
             np.maximum(compute, memory).sum(axis=0)
             + self.fixed_s
             + latency_s * self.all_reduces
-            + phase.step_overhead_s * self.steps
+            + phase.fixed_s(self.steps, self.sequences)
         )
 
 
@@ -79,6 +80,7 @@ class CalibrationRows:
                 terms.fixed_s[index],
                 terms.all_reduces[index],
                 terms.steps[index],
+                terms.sequences[index],
             )
 
         return CalibrationRows(
@@ -94,13 +96,13 @@ class CalibrationRows:
 
     def predict(self, profile: RuntimeProfile) -> dict[str, Array]:
         """TTFT, TPOT (= inter-token latency) and batch latency per row, seconds; each
-        row takes its device class's phases (`RuntimeProfile.device_classes`)."""
+        row takes its device class's phases and all-reduce latency."""
         scale = np.ones(len(self.rows))
         for fmt in profile.weight_formats:
             hit = np.isclose(self.nominal_bits, fmt.nominal_bits)
             scale = np.where(hit, fmt.memory_efficiency_scale, scale)
-        latency = profile.all_reduce_latency_s or 0.0
         kinds = np.array(self.kinds)
+        latency = np.array([profile.all_reduce_latency(kind) or 0.0 for kind in self.kinds])
         times = {}
         for phase, terms in (("prefill", self.prefill), ("decode", self.decode)):
             total = terms.time_s(profile.phases[phase], scale, latency)
@@ -210,7 +212,8 @@ def decompose(
                 fixed[indices] += np.broadcast_to(item.interconnect_s + item.overhead_s, (size,))
                 reduces[indices] += np.broadcast_to(all_reduce_instances(item.op), (size,))
             steps[indices] = chunks if phase == "prefill" else np.ones(size)
-        terms[phase] = PassTerms(compute, memory, fixed, reduces, steps)
+        batch = np.array([row.batch for row in rows], float)
+        terms[phase] = PassTerms(compute, memory, fixed, reduces, steps, batch)
     kinds = [""] * n
     for indices, kind, _, _ in parts:
         for i in indices:

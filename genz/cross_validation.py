@@ -38,6 +38,11 @@ class RuntimeFit:
         return dataclasses.replace(
             self.default.profile,
             device_classes={kind: fit.profile.phases for kind, fit in self.classes.items()},
+            class_all_reduce_latency_s={
+                kind: fit.values["all_reduce_latency_s"]
+                for kind, fit in self.classes.items()
+                if "all_reduce_latency_s" in fit.values
+            },
         )
 
 
@@ -69,7 +74,7 @@ def _class_fit(
 ) -> Fit | str:
     """Fit a device class; a parameter its rows cannot identify is held at the default's
     value and the rest refitted. Returns the reason when nothing can be fitted."""
-    held: dict[str, float] = {}
+    held = {n: v for n, v in default.values.items() if n.endswith(".memory_efficiency_scale")}
     while True:
         try:
             return fit_profile(rows, name, formats, held=held)

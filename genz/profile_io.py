@@ -28,6 +28,7 @@ def _phases(fit: Fit, command: str) -> dict[str, Any]:
     return {
         key: _fitted(fit, key, command)
         for key in ("compute_efficiency", "memory_efficiency", "step_overhead_s")
+        + ("sequence_overhead_s",) * ("sequence_overhead_s" in fit.values)
     }
 
 
@@ -81,7 +82,14 @@ def profile_document(
         }
     if runtime_fit.classes:
         document["device_classes"] = {
-            kind: {name: _phases(class_fit, command) for name in PHASES}
+            kind: {
+                **{name: _phases(class_fit, command) for name in PHASES},
+                **(
+                    {"all_reduce_latency_s": _fitted(class_fit, "all_reduce_latency_s", command)}
+                    if "all_reduce_latency_s" in class_fit.values
+                    else {}
+                ),
+            }
             for kind, class_fit in runtime_fit.classes.items()
         }
     ratios = cv.ratios(data)

@@ -16,13 +16,15 @@ YAML layout::
 
     name: vllm
     description: ...
-    prefill: {compute_efficiency: V, memory_efficiency: V, step_overhead_s: V}
-    decode: {compute_efficiency: V, memory_efficiency: V, step_overhead_s: V}
+    prefill: {compute_efficiency: V, memory_efficiency: V, step_overhead_s: V,
+              sequence_overhead_s: V}            # the last is optional (0)
+    decode: {...the same keys...}
     all_reduce_latency_s: V                      # optional (else ring latencies)
     weight_formats:                              # optional
       Q4_K_M: {nominal_bits: 4, stored_bits: V, embedding_bits: V, lm_head_bits: V,
                memory_efficiency_scale: V}
-    device_classes: {cpu: {decode: {...}, prefill: {...}}}   # optional overrides
+    device_classes:                              # optional overrides per device class
+      nvidia-gpu: {prefill: {...}, decode: {...}, all_reduce_latency_s: V}
     accuracy: {method: ..., hardware: [...], device_classes: [...], rows: N,
                ratio_quantiles: {"0.1": r, "0.5": r, "0.9": r}, calibrated_from: ...}
 
@@ -38,13 +40,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from numpy.typing import NDArray
+
 from roofline import InputError, Platform, data_dir, load_user_document
+
+Array = NDArray[Any]
 
 #: Largest profile file read, bytes.
 MAX_PROFILE_BYTES = 200_000
 
 PHASES = ("prefill", "decode")
-PHASE_KEYS = ("compute_efficiency", "memory_efficiency", "step_overhead_s")
+PHASE_KEYS = ("compute_efficiency", "memory_efficiency", "step_overhead_s", "sequence_overhead_s")
+OPTIONAL_PHASE_KEYS = ("sequence_overhead_s",)
 FORMAT_KEYS = (
     "nominal_bits",
     "stored_bits",
@@ -73,6 +80,7 @@ RANGES = {
     "compute_efficiency": (1e-3, 1.0),
     "memory_efficiency": (1e-3, 1.0),
     "step_overhead_s": (0.0, 1.0),
+    "sequence_overhead_s": (0.0, 0.1),
     "all_reduce_latency_s": (0.0, 0.1),
     "nominal_bits": (1.0, 32.0),
     "stored_bits": (1.0, 32.0),
@@ -84,11 +92,18 @@ RANGES = {
 
 @dataclass(frozen=True)
 class PhaseProfile:
-    """Achieved fractions of peak (compute, memory bandwidth) and per-step cost (s)."""
+    """Achieved fractions of peak (compute, memory bandwidth) and fixed costs of a step:
+    ``step_overhead_s`` once per forward step, ``sequence_overhead_s`` per sequence in
+    the step (scheduling, sampling), seconds."""
 
     compute_efficiency: float
     memory_efficiency: float
     step_overhead_s: float
+    sequence_overhead_s: float = 0.0
+
+    def fixed_s(self, steps: Array, sequences: Array) -> Array:
+        """Fixed cost of ``steps`` forward steps of ``sequences`` sequences each, seconds."""
+        return steps * (self.step_overhead_s + self.sequence_overhead_s * sequences)
 
 
 @dataclass(frozen=True)
@@ -132,6 +147,7 @@ class RuntimeProfile:
     all_reduce_latency_s: float | None = None
     weight_formats: tuple[WeightFormat, ...] = ()
     device_classes: Mapping[str, Mapping[str, PhaseProfile]] = field(default_factory=dict)
+    class_all_reduce_latency_s: Mapping[str, float] = field(default_factory=dict)
     accuracy: Accuracy | None = None
 
     @property
@@ -145,6 +161,11 @@ class RuntimeProfile:
         if phase in override:
             return override[phase]
         return self.phases[phase]
+
+    def all_reduce_latency(self, device_class: str) -> float | None:
+        """Small-message all-reduce latency on a device class (its override, else the
+        default; None: the platform's ring latencies), seconds."""
+        return self.class_all_reduce_latency_s.get(device_class, self.all_reduce_latency_s)
 
     def format_for_bits(self, bits: float) -> WeightFormat | None:
         """The weight format whose ``nominal_bits`` is ``bits``, if the profile lists one."""
@@ -197,16 +218,25 @@ def runtime_from_dict(document: Any, origin: str = "<dict>") -> RuntimeProfile:
         missing = next(phase for phase in PHASES if phase not in phases)
         raise InputError(f"{where} {missing} missing (give both prefill and decode, or neither)")
     classes: dict[str, dict[str, PhaseProfile]] = {}
+    class_latency: dict[str, float] = {}
     for kind, override in _mapping(
         document.get("device_classes", {}), f"{origin}: device_classes"
     ).items():
         label = f"{origin}: device_classes.{kind}"
-        _known(_mapping(override, label), frozenset(PHASES), label)
+        _known(_mapping(override, label), frozenset({*PHASES, "all_reduce_latency_s"}), label)
         if not phases:
             raise InputError(f"{label}: needs default prefill and decode values")
         classes[str(kind)] = {
-            phase: _phase(values, f"{label}.{phase}") for phase, values in override.items()
+            phase: _phase(values, f"{label}.{phase}")
+            for phase, values in override.items()
+            if phase in PHASES
         }
+        if "all_reduce_latency_s" in override:
+            class_latency[str(kind)] = _value(
+                override["all_reduce_latency_s"],
+                "all_reduce_latency_s",
+                f"{label}.all_reduce_latency_s",
+            )
     latency = document.get("all_reduce_latency_s")
     if latency is not None and not phases:
         raise InputError(f"{where} all_reduce_latency_s needs prefill and decode values")
@@ -228,6 +258,7 @@ def runtime_from_dict(document: Any, origin: str = "<dict>") -> RuntimeProfile:
         else _value(latency, "all_reduce_latency_s", f"{origin}: all_reduce_latency_s"),
         weight_formats=formats,
         device_classes=classes,
+        class_all_reduce_latency_s=class_latency,
         accuracy=None
         if "accuracy" not in document
         else _accuracy(document["accuracy"], f"{origin}: accuracy"),
@@ -264,10 +295,12 @@ def _value(entry: Any, key: str, label: str) -> float:
 
 def _phase(entry: Any, label: str) -> PhaseProfile:
     _known(_mapping(entry, label), frozenset(PHASE_KEYS), label)
-    missing = [key for key in PHASE_KEYS if key not in entry]
+    missing = [key for key in PHASE_KEYS if key not in entry and key not in OPTIONAL_PHASE_KEYS]
     if missing:
         raise InputError(f"{label}: missing {missing[0]!r}")
-    return PhaseProfile(**{key: _value(entry[key], key, f"{label}.{key}") for key in PHASE_KEYS})
+    return PhaseProfile(
+        **{key: _value(entry[key], key, f"{label}.{key}") for key in PHASE_KEYS if key in entry}
+    )
 
 
 def weight_format_from_dict(name: str, entry: Any, label: str) -> WeightFormat:

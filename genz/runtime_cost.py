@@ -9,8 +9,9 @@ The profile transforms inputs, it does not fork the cost model:
    efficiency and its memory time by the phase's memory efficiency (times the
    weight format's scale); an all-reduce costs its ring bandwidth term plus the
    profile's one small-message latency instead of ``2(n-1)`` link latencies; and one
-   operator ``runtime_step`` is appended per pass carrying the per-step fixed cost
-   (``chunks x`` for prefill, once per decode step). The step time stays
+   operator ``runtime_step`` is appended per pass carrying the fixed cost of its
+   steps, ``steps x (step_overhead_s + sequence_overhead_s x batch)`` (``chunks``
+   steps for prefill, one per decode step). The step time stays
    ``sum(max(compute, memory) + interconnect + overhead)``.
 
 `scaled_terms` is the one formula, shared with calibration (`genz.calibration`).
@@ -117,22 +118,24 @@ def retime_pass(
     timed: list[OpTimes],
     nominal_bits: Array,
     steps: Array,
+    batch: Array,
 ) -> list[OpTimes]:
     """The operators of one pass at the runtime's efficiencies, plus its step cost."""
     phase = profile.phase(phase_name, platform)
     scale = memory_scale(profile, nominal_bits)
+    reduce_latency = profile.all_reduce_latency(platform.device_class)
     out = []
     for item in timed:
         if item.op.collective is None:
             compute, memory = scaled_terms(item.compute_s, item.memory_s, phase, scale)
             out.append(OpTimes(item.op, compute, memory, item.interconnect_s, item.overhead_s))
-        elif item.op.collective == "all_reduce" and profile.all_reduce_latency_s is not None:
+        elif item.op.collective == "all_reduce" and reduce_latency is not None:
             wire = all_reduce_bandwidth_s(item.op, platform)
-            latency = profile.all_reduce_latency_s * all_reduce_instances(item.op)
+            latency = reduce_latency * all_reduce_instances(item.op)
             out.append(dataclasses.replace(item, interconnect_s=wire + latency))
         else:
             out.append(item)
-    out.append(step_operator(phase.step_overhead_s * np.asarray(steps, float)))
+    out.append(step_operator(phase.fixed_s(np.asarray(steps, float), batch)))
     return out
 
 
@@ -149,6 +152,8 @@ def retime(
         return prefill_ops, decode_ops
     nominal = np.asarray(inputs.weight_bits["attn_qkv"], float)
     return (
-        retime_pass(profile, "prefill", platform, prefill_ops, nominal, chunks),
-        retime_pass(profile, "decode", platform, decode_ops, nominal, np.ones_like(chunks)),
+        retime_pass(profile, "prefill", platform, prefill_ops, nominal, chunks, inputs.batch),
+        retime_pass(
+            profile, "decode", platform, decode_ops, nominal, np.ones_like(chunks), inputs.batch
+        ),
     )
