@@ -17,7 +17,9 @@ Run: ``python benchmarks/convert_measurements.py``.
 
 from __future__ import annotations
 
+import argparse
 import sys
+from pathlib import Path
 
 import pandas as pd
 from validate import HARDWARE, MODELS, express
@@ -70,10 +72,13 @@ def convert(frame: pd.DataFrame) -> tuple[list[Measurement], list[str]]:
     return rows, skipped
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=TARGET)
+    args = parser.parse_args(argv)
     rows, skipped = convert(pd.read_csv(SOURCE, dtype={"batch": str}))
-    write_measurements(rows, TARGET)
-    print(f"wrote {len(rows)} rows to {TARGET}; skipped {len(skipped)}:")
+    write_measurements(rows, args.out)
+    print(f"wrote {len(rows)} rows to {args.out}; skipped {len(skipped)}:")
     for line in skipped:
         print(f"  {line}")
     return 0

@@ -1,0 +1,197 @@
+"""Calibration of runtime profiles: recovery, refusal, folds, the shipped profiles."""
+
+from __future__ import annotations
+
+import dataclasses
+import runpy
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+import genz.cross_validation as cross_validation
+from app.cli import main
+from genz import (
+    Measurement,
+    calibrate_runtime,
+    load_formats,
+    load_measurements,
+    load_runtime,
+    runtime_from_dict,
+    write_measurements,
+)
+from genz.calibration import fit_profile
+from genz.calibration_data import decompose
+from genz.runtime import PhaseProfile, RuntimeProfile
+from roofline import InputError, data_dir
+
+BENCH = data_dir() / "validation" / "llm_inference_bench" / "normalized.csv"
+CSV = data_dir() / "validation" / "measurements_normalized.csv"
+TRUE = RuntimeProfile(
+    name="synthetic",
+    phases={
+        "prefill": PhaseProfile(0.45, 0.6, 2e-3, 2e-5),
+        "decode": PhaseProfile(0.45, 0.6, 2e-3, 2e-5),
+    },
+    all_reduce_latency_s=3e-5,
+)
+
+
+def grid_rows(hardware: tuple[str, ...] = ("a100-sxm-40gb", "h100-sxm")) -> list[Measurement]:
+    """A varied design: models, batches, lengths and tp (placeholder latency 1 s)."""
+    rows = []
+    for hw in hardware:
+        for model, tp in (("llama-3-8b", 1), ("llama-2-7b", 2), ("llama-2-70b", 4)):
+            for batch in (1, 8, 32):
+                for tokens in (128, 1024):
+                    rows.append(
+                        Measurement(
+                            model, hw, "vllm", batch, tokens, tokens, tp=tp, batch_latency_s=1.0
+                        )
+                    )
+    return rows
+
+
+def with_latencies(rows: list[Measurement], profile: RuntimeProfile, noise: float, seed: int = 0):
+    """The rows with batch latencies the model itself gives under ``profile``, times
+    log-normal noise of ``noise`` (relative)."""
+    predicted = decompose(rows).predict(profile)["batch_latency_s"]
+    factor = np.exp(np.random.default_rng(seed).normal(0.0, noise, len(rows)))
+    return [
+        dataclasses.replace(row, batch_latency_s=float(value))
+        for row, value in zip(rows, predicted * factor, strict=True)
+    ]
+
+
+def test_calibration_recovers_known_parameters_from_noisy_synthetic_runs():
+    rows = with_latencies(grid_rows(), TRUE, noise=0.01)
+    fit = fit_profile(decompose(rows), "synthetic")
+    # (true value, relative tolerance): compute efficiency and the per-sequence cost
+    # move few rows' times, so 1 % noise leaves them looser.
+    truth = {
+        "compute_efficiency": (0.45, 0.2),
+        "memory_efficiency": (0.6, 0.05),
+        "step_overhead_s": (2e-3, 0.15),
+        "sequence_overhead_s": (2e-5, 0.3),
+        "all_reduce_latency_s": (3e-5, 0.1),
+    }
+    assert fit.success and fit.condition < 100
+    for name, (value, tolerance) in truth.items():
+        assert fit.values[name] == pytest.approx(value, rel=tolerance), name
+        low, high = fit.intervals[name]
+        assert low <= fit.values[name] <= high
+
+
+def test_batch_one_rows_of_one_shape_cannot_separate_step_cost_from_bandwidth():
+    """Batch-1 decode of one model and one shape: t = W / (bw x eff) + step, one equation
+    for two unknowns (the long prompt identifies compute efficiency)."""
+    rows = [
+        Measurement("llama-3-8b", "h100-sxm", "vllm", 1, 2048, 128, batch_latency_s=1.0)
+        for _ in range(6)
+    ]
+    rows = with_latencies(rows, TRUE, noise=0.01)
+    with pytest.raises(InputError, match="cannot separate memory_efficiency and step_overhead_s"):
+        fit_profile(decompose(rows), "synthetic")
+    short = [dataclasses.replace(row, input_tokens=128) for row in rows]
+    with pytest.raises(InputError, match="no measured row depends on compute_efficiency"):
+        fit_profile(decompose(short), "synthetic")
+
+
+def test_leave_one_hardware_out_never_fits_on_the_held_out_hardware(monkeypatch):
+    rows = with_latencies(grid_rows(("a100-sxm-40gb", "h100-sxm", "mi250-gcd")), TRUE, 0.02)
+    data = decompose(rows)
+    seen: list[set[str]] = []
+    real = cross_validation.fit_runtime
+
+    def spy(train, *args, **kwargs):
+        seen.append(set(train.hw))
+        return real(train, *args, **kwargs)
+
+    monkeypatch.setattr(cross_validation, "fit_runtime", spy)
+    cv = cross_validation.cross_validate(data, "synthetic")
+    assert cv.method == "leave-one-hardware-out" and cv.folds == 3
+    hardware = {"a100-sxm-40gb", "h100-sxm", "mi250-gcd"}
+    assert sorted(map(sorted, seen)) == sorted(sorted(hardware - {hw}) for hw in hardware)
+    assert np.all(np.isfinite(cv.predicted["batch_latency_s"]))
+
+
+def test_calibrate_excludes_rows_faster_than_physics_and_names_them():
+    rows = with_latencies(grid_rows(), TRUE, noise=0.02)
+    rows[0] = dataclasses.replace(rows[0], batch_latency_s=1e-4, source="mine.csv:2")
+    result = calibrate_runtime(rows, "vllm", command="test")
+    assert [(row.source, reason.split()[0]) for row, reason in result.excluded] == [
+        ("mine.csv:2", "batch")
+    ]
+    assert result.fit.default.rows == len(rows) - 1
+    assert result.errors_pct(out_of_sample=True).size == len(rows) - 1
+
+
+def test_shipped_tensorrt_llm_profile_is_re_derived_from_the_data():
+    """data/runtimes/tensorrt-llm.yaml is what its calibrated_from command produces."""
+    shipped = load_runtime("tensorrt-llm")
+    command = shipped.accuracy.calibrated_from
+    assert command == (
+        "codesign calibrate --measurements data/validation/llm_inference_bench/normalized.csv "
+        "data/validation/measurements_normalized.csv --runtime tensorrt-llm "
+        "--out data/runtimes/tensorrt-llm.yaml"
+    )
+    rows = [*load_measurements(BENCH), *load_measurements(CSV)]
+    result = calibrate_runtime(rows, "tensorrt-llm", command=command)
+    assert runtime_from_dict(result.document) == shipped
+
+
+def test_cli_calibrate_writes_only_where_told(tmp_path, capsys):
+    rows = with_latencies(grid_rows(), TRUE, noise=0.02)
+    measured = tmp_path / "runs.csv"
+    write_measurements(rows, measured)
+    out = tmp_path / "profiles" / "mine.yaml"
+    args = ["calibrate", "--measurements", str(measured), "--runtime", "vllm", "--out", str(out)]
+    assert main(args) == 2
+    assert "--out folder does not exist" in capsys.readouterr().err
+    out.parent.mkdir()
+    assert main(args) == 0
+    text = capsys.readouterr().out
+    assert "0 faster than the efficiency-1 bound" in text and "95% interval" in text
+    assert "out-of-sample (leave-one-hardware-out)" in text
+    assert sorted(p.name for p in tmp_path.rglob("*") if p.is_file()) == ["mine.yaml", "runs.csv"]
+    profile = load_runtime(out)
+    assert profile.accuracy is not None and profile.accuracy.hardware == (
+        "a100-sxm-40gb",
+        "h100-sxm",
+    )
+    assert yaml.safe_load(out.read_text())["decode"]["memory_efficiency"][
+        "calibrated_from"
+    ].startswith("codesign calibrate --measurements")
+
+
+def test_cli_predict_with_a_runtime_prints_and_returns_intervals(capsys):
+    assert main(["predict", "--model", "llama-3-8b", "--hw", "h100-sxm", "--runtime", "vllm"]) == 0
+    assert "80% interval" in capsys.readouterr().out
+    assert (
+        main(
+            ["predict", "--model", "llama-3-8b", "--hw", "h100-sxm", "--runtime", "vllm", "--json"]
+        )
+        == 0
+    )
+    summary = yaml.safe_load(capsys.readouterr().out)["summary"]
+    interval = summary["intervals"]["tpot_s"]
+    assert summary["runtime"] == "vllm" and interval["low"] <= summary["tpot_s"] <= interval["high"]
+
+
+def test_llama_cpp_formats_file_loads_with_sources():
+    formats, sources = load_formats(data_dir() / "runtime_formats" / "llama.cpp.yaml")
+    assert [fmt.name for fmt in formats] == ["F16", "Q4_0", "Q4_K_M", "Q8_0"]
+    assert all("ggml" in sources[fmt.name] or "llama.cpp" in sources[fmt.name] for fmt in formats)
+
+
+def test_rerunning_the_measurements_converter_reproduces_the_committed_file(tmp_path, monkeypatch):
+    benchmarks = Path(__file__).resolve().parent.parent / "benchmarks"
+    out = tmp_path / "measurements_normalized.csv"
+    monkeypatch.syspath_prepend(str(benchmarks))
+    monkeypatch.setattr(sys, "argv", ["convert", "--out", str(out)])
+    with pytest.raises(SystemExit) as exit_info:
+        runpy.run_path(str(benchmarks / "convert_measurements.py"), run_name="__main__")
+    assert exit_info.value.code == 0
+    assert out.read_bytes() == CSV.read_bytes()

@@ -1,0 +1,200 @@
+"""Runtime profiles: strict loader, the ``ideal`` identity, the hook vs the fitting path,
+stored bits, intervals."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+import yaml
+
+from genz import (
+    Measurement,
+    Precision,
+    Scenario,
+    evaluate_grid,
+    list_runtimes,
+    load_model,
+    load_runtime,
+    predict,
+    prediction_interval,
+    runtime_from_dict,
+)
+from genz.calibration_data import decompose
+from genz.runtime import Accuracy, PhaseProfile, RuntimeProfile, WeightFormat
+from roofline import InputError, load_platform
+
+SOURCE = {"source": "test"}
+
+
+def phase(**values: float) -> dict[str, dict[str, object]]:
+    base = {"compute_efficiency": 0.5, "memory_efficiency": 0.7, "step_overhead_s": 1e-3}
+    return {key: {"value": value, **SOURCE} for key, value in {**base, **values}.items()}
+
+
+def document(**extra: object) -> dict[str, object]:
+    return {"name": "test", "prefill": phase(), "decode": phase(), **extra}
+
+
+def test_every_shipped_profile_loads_and_ideal_is_empty():
+    names = list_runtimes()
+    assert {"ideal", "vllm", "tensorrt-llm", "llama.cpp", "deepspeed"} <= set(names)
+    for name in names:
+        assert load_runtime(name).name == name
+    assert load_runtime("ideal").is_ideal
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"shedule": 1}, "unknown key 'shedule'"),
+        ({"decode": {**phase(), "memory_eff": {"value": 1, **SOURCE}}}, "unknown key 'memory_eff'"),
+        ({"decode": phase(memory_efficiency=1.5)}, "decode.memory_efficiency: value must be"),
+        (
+            {"decode": {**phase(), "step_overhead_s": {"value": 0.001}}},
+            "needs 'source' or 'calibrated_from'",
+        ),
+        (
+            {"decode": {"compute_efficiency": {"value": 0.5, **SOURCE}}},
+            "missing 'memory_efficiency'",
+        ),
+        ({"device_classes": {"nvidia-gpu": {"decod": phase()}}}, "unknown key 'decod'"),
+    ],
+)
+def test_loader_names_the_offending_field(change, message):
+    with pytest.raises(InputError, match=message):
+        runtime_from_dict({**document(), **change}, origin="t.yaml")
+
+
+def test_loader_needs_both_phases_and_reads_a_file(tmp_path):
+    with pytest.raises(InputError, match="decode missing"):
+        runtime_from_dict({"name": "x", "prefill": phase()})
+    path = tmp_path / "mine.yaml"
+    path.write_text(yaml.safe_dump(document()), encoding="utf-8")
+    assert load_runtime(path).phases["decode"].memory_efficiency == 0.7
+    with pytest.raises(InputError, match="unknown runtime 'nope'"):
+        load_runtime("nope")
+
+
+def test_ideal_reproduces_todays_numbers_exactly():
+    model, platform = load_model("llama-3-8b"), load_platform("h100-sxm")
+    ideal = load_runtime("ideal")
+    scenario = Scenario(batch=8, input_tokens=512, output_tokens=64)
+    assert predict(model, platform, scenario, runtime=ideal) == predict(model, platform, scenario)
+    axes = {"batch": np.array([1, 16, 64]), "tp": np.array([1, 2, 4])}
+    with_ideal = evaluate_grid(model, platform, **axes, runtime=ideal)
+    for key, values in evaluate_grid(model, platform, **axes).items():
+        np.testing.assert_array_equal(with_ideal[key], values)
+
+
+def test_hook_and_fitting_path_agree_row_by_row():
+    """`predict(..., runtime=)` and the decomposed rows calibration fits give equal times."""
+    profile = dataclasses.replace(
+        load_runtime("tensorrt-llm"),
+        device_classes={"amd-gpu": {"decode": PhaseProfile(0.3, 0.4, 2e-3, 1e-5)}},
+        class_all_reduce_latency_s={"amd-gpu": 4e-5},
+    )
+    rows = [
+        Measurement("llama-3-8b", "h100-sxm", "tensorrt-llm", 16, 512, 128, batch_latency_s=1.0),
+        Measurement(
+            "llama-2-70b", "a100-sxm-40gb", "tensorrt-llm", 4, 128, 64, tp=4, batch_latency_s=1.0
+        ),
+        Measurement(
+            "mixtral-8x7b", "mi250-gcd", "tensorrt-llm", 32, 1024, 32, tp=2, batch_latency_s=1.0
+        ),
+        Measurement(
+            "llama-2-7b",
+            "mi250-gcd",
+            "tensorrt-llm",
+            1,
+            256,
+            256,
+            pp=2,
+            prefill_chunk=16,
+            batch_latency_s=1.0,
+        ),
+    ]
+    fast = decompose(rows).predict(profile)
+    for index, row in enumerate(rows):
+        scenario = Scenario(
+            batch=row.batch,
+            input_tokens=row.input_tokens,
+            output_tokens=row.output_tokens,
+            parallelism=dataclasses.replace(Scenario().parallelism, tp=row.tp, pp=row.pp),
+            prefill_chunk=row.prefill_chunk,
+        )
+        slow = predict(load_model(row.model), load_platform(row.hw), scenario, runtime=profile)
+        assert slow.ttft_s == pytest.approx(fast["ttft_s"][index], rel=1e-12)
+        assert slow.tpot_s == pytest.approx(fast["itl_s"][index], rel=1e-12)
+        assert slow.e2e_s == pytest.approx(fast["batch_latency_s"][index], rel=1e-12)
+
+
+def test_profile_changes_efficiency_and_adds_one_step_operator():
+    model, platform = load_model("llama-3-8b"), load_platform("h100-sxm")
+    slow = runtime_from_dict(document(decode=phase(memory_efficiency=0.35)))
+    fast = runtime_from_dict(document())
+    scenario = Scenario(batch=1)
+    slow_tpot = predict(model, platform, scenario, runtime=slow).tpot_s
+    fast_prediction = predict(model, platform, scenario, runtime=fast)
+    step = [op for op in fast_prediction.decode.operators if op.name == "runtime_step"]
+    assert [op.time_s for op in step] == [pytest.approx(1e-3)]
+    # Memory-bound batch-1 decode: half the bandwidth fraction roughly doubles the rest.
+    assert (slow_tpot - 1e-3) == pytest.approx(2 * (fast_prediction.tpot_s - 1e-3), rel=0.02)
+
+
+def test_stored_bits_of_a_format_reach_the_weight_bytes():
+    model, platform = load_model("llama-2-7b"), load_platform("rtx-4090")
+    llama = load_runtime("llama.cpp")
+    q4km = llama.format_for_bits(4.85)
+    assert q4km is not None and q4km.lm_head_bits > q4km.stored_bits
+    scenario = Scenario(precision=Precision(weight_bits=4.85))
+    stored = predict(model, platform, scenario, runtime=llama).footprint.weights_bytes
+    plain = predict(model, platform, scenario).footprint.weights_bytes
+    assert stored > plain  # output.weight at Q6_K costs more than 4.85 bits
+    unlisted = Scenario(precision=Precision(weight_bits=3.0))
+    assert (
+        predict(model, platform, unlisted, runtime=llama).footprint.weights_bytes
+        == predict(model, platform, unlisted).footprint.weights_bytes
+    )
+
+
+def _with_accuracy(low: float, high: float) -> RuntimeProfile:
+    accuracy = Accuracy(
+        method="leave-one-hardware-out",
+        hardware=("h100-sxm",),
+        device_classes=("nvidia-gpu",),
+        rows=10,
+        ratio_quantiles={0.1: low, 0.5: 1.0, 0.9: high},
+        calibrated_from="test",
+    )
+    return dataclasses.replace(runtime_from_dict(document()), accuracy=accuracy)
+
+
+def test_intervals_contain_the_estimate_and_widen_with_the_error():
+    platform = load_platform("a100-sxm-40gb")
+    narrow = prediction_interval(0.01, _with_accuracy(0.9, 1.1), platform)
+    wide = prediction_interval(0.01, _with_accuracy(0.7, 1.5), platform)
+    skewed = prediction_interval(0.01, _with_accuracy(1.05, 1.3), platform)
+    for interval in (narrow, wide, skewed):
+        assert interval.low is not None and interval.high is not None
+        assert interval.low <= 0.01 <= interval.high
+    assert wide.low < narrow.low and wide.high > narrow.high
+    rate = prediction_interval(100.0, _with_accuracy(0.8, 1.25), platform, rate=True)
+    assert (rate.low, rate.high) == pytest.approx((80.0, 125.0))
+    assert "not measured" in narrow.basis
+
+
+def test_a_device_class_never_measured_gets_no_interval():
+    outside = prediction_interval(0.01, _with_accuracy(0.9, 1.1), load_platform("apple-m2-max-30c"))
+    assert outside.low is None and "outside anything measured" in outside.basis
+    bare = prediction_interval(0.01, runtime_from_dict(document()), load_platform("h100-sxm"))
+    assert bare.low is None and "no cross-validated error" in bare.basis
+
+
+def test_weight_format_needs_its_bits():
+    with pytest.raises(InputError, match="missing 'stored_bits'"):
+        runtime_from_dict(
+            document(weight_formats={"Q4_0": {"nominal_bits": {"value": 4.5, **SOURCE}}})
+        )
+    assert WeightFormat("F16", 16, 16, 16, 16).memory_efficiency_scale == 1.0
