@@ -17,6 +17,7 @@ from genz import (
     predict,
     summarise_weight_bits,
 )
+from roofline import InputError
 
 from .commands import add_command
 from .formatting import (
@@ -30,6 +31,7 @@ from .formatting import (
 from .platform_args import add_platform_arguments, platform_from_args
 from .runtime_output import add_runtime_argument, intervals, print_intervals, runtime_from_args
 from .scenario_args import add_scenario_arguments, scenario_from_args
+from .scenarios_output import add_scenarios_argument, run_scenarios
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -39,10 +41,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     models.set_defaults(func=run_models)
 
     parser = add_command(subparsers, "predict")
-    parser.add_argument("--model", required=True, help="model preset name or path to a config.json")
-    add_platform_arguments(parser)
+    parser.add_argument("--model", help="model preset name or path to a config.json (required)")
+    add_platform_arguments(parser, required=False)
     add_scenario_arguments(parser)
     add_runtime_argument(parser)
+    add_scenarios_argument(parser)
     output = parser.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true", help="summary and operators as JSON")
     output.add_argument("--csv", action="store_true", help="per-operator breakdown as CSV")
@@ -78,7 +81,13 @@ def run_models(args: argparse.Namespace) -> None:
 
 
 def run_predict(args: argparse.Namespace) -> None:
-    """Predict and print one scenario."""
+    """Predict and print one scenario (or every row of ``--scenarios``)."""
+    if args.scenarios:  # batch prediction: app/scenarios_output.py
+        run_scenarios(args)
+        return
+    for flag, value in (("--model", args.model), ("--hw", args.hw)):
+        if value is None:
+            raise InputError(f"{flag} is required (or give --scenarios FILE)")
     model = load_model(args.model)
     platform = platform_from_args(args)
     scenario = scenario_from_args(args, model.default_weight_bits)

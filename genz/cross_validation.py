@@ -94,11 +94,14 @@ class CrossValidation:
     predicted: dict[str, Array]
     folds: int
 
+    def scored(self, data: CalibrationRows, metric: str = "batch_latency_s") -> np.ndarray:
+        """Rows with both a measured and an out-of-sample value of ``metric``."""
+        return np.isfinite(data.measured[metric]) & np.isfinite(self.predicted[metric])
+
     def ratios(self, data: CalibrationRows, metric: str = "batch_latency_s") -> Array:
-        """Measured / out-of-sample predicted, rows where both exist."""
-        measured = data.measured[metric]
-        have = np.isfinite(measured) & np.isfinite(self.predicted[metric])
-        return measured[have] / self.predicted[metric][have]
+        """Measured / out-of-sample predicted, `scored` rows."""
+        have = self.scored(data, metric)
+        return data.measured[metric][have] / self.predicted[metric][have]
 
 
 def fold_labels(data: CalibrationRows) -> tuple[str, np.ndarray]:

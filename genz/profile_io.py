@@ -19,6 +19,10 @@ from .runtime import PHASES, WeightFormat
 LEVELS = (0.1, 0.5, 0.9)
 
 
+def _quantiles(ratios: np.ndarray) -> dict[str, float]:
+    return {str(level): _number(float(np.quantile(ratios, level))) for level in LEVELS}
+
+
 def _number(value: float) -> float:
     return float(f"{value:.4g}")
 
@@ -93,13 +97,20 @@ def profile_document(
             for kind, class_fit in runtime_fit.classes.items()
         }
     ratios = cv.ratios(data)
+    kinds = np.array(data.kinds)[cv.scored(data)]
+    hardware = np.array(data.hw)[cv.scored(data)]
     document["accuracy"] = {
         "method": cv.method,
         "hardware": sorted(set(data.hw)),
-        "device_classes": sorted(set(data.kinds)),
         "rows": int(ratios.size),
-        "ratio_quantiles": {
-            str(level): _number(float(np.quantile(ratios, level))) for level in LEVELS
+        "ratio_quantiles": _quantiles(ratios),
+        "device_classes": {
+            str(kind): {
+                "hardware": sorted(set(hardware[kinds == kind].tolist())),
+                "rows": int(np.sum(kinds == kind)),
+                "ratio_quantiles": _quantiles(ratios[kinds == kind]),
+            }
+            for kind in sorted(set(kinds.tolist()))
         },
         "calibrated_from": command,
     }

@@ -25,8 +25,10 @@ YAML layout::
                memory_efficiency_scale: V}
     device_classes:                              # optional overrides per device class
       nvidia-gpu: {prefill: {...}, decode: {...}, all_reduce_latency_s: V}
-    accuracy: {method: ..., hardware: [...], device_classes: [...], rows: N,
-               ratio_quantiles: {"0.1": r, "0.5": r, "0.9": r}, calibrated_from: ...}
+    accuracy: {method: ..., hardware: [...], rows: N,
+               ratio_quantiles: {"0.1": r, "0.5": r, "0.9": r},
+               device_classes: {nvidia-gpu: {hardware: [...], rows: N, ratio_quantiles: ...}},
+               calibrated_from: ...}
 
 where ``V`` is ``{value: x, source: "..."}`` or ``{value: x, calibrated_from:
 "...", interval_95: [lo, hi]}``.
@@ -74,6 +76,7 @@ TOP_KEYS = frozenset(
 ACCURACY_KEYS = frozenset(
     {"method", "hardware", "device_classes", "rows", "ratio_quantiles", "calibrated_from"}
 )
+CLASS_ACCURACY_KEYS = frozenset({"hardware", "rows", "ratio_quantiles"})
 VALUE_KEYS = frozenset({"value", "source", "calibrated_from", "interval_95"})
 #: Accepted range of each value, inclusive.
 RANGES = {
@@ -126,15 +129,30 @@ class WeightFormat:
 
 
 @dataclass(frozen=True)
+class ClassAccuracy:
+    """Cross-validated error on one device class's rows: measured / predicted quantiles."""
+
+    hardware: tuple[str, ...]
+    rows: int
+    ratio_quantiles: Mapping[float, float]
+
+
+@dataclass(frozen=True)
 class Accuracy:
-    """Cross-validated error of a profile: quantiles of measured / predicted."""
+    """Cross-validated error of a profile: quantiles of measured / predicted, over all
+    rows and per device class."""
 
     method: str
     hardware: tuple[str, ...]
-    device_classes: tuple[str, ...]
     rows: int
     ratio_quantiles: Mapping[float, float]
+    classes: Mapping[str, ClassAccuracy]
     calibrated_from: str
+
+    @property
+    def device_classes(self) -> tuple[str, ...]:
+        """The device classes measured."""
+        return tuple(self.classes)
 
 
 @dataclass(frozen=True)
@@ -317,25 +335,42 @@ def _accuracy(entry: Any, label: str) -> Accuracy:
     missing = sorted(ACCURACY_KEYS - set(entry))
     if missing:
         raise InputError(f"{label}: missing {missing[0]!r}")
-    quantiles = _mapping(entry["ratio_quantiles"], f"{label}.ratio_quantiles")
+    classes = {}
+    for kind, part in _mapping(entry["device_classes"], f"{label}.device_classes").items():
+        where = f"{label}.device_classes.{kind}"
+        _known(_mapping(part, where), CLASS_ACCURACY_KEYS, where)
+        missing = sorted(CLASS_ACCURACY_KEYS - set(part))
+        if missing:
+            raise InputError(f"{where}: missing {missing[0]!r}")
+        classes[str(kind)] = ClassAccuracy(
+            hardware=tuple(map(str, part["hardware"])),
+            rows=int(part["rows"]),
+            ratio_quantiles=_quantiles(part["ratio_quantiles"], f"{where}.ratio_quantiles"),
+        )
+    return Accuracy(
+        method=str(entry["method"]),
+        hardware=tuple(map(str, entry["hardware"])),
+        rows=int(entry["rows"]),
+        ratio_quantiles=_quantiles(entry["ratio_quantiles"], f"{label}.ratio_quantiles"),
+        classes=classes,
+        calibrated_from=str(entry["calibrated_from"]),
+    )
+
+
+def _quantiles(entry: Any, label: str) -> dict[float, float]:
+    """Quantile levels in (0, 1) to ratios > 0; 0.1 and 0.9 required."""
+    quantiles = _mapping(entry, label)
     parsed: dict[float, float] = {}
     for level, ratio in quantiles.items():
         try:
             level_f, ratio_f = float(level), float(ratio)
         except (TypeError, ValueError):
-            raise InputError(
-                f"{label}.ratio_quantiles: numbers expected, got {level!r}: {ratio!r}"
-            ) from None
+            raise InputError(f"{label}: numbers expected, got {level!r}: {ratio!r}") from None
         if not (0 < level_f < 1 and ratio_f > 0):
             raise InputError(
-                f"{label}.ratio_quantiles: levels must be in (0, 1) and ratios > 0, got {level!r}: {ratio!r}"
+                f"{label}: levels must be in (0, 1) and ratios > 0, got {level!r}: {ratio!r}"
             )
         parsed[level_f] = ratio_f
-    return Accuracy(
-        method=str(entry["method"]),
-        hardware=tuple(map(str, entry["hardware"])),
-        device_classes=tuple(map(str, entry["device_classes"])),
-        rows=int(entry["rows"]),
-        ratio_quantiles=dict(sorted(parsed.items())),
-        calibrated_from=str(entry["calibrated_from"]),
-    )
+    if not {0.1, 0.9} <= set(parsed):
+        raise InputError(f"{label}: needs the 0.1 and 0.9 quantiles")
+    return dict(sorted(parsed.items()))

@@ -3,7 +3,9 @@
 A profile's ``accuracy`` block (written by calibration) holds quantiles of
 ``measured / predicted`` batch latency on rows held out of the fit (leave one
 hardware out when the data span several). An 80 % interval on a predicted time
-``t`` is ``[t q(0.1), t q(0.9)]``; on a rate (tokens/s) the reciprocal. The interval
+``t`` is ``[t q(0.1), t q(0.9)]``; on a rate (tokens/s) the reciprocal. The quantiles are
+those of the platform's device class when two or more of its hardware were
+measured (each predicted from the others), else those of all rows. The interval
 always contains the point estimate. A platform of a device class (`Platform.device_class`)
 the runtime was never measured on is outside anything measured: no interval.
 """
@@ -48,16 +50,25 @@ def prediction_interval(
             f"outside anything measured: runtime {profile.name!r} was calibrated on "
             f"{', '.join(accuracy.device_classes)} devices only, not {platform.device_class}",
         )
-    low_ratio, high_ratio = accuracy.ratio_quantiles[0.1], accuracy.ratio_quantiles[0.9]
+    measured = accuracy.classes[platform.device_class]
+    seen = "measured" if platform.name in accuracy.hardware else "not measured"
+    if len(measured.hardware) > 1:
+        quantiles = measured.ratio_quantiles
+        basis = (
+            f"{accuracy.method} error of {profile.name} batch latency on "
+            f"{platform.device_class} ({', '.join(measured.hardware)}; {measured.rows} rows); "
+            f"{platform.name}: {seen}"
+        )
+    else:  # one hardware of the class: no held-out hardware of its own class
+        quantiles = accuracy.ratio_quantiles
+        basis = (
+            f"{profile.name} measured on one {platform.device_class} device only "
+            f"({measured.hardware[0]}): {accuracy.method} error over all its classes "
+            f"({accuracy.rows} rows); {platform.name}: {seen}"
+        )
+    low_ratio, high_ratio = quantiles[0.1], quantiles[0.9]
     if rate:
         low, high = value / high_ratio, value / low_ratio
     else:
         low, high = value * low_ratio, value * high_ratio
-    seen = "measured" if platform.name in accuracy.hardware else "not measured"
-    return Interval(
-        0.8,
-        min(low, value),
-        max(high, value),
-        f"{accuracy.method} error of {profile.name} batch latency, {accuracy.rows} rows on "
-        f"{', '.join(accuracy.hardware)}; {platform.name}: {seen}",
-    )
+    return Interval(0.8, min(low, value), max(high, value), basis)

@@ -22,7 +22,7 @@ from genz import (
     runtime_from_dict,
 )
 from genz.calibration_data import decompose
-from genz.runtime import Accuracy, PhaseProfile, RuntimeProfile, WeightFormat
+from genz.runtime import Accuracy, ClassAccuracy, PhaseProfile, RuntimeProfile, WeightFormat
 from roofline import InputError, load_platform
 
 SOURCE = {"source": "test"}
@@ -159,13 +159,17 @@ def test_stored_bits_of_a_format_reach_the_weight_bytes():
     )
 
 
-def _with_accuracy(low: float, high: float) -> RuntimeProfile:
+def _with_accuracy(low: float, high: float, hardware=("h100-sxm", "l4")) -> RuntimeProfile:
+    quantiles = {0.1: low, 0.5: 1.0, 0.9: high}
     accuracy = Accuracy(
         method="leave-one-hardware-out",
-        hardware=("h100-sxm",),
-        device_classes=("nvidia-gpu",),
-        rows=10,
-        ratio_quantiles={0.1: low, 0.5: 1.0, 0.9: high},
+        hardware=(*hardware, "mi250-gcd"),
+        rows=20,
+        ratio_quantiles={0.1: 0.5, 0.5: 1.0, 0.9: 3.0},
+        classes={
+            "nvidia-gpu": ClassAccuracy(hardware, 10, quantiles),
+            "amd-gpu": ClassAccuracy(("mi250-gcd",), 10, {0.1: 0.5, 0.9: 2.0}),
+        },
         calibrated_from="test",
     )
     return dataclasses.replace(runtime_from_dict(document()), accuracy=accuracy)
@@ -182,7 +186,11 @@ def test_intervals_contain_the_estimate_and_widen_with_the_error():
     assert wide.low < narrow.low and wide.high > narrow.high
     rate = prediction_interval(100.0, _with_accuracy(0.8, 1.25), platform, rate=True)
     assert (rate.low, rate.high) == pytest.approx((80.0, 125.0))
-    assert "not measured" in narrow.basis
+    assert "not measured" in narrow.basis and "nvidia-gpu (h100-sxm, l4" in narrow.basis
+    # A class measured on one device: no held-out hardware of its own, all rows' error.
+    lone = prediction_interval(0.01, _with_accuracy(0.9, 1.1), load_platform("mi250-gcd"))
+    assert (lone.low, lone.high) == pytest.approx((0.005, 0.03))
+    assert "measured on one amd-gpu device only" in lone.basis
 
 
 def test_a_device_class_never_measured_gets_no_interval():

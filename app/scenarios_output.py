@@ -1,0 +1,42 @@
+"""``codesign predict --scenarios runs.csv``: one prediction per row, CSV or JSON."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+from typing import Any
+
+from genz import SCENARIO_OUTPUTS, load_scenarios, predict_scenarios
+
+from .formatting import print_json
+
+
+def add_scenarios_argument(parser: argparse.ArgumentParser) -> None:
+    """``--scenarios FILE`` (the other scenario options are then ignored)."""
+    parser.add_argument(
+        "--scenarios",
+        help="CSV of scenarios (model, hw, runtime, batch, input_tokens, output_tokens, tp, "
+        "pp, ep, prefill_chunk, weight_bits, activation_bits, kv_bits): one prediction per "
+        "row in row order, as CSV (or --json); bad rows reported by line",
+    )
+
+
+def run_scenarios(args: argparse.Namespace) -> None:
+    """Predict every row; bad rows get an ``error`` and a line on stderr."""
+    rows, errors = load_scenarios(args.scenarios)
+    results: list[dict[str, Any]] = predict_scenarios(rows)
+    results += [{"line": line, "error": reason} for line, reason in errors.items()]
+    results.sort(key=lambda result: result["line"])
+    for result in results:
+        if "error" in result:
+            print(
+                f"codesign: {args.scenarios}:{result['line']}: {result['error']}", file=sys.stderr
+            )
+    if args.json:
+        print_json(results)
+        return
+    writer = csv.DictWriter(sys.stdout, fieldnames=["line", *SCENARIO_OUTPUTS], lineterminator="\n")
+    writer.writeheader()
+    for result in results:
+        writer.writerow({key: "" if value is None else value for key, value in result.items()})
