@@ -46,6 +46,8 @@ PAGES = (
     ),
     # Design A is the whole sidebar.
     PageSpec("compare_page.py", "Compare", EVERY_CONTROL),
+    # Published measurements against out-of-sample predictions: no sidebar input.
+    PageSpec("accuracy_page.py", "Accuracy", frozenset()),
     # The allocation replaces the weight bits; footprint and step times are per replica.
     PageSpec(
         "precision_page.py",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -9,14 +10,20 @@ from typing import Any
 
 import numpy as np
 
-from roofline import InputError, load_user_document
+from roofline import InputError, data_dir, load_user_document
 
 from .calibration_data import UNIT_PROFILE, CalibrationRows, decompose
 from .cross_validation import CrossValidation, RuntimeFit, cross_validate, fit_runtime
-from .measurements import Measurement
+from .measurements import Measurement, load_measurements
 from .physics_check import check_measurements
 from .profile_io import profile_document
-from .runtime import FORMAT_KEYS, MAX_PROFILE_BYTES, WeightFormat, weight_format_from_dict
+from .runtime import (
+    FORMAT_KEYS,
+    MAX_PROFILE_BYTES,
+    RuntimeProfile,
+    WeightFormat,
+    weight_format_from_dict,
+)
 
 
 @dataclass(frozen=True)
@@ -104,3 +111,48 @@ def _faster_than_bound(data: CalibrationRows) -> dict[int, str]:
                 f"{label} {measured[index]:.3g} s < bound {bound[metric][index]:.3g} s"
             )
     return found
+
+
+def calibration_inputs(command: str) -> dict[str, Any]:
+    """Measurement files, runtime, hardware and formats file of a ``codesign calibrate``
+    command (a profile's ``calibrated_from``); paths under ``data/`` resolve to the
+    installed data folder."""
+    words = shlex.split(command)
+    if words[:2] != ["codesign", "calibrate"]:
+        raise InputError(f"not a codesign calibrate command: {command!r}")
+    found: dict[str, list[str]] = {}
+    flag = ""
+    for word in words[2:]:
+        if word.startswith("--"):
+            flag = word[2:]
+            found.setdefault(flag, [])
+        elif flag:
+            found[flag].append(word)
+
+    def resolve(path: str) -> Path:
+        return data_dir() / path[len("data/") :] if path.startswith("data/") else Path(path)
+
+    return {
+        "measurements": [resolve(path) for path in found.get("measurements", [])],
+        "runtime": found.get("runtime", [""])[0],
+        "hardware": tuple(",".join(found.get("hw", [])).split(",")) if "hw" in found else (),
+        "formats": resolve(found["formats"][0]) if "formats" in found else None,
+    }
+
+
+def recalibrate(profile: RuntimeProfile) -> Calibration:
+    """Re-run the calibration that produced ``profile`` (its ``accuracy.calibrated_from``)."""
+    if profile.accuracy is None:
+        raise InputError(f"runtime {profile.name!r} was not produced by codesign calibrate")
+    command = profile.accuracy.calibrated_from
+    inputs = calibration_inputs(command)
+    formats, sources = load_formats(inputs["formats"]) if inputs["formats"] else ((), {})
+    return calibrate_runtime(
+        [row for path in inputs["measurements"] for row in load_measurements(path)],
+        inputs["runtime"],
+        hardware=inputs["hardware"],
+        command=command,
+        formats=formats,
+        format_sources=sources,
+        description=profile.description,
+    )

@@ -258,3 +258,12 @@ def test_memory_tensor_parallel_halves_weights_and_use_case_grows_kv() -> None:
     assert at.number_input(key="input_tokens").value == 32768
     # KV cache grows with the context: (32768 + 512) / (1024 + 128) ~ 29x, over tp=2 heads.
     assert metric(at, "KV cache") > 10 * kv
+
+
+def test_accuracy_page_scatters_held_out_predictions_with_errors_per_group() -> None:
+    at = page("accuracy")
+    assert charts(at) == 1
+    table = at.dataframe[0].value
+    assert set(table.hardware) == {"a100-sxm-40gb", "a100-sxm-80gb", "h100-sxm"}
+    assert set(table.method) == {"leave-one-hardware-out"}
+    assert "codesign calibrate" in at.code[0].value

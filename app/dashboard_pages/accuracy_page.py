@@ -1,0 +1,105 @@
+"""Accuracy page: how far to trust a runtime's prediction, from out-of-sample errors.
+
+For each chosen runtime profile the page re-runs the calibration that produced it
+(`genz.recalibrate`: the command in the profile's ``calibrated_from``) and plots
+every measured batch latency against its out-of-sample prediction (leave one
+hardware out, 5-fold for a runtime measured on one hardware), log-log, coloured by
+runtime and shaped by hardware, with the error per runtime x hardware beside it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.express as px
+import plotly.graph_objects as go
+import streamlit as st
+
+from app.dashboard_pages.common import checked, current_selection, show_chart, show_commands
+from genz import list_runtimes, load_runtime, recalibrate
+
+
+@st.cache_data(show_spinner="Re-running the calibration (leave one hardware out)...")
+def held_out_rows(runtime: str) -> pd.DataFrame:
+    """Measured and out-of-sample predicted batch latency (s) of every scored row."""
+    result = recalibrate(load_runtime(runtime))
+    measured = result.data.measured["batch_latency_s"]
+    predicted = result.cv.predicted["batch_latency_s"]
+    scored = np.isfinite(measured) & np.isfinite(predicted)
+    return pd.DataFrame(
+        {
+            "runtime": runtime,
+            "hardware": np.array(result.data.hw)[scored],
+            "measured_s": measured[scored],
+            "predicted_s": predicted[scored],
+            "method": result.cv.method,
+        }
+    )
+
+
+def error_table(rows: pd.DataFrame) -> pd.DataFrame:
+    """Count, MAPE, median and p90 absolute error and bias (%) per runtime x hardware."""
+    rows = rows.assign(error_pct=100 * (rows.predicted_s - rows.measured_s) / rows.measured_s)
+    return (
+        rows.groupby(["runtime", "hardware", "method"])
+        .error_pct.agg(
+            rows="size",
+            MAPE=lambda e: e.abs().mean(),
+            median=lambda e: e.abs().median(),
+            p90=lambda e: e.abs().quantile(0.9),
+            bias="mean",
+        )
+        .round(1)
+        .reset_index()
+    )
+
+
+def scatter(rows: pd.DataFrame) -> go.Figure:
+    """Predicted vs measured, log-log, with the y = x line."""
+    figure = px.scatter(
+        rows,
+        x="measured_s",
+        y="predicted_s",
+        color="runtime",
+        symbol="hardware",
+        log_x=True,
+        log_y=True,
+        labels={"measured_s": "measured batch latency (s)", "predicted_s": "predicted (s)"},
+    )
+    low, high = (
+        rows[["measured_s", "predicted_s"]].min().min(),
+        rows[["measured_s", "predicted_s"]].max().max(),
+    )
+    figure.add_trace(
+        go.Scatter(x=[low, high], y=[low, high], mode="lines", name="y = x", line={"dash": "dot"})
+    )
+    return figure
+
+
+def main() -> None:
+    selection = current_selection()
+    st.header("Accuracy: predicted vs measured, out of sample")
+    fitted = [name for name in list_runtimes() if load_runtime(name).accuracy is not None]
+    chosen = st.multiselect(
+        "Runtime profiles", fitted, default=["tensorrt-llm"], key="accuracy_runtimes"
+    )
+    if not chosen:
+        st.info("Choose at least one runtime profile.")
+        return
+    rows = pd.concat([checked(held_out_rows, name) for name in chosen], ignore_index=True)
+    show_chart(scatter(rows), rows, "accuracy")
+    st.subheader("Out-of-sample error per runtime x hardware (%; bias < 0: predicted faster)")
+    st.dataframe(error_table(rows), hide_index=True)
+    st.caption(
+        "Each row is predicted by a profile calibrated without its hardware. A device class "
+        "measured on one hardware only is predicted, when held out, from the other classes: "
+        "that is the error to expect on a device class nobody has measured."
+    )
+    show_commands(
+        selection,
+        *(load_runtime(name).accuracy.calibrated_from for name in chosen),  # type: ignore[union-attr]
+        note="Each command prints the in-sample and out-of-sample error it finds.",
+    )
+
+
+main()
