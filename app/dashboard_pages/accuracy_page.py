@@ -15,7 +15,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 import streamlit as st
 
-from app.dashboard_pages.common import checked, current_selection, show_chart, show_commands
+from app.dashboard_pages.common import checked, show_chart
 from genz import list_runtimes, load_runtime, recalibrate
 
 
@@ -77,7 +77,6 @@ def scatter(rows: pd.DataFrame) -> go.Figure:
 
 
 def main() -> None:
-    selection = current_selection()
     st.header("Accuracy: predicted vs measured, out of sample")
     fitted = [name for name in list_runtimes() if load_runtime(name).accuracy is not None]
     chosen = st.multiselect(
@@ -95,11 +94,10 @@ def main() -> None:
         "measured on one hardware only is predicted, when held out, from the other classes: "
         "that is the error to expect on a device class nobody has measured."
     )
-    show_commands(
-        selection,
-        *(load_runtime(name).accuracy.calibrated_from for name in chosen),  # type: ignore[union-attr]
-        note="Each command prints the in-sample and out-of-sample error it finds.",
-    )
+    with st.expander("Reproduce with the CLI"):
+        commands = [load_runtime(name).accuracy for name in chosen]
+        st.code("\n".join(a.calibrated_from for a in commands if a is not None), language="bash")
+        st.caption("Each command prints the in-sample and out-of-sample error it finds.")
 
 
 main()

@@ -12,6 +12,7 @@ import dataclasses
 import json
 import shlex
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -149,7 +150,7 @@ def sweep(selection: Selection, axis: str, values: tuple[float, ...]) -> pd.Data
     ``axis`` is an `evaluate_grid` keyword (``'batch'``, ``'input_tokens'``...).
     One row per value; times in seconds, sizes in bytes, plus ``fits`` and bounds.
     """
-    axes: dict[str, float | np.ndarray] = {
+    axes: dict[str, Any] = {  # Any: evaluate_grid also takes runtime=
         "batch": selection.batch,
         "input_tokens": selection.input_tokens,
         "output_tokens": selection.output_tokens,
