@@ -127,6 +127,11 @@ def runtime_frame(runtime: str) -> tuple[pd.DataFrame, list[Measurement]]:
     held_out = _metric_errors(kept, result.cv.predicted)
     ideal = _metric_errors(kept, ideal_times(kept))
     moe = {name: load_model(name).is_moe for name in {row.model for row in kept}}
+    kinds = result.data.kinds
+    class_hardware = {
+        kind: {hw for hw, k in zip(result.data.hw, kinds, strict=True) if k == kind}
+        for kind in set(kinds)
+    }
     records = []
     for metric in METRICS:
         for index, row in enumerate(kept):
@@ -143,6 +148,9 @@ def runtime_frame(runtime: str) -> tuple[pd.DataFrame, list[Measurement]]:
                     "moe": moe[row.model],
                     "tp": row.tp,
                     "devices": row.devices,
+                    "device_class": kinds[index],
+                    # Held out, this row's class still had other measured hardware.
+                    "class_seen": len(class_hardware[kinds[index]]) > 1,
                     "method": result.cv.method,
                     "held_out_pct": held_out[metric][index],
                     "ideal_pct": ideal[metric][index],

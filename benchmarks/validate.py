@@ -268,6 +268,18 @@ def main(argv: list[str] | None = None) -> int:
             f"  {'MET   ' if met else 'MISSED'} {label}: {len(part)} rows, MAPE {mape:.1f}%, "
             f"bias {bias:+.1f}% (target {wanted}; ideal MAPE {line['ideal MAPE']:.1f}%)"
         )
+        for seen, words in (
+            (True, "other hardware of its device class measured"),
+            (False, "the only measured hardware of its device class"),
+        ):
+            share = part[part.class_seen == seen]
+            if len(share) and len(share) < len(part):
+                detail = summary(share)
+                print(
+                    f"         of which {len(share)} rows on {words}: MAPE "
+                    f"{detail['out-of-sample MAPE']:.1f}%, bias {detail['out-of-sample bias']:+.1f}% "
+                    f"({', '.join(sorted(set(share.hw)))})"
+                )
     if args.out is not None:
         frame.to_csv(args.out, index=False)
         print(f"\nwrote {args.out}")
