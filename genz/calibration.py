@@ -10,14 +10,22 @@ latencies alone cannot tell a prefill step's fixed cost from a decode step's)::
     <format>.memory_efficiency_scale        per weight format other than 16 bit, [0.05, 2]
 
 Residuals are ``log(predicted / measured)`` of every measured metric (batch latency,
-TTFT, inter-token latency), minimised with ``scipy.optimize.least_squares`` under a
-soft-L1 loss (``f_scale`` 5 %: rows off by more count linearly) within the bounds.
+TTFT, inter-token latency), each weighted by ``1 / sqrt(rows of its hardware)`` so that every hardware weighs the
+same (as in leave-one-hardware-out scoring), minimised with
+``scipy.optimize.least_squares`` under a soft-L1 loss with ``f_scale`` 0.05 on the
+weighted residuals (a row counts linearly beyond ``5 % x sqrt(rows of its hardware)``,
+so the loss is robust to a few bad rows of a thinly measured device and close to least
+squares on a device measured hundreds of times) within the bounds. This weighting and
+loss were chosen among three variants (unweighted soft-L1; this; soft-L1 at 5 % of
+each raw residual) by the leave-one-hardware-out errors of ``benchmarks/validate.py``.
 A parameter no row depends on (an all-reduce latency with no tp > 1 row, a format no
 row uses) is left out and reported. The fit is refused when the Jacobian of the
 residuals, columns normalised, has a condition number above `MAX_CONDITION`: the
 data then cannot separate the parameters named (batch-1 rows of one model cannot
-tell step cost from bandwidth efficiency). Intervals: 95 % from the Gauss-Newton
-covariance ``s^2 (J^T J)^-1`` with a robust residual scale ``s`` (1.4826 MAD).
+tell step cost from bandwidth efficiency). Intervals: 95 % from the sandwich
+covariance of the weighted Gauss-Newton fit, ``A^-1 B A^-1`` with ``A = J^T J`` and
+``B = s^2 J^T W J`` (``J`` the weighted Jacobian, ``W`` the squared weights), ``s`` a
+robust residual scale (1.4826 MAD of the unweighted residuals).
 scipy is imported inside `fit_profile` only (the numerical core imports no scipy).
 """
 
@@ -140,6 +148,7 @@ def _to_coordinates(values: Mapping[str, float], names: Sequence[str]) -> Array:
 
 
 def _residuals(data: CalibrationRows, profile: RuntimeProfile) -> Array:
+    """Log ratios predicted / measured of every measured metric, metric by metric."""
     predicted = data.predict(profile)
     parts = []
     for metric in METRICS:
@@ -147,6 +156,15 @@ def _residuals(data: CalibrationRows, profile: RuntimeProfile) -> Array:
         have = np.isfinite(measured)
         parts.append(np.log(predicted[metric][have] / measured[have]))
     return np.concatenate(parts)
+
+
+def _weights(data: CalibrationRows) -> Array:
+    """Per residual (the order of `_residuals`), ``1 / sqrt(rows of its hardware)``: every
+    hardware weighs the same in the fit, as it does in leave-one-hardware-out scoring."""
+    hardware = np.array(data.hw)
+    names, counts = np.unique(hardware, return_counts=True)
+    weight = 1.0 / np.sqrt(counts[np.searchsorted(names, hardware)])
+    return np.concatenate([weight[np.isfinite(data.measured[metric])] for metric in METRICS])
 
 
 def _jacobian(residuals: Callable[[Array], Array], x: Array, names: Sequence[str]) -> Array:
@@ -199,8 +217,13 @@ def fit_profile(
         for side in (0, 1)
     ]
 
-    def residuals(x: Array) -> Array:
+    weights = _weights(data)
+
+    def raw_residuals(x: Array) -> Array:
         return _residuals(data, build_profile(name, {**held, **_to_values(x, names)}, formats))
+
+    def residuals(x: Array) -> Array:
+        return weights * raw_residuals(x)
 
     x0 = _to_coordinates({n: START[_kind(n)] for n in names}, names)
     scale = np.array([1.0 if BOUNDS[_kind(n)][2] else START[_kind(n)] for n in names])
@@ -219,10 +242,12 @@ def fit_profile(
             f"the measurements cannot separate {involved} (Jacobian condition number "
             f"{condition:.3g} > {MAX_CONDITION:g}): add rows that vary batch, tokens or model size"
         )
-    raw = residuals(result.x)
+    raw = raw_residuals(result.x)
     spread = 1.4826 * float(np.median(np.abs(raw - np.median(raw))))
-    try:
-        half = 1.96 * np.sqrt(np.clip(np.diag(spread**2 * np.linalg.inv(jac.T @ jac)), 0, None))
+    try:  # sandwich covariance of the weighted fit, residual scale from the raw ones
+        bread = np.linalg.inv(jac.T @ jac)
+        meat = spread**2 * (jac * weights[:, None] ** 2).T @ jac
+        half = 1.96 * np.sqrt(np.clip(np.diag(bread @ meat @ bread), 0, None))
     except np.linalg.LinAlgError:
         half = np.full(len(names), np.inf)
     intervals = {}
