@@ -237,11 +237,10 @@ def main(argv: list[str] | None = None) -> int:
     frames = []
     for runtime in RUNTIME_DATA:
         frame, excluded = runtime_frame(runtime)
+        counts = ", ".join(f"{metric} {n}" for metric, n in frame.metric.value_counts().items())
         print(
-            f"{runtime}: {frame[frame.metric == 'batch latency'].shape[0]} batch-latency rows "
-            f"and {frame[frame.metric != 'batch latency'].source.nunique()} rows of other metrics "
-            f"scored ({frame.method.iloc[0]}); {len(excluded)} rows faster than the "
-            "efficiency-1 bound excluded"
+            f"{runtime} ({frame.method.iloc[0]}): rows scored per metric: {counts}; "
+            f"{len(excluded)} rows faster than the efficiency-1 bound excluded"
             + ("".join(f"\n    {row.source}" for row in excluded) if excluded else "")
         )
         frames.append(frame)

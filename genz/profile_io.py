@@ -97,8 +97,13 @@ def profile_document(
             for kind, class_fit in runtime_fit.classes.items()
         }
     ratios = cv.ratios(data)
-    kinds = np.array(data.kinds)[cv.scored(data)]
-    hardware = np.array(data.hw)[cv.scored(data)]
+    scored = cv.scored(data)
+    kinds = np.array(data.kinds)[scored]
+    hardware = np.array(data.hw)[scored]
+    fitted_ratios = (
+        data.measured["batch_latency_s"][scored]
+        / data.predict(runtime_fit.profile)["batch_latency_s"][scored]
+    )
     document["accuracy"] = {
         "method": cv.method,
         "hardware": sorted(set(data.hw)),
@@ -109,6 +114,7 @@ def profile_document(
                 "hardware": sorted(set(hardware[kinds == kind].tolist())),
                 "rows": int(np.sum(kinds == kind)),
                 "ratio_quantiles": _quantiles(ratios[kinds == kind]),
+                "in_sample_ratio_quantiles": _quantiles(fitted_ratios[kinds == kind]),
             }
             for kind in sorted(set(kinds.tolist()))
         },

@@ -76,7 +76,9 @@ TOP_KEYS = frozenset(
 ACCURACY_KEYS = frozenset(
     {"method", "hardware", "device_classes", "rows", "ratio_quantiles", "calibrated_from"}
 )
-CLASS_ACCURACY_KEYS = frozenset({"hardware", "rows", "ratio_quantiles"})
+CLASS_ACCURACY_KEYS = frozenset(
+    {"hardware", "rows", "ratio_quantiles", "in_sample_ratio_quantiles"}
+)
 VALUE_KEYS = frozenset({"value", "source", "calibrated_from", "interval_95"})
 #: Accepted range of each value, inclusive.
 RANGES = {
@@ -130,11 +132,13 @@ class WeightFormat:
 
 @dataclass(frozen=True)
 class ClassAccuracy:
-    """Cross-validated error on one device class's rows: measured / predicted quantiles."""
+    """Error on one device class's rows, quantiles of measured / predicted: held out
+    (``ratio_quantiles``) and by the fitted profile itself (``in_sample_...``)."""
 
     hardware: tuple[str, ...]
     rows: int
     ratio_quantiles: Mapping[float, float]
+    in_sample_ratio_quantiles: Mapping[float, float]
 
 
 @dataclass(frozen=True)
@@ -346,6 +350,9 @@ def _accuracy(entry: Any, label: str) -> Accuracy:
             hardware=tuple(map(str, part["hardware"])),
             rows=int(part["rows"]),
             ratio_quantiles=_quantiles(part["ratio_quantiles"], f"{where}.ratio_quantiles"),
+            in_sample_ratio_quantiles=_quantiles(
+                part["in_sample_ratio_quantiles"], f"{where}.in_sample_ratio_quantiles"
+            ),
         )
     return Accuracy(
         method=str(entry["method"]),

@@ -5,7 +5,9 @@ A profile's ``accuracy`` block (written by calibration) holds quantiles of
 hardware out when the data span several). An 80 % interval on a predicted time
 ``t`` is ``[t q(0.1), t q(0.9)]``; on a rate (tokens/s) the reciprocal. The quantiles are
 those of the platform's device class when two or more of its hardware were
-measured (each predicted from the others), else those of all rows. The interval
+measured (each predicted from the others); on the one measured device of a class,
+its in-sample error (labelled so); on another device of such a class, the error of
+all rows. The interval
 always contains the point estimate. A platform of a device class (`Platform.device_class`)
 the runtime was never measured on is outside anything measured: no interval.
 """
@@ -59,7 +61,14 @@ def prediction_interval(
             f"{platform.device_class} ({', '.join(measured.hardware)}; {measured.rows} rows); "
             f"{platform.name}: {seen}"
         )
-    else:  # one hardware of the class: no held-out hardware of its own class
+    elif platform.name in measured.hardware:  # the class's one measured device itself
+        quantiles = measured.in_sample_ratio_quantiles
+        basis = (
+            f"IN-SAMPLE error of {profile.name} batch latency on {platform.name} "
+            f"({measured.rows} rows), the only {platform.device_class} device measured: "
+            "no other device of its class to hold out"
+        )
+    else:  # a new device of a class measured on one device: as unknown as a new class
         quantiles = accuracy.ratio_quantiles
         basis = (
             f"{profile.name} measured on one {platform.device_class} device only "

@@ -167,8 +167,10 @@ def _with_accuracy(low: float, high: float, hardware=("h100-sxm", "l4")) -> Runt
         rows=20,
         ratio_quantiles={0.1: 0.5, 0.5: 1.0, 0.9: 3.0},
         classes={
-            "nvidia-gpu": ClassAccuracy(hardware, 10, quantiles),
-            "amd-gpu": ClassAccuracy(("mi250-gcd",), 10, {0.1: 0.5, 0.9: 2.0}),
+            "nvidia-gpu": ClassAccuracy(hardware, 10, quantiles, quantiles),
+            "amd-gpu": ClassAccuracy(
+                ("mi250-gcd",), 10, {0.1: 0.5, 0.9: 2.0}, {0.1: 0.8, 0.9: 1.3}
+            ),
         },
         calibrated_from="test",
     )
@@ -187,10 +189,14 @@ def test_intervals_contain_the_estimate_and_widen_with_the_error():
     rate = prediction_interval(100.0, _with_accuracy(0.8, 1.25), platform, rate=True)
     assert (rate.low, rate.high) == pytest.approx((80.0, 125.0))
     assert "not measured" in narrow.basis and "nvidia-gpu (h100-sxm, l4" in narrow.basis
-    # A class measured on one device: no held-out hardware of its own, all rows' error.
+    # The one measured device of its class: its in-sample error, labelled.
     lone = prediction_interval(0.01, _with_accuracy(0.9, 1.1), load_platform("mi250-gcd"))
-    assert (lone.low, lone.high) == pytest.approx((0.005, 0.03))
-    assert "measured on one amd-gpu device only" in lone.basis
+    assert (lone.low, lone.high) == pytest.approx((0.008, 0.013))
+    assert lone.basis.startswith("IN-SAMPLE")
+    # Another device of that class: as unknown as a new class, all rows' error.
+    other = prediction_interval(0.01, _with_accuracy(0.9, 1.1), load_platform("mi300x"))
+    assert (other.low, other.high) == pytest.approx((0.005, 0.03))
+    assert "measured on one amd-gpu device only" in other.basis
 
 
 def test_a_device_class_never_measured_gets_no_interval():
