@@ -78,9 +78,9 @@ def ideal_times(rows: Sequence[Measurement]) -> dict[str, np.ndarray]:
             prefill_chunk=group.prefill_chunk.fillna(group.input_tokens).to_numpy(float),
         )
         index = group.index.to_numpy()
-        out["ttft_s"][index] = grid["ttft_s"]
-        out["itl_s"][index] = grid["tpot_s"]
-        out["batch_latency_s"][index] = grid["e2e_s"]
+        out["ttft_s"][index] = grid.ttft_s
+        out["itl_s"][index] = grid.tpot_s
+        out["batch_latency_s"][index] = grid.e2e_s
     return out
 
 

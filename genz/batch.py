@@ -204,15 +204,15 @@ def _fill(
         runtime=None if runtime.is_ideal else runtime,
     )
     for position, index in enumerate(indices):
-        e2e = float(grid["e2e_s"][position])
+        e2e = float(grid.e2e_s[position])
         interval = prediction_interval(e2e, runtime, platform) if not runtime.is_ideal else None
         results[index].update(
             {
-                "ttft_s": float(grid["ttft_s"][position]),
-                "tpot_s": float(grid["tpot_s"][position]),
+                "ttft_s": float(grid.ttft_s[position]),
+                "tpot_s": float(grid.tpot_s[position]),
                 "e2e_s": e2e,
-                "throughput_tokens_per_s": float(grid["throughput_tokens_per_s"][position]),
-                "fits": bool(grid["fits"][position]),
+                "throughput_tokens_per_s": float(grid.throughput_tokens_per_s[position]),
+                "fits": bool(grid.fits[position]),
                 "e2e_low_s": None if interval is None else interval.low,
                 "e2e_high_s": None if interval is None else interval.high,
                 "interval_basis": "physics only (ideal)" if interval is None else interval.basis,

@@ -25,7 +25,7 @@ from .model import load_model
 from .params import WEIGHT_GROUPS
 from .predictor import evaluate
 from .runtime import PhaseProfile, RuntimeProfile, WeightFormat
-from .runtime_cost import all_reduce_instances, scaled_terms
+from .runtime_cost import scaled_terms
 
 #: Efficiency 1, no step cost, no all-reduce latency: costs what the platform allows.
 UNIT_PHASE = PhaseProfile(compute_efficiency=1.0, memory_efficiency=1.0, step_overhead_s=0.0)
@@ -170,52 +170,48 @@ def row_inputs(rows: Sequence[Measurement]) -> GridInputs:
 def decompose(
     rows: Sequence[Measurement], formats: tuple[WeightFormat, ...] = ()
 ) -> CalibrationRows:
-    """Cost every row once at efficiency 1 (one vectorised call per model x hardware);
-    ``formats`` say how the runtime stores each weight format (`RuntimeProfile`)."""
+    """Cost every row at efficiency 1 (vectorised per model x hardware); ``formats`` say
+    how the runtime stores each weight format (`RuntimeProfile`).
+
+    Two costings with the unit profile, at all-reduce latency 0 s and 1 s, give the
+    wire time and (their difference) the number of all-reduces each pass pays for.
+    """
     unit = dataclasses.replace(UNIT_PROFILE, weight_formats=formats)
+    counting = dataclasses.replace(unit, all_reduce_latency_s=1.0)
+    n = len(rows)
     groups: dict[tuple[str, str], list[int]] = {}
     for index, row in enumerate(rows):
         groups.setdefault((row.model, row.hw), []).append(index)
     parts = []
     for (model_name, hw), indices in groups.items():
-        chosen = [rows[i] for i in indices]
-        platform = load_platform(hw)
-        inputs = row_inputs(chosen)
-        evaluation = evaluate(load_model(model_name), platform, inputs, runtime=unit)
-        parts.append(
-            (
-                indices,
-                platform.device_class,
-                evaluation,
-                np.ceil(inputs.input_tokens / inputs.chunk),
-            )
-        )
-    n = len(rows)
+        platform, model = load_platform(hw), load_model(model_name)
+        inputs = row_inputs([rows[i] for i in indices])
+        costed = evaluate(model, platform, inputs, runtime=unit)
+        counted = evaluate(model, platform, inputs, runtime=counting)
+        chunks = np.ceil(inputs.input_tokens / inputs.chunk)
+        parts.append((indices, platform.device_class, costed, counted, chunks))
     width = {
-        phase: max(len(getattr(e, f"{phase}_ops")) for _, _, e, _ in parts)
+        phase: max(getattr(part[2], phase).compute_s.shape[0] for part in parts)
         for phase in ("prefill", "decode")
     }
+    batch = np.array([row.batch for row in rows], float)
     terms = {}
     for phase in ("prefill", "decode"):
-        compute = np.zeros((width[phase], n))
-        memory = np.zeros((width[phase], n))
+        compute, memory = np.zeros((width[phase], n)), np.zeros((width[phase], n))
         fixed, reduces, steps = np.zeros(n), np.zeros(n), np.zeros(n)
-        for indices, _, evaluation, chunks in parts:
-            ops = getattr(evaluation, f"{phase}_ops")
-            size = len(indices)
-            for position, item in enumerate(ops):
-                if item.op.name == "runtime_step":
-                    continue
-                if item.op.collective is None:
-                    compute[position, indices] = np.broadcast_to(item.compute_s, (size,))
-                    memory[position, indices] = np.broadcast_to(item.memory_s, (size,))
-                fixed[indices] += np.broadcast_to(item.interconnect_s + item.overhead_s, (size,))
-                reduces[indices] += np.broadcast_to(all_reduce_instances(item.op), (size,))
-            steps[indices] = chunks if phase == "prefill" else np.ones(size)
-        batch = np.array([row.batch for row in rows], float)
-        terms[phase] = PassTerms(compute, memory, fixed, reduces, steps, batch)
+        for indices, _, costed, counted, chunks in parts:
+            cost, with_latency = getattr(costed, phase), getattr(counted, phase)
+            size = cost.compute_s.shape[0]
+            compute[:size, indices] = cost.compute_s
+            memory[:size, indices] = cost.memory_s
+            fixed[indices] = cost.interconnect_s.sum(axis=0) + cost.overhead_s.sum(axis=0)
+            reduces[indices] = with_latency.interconnect_s.sum(axis=0) - cost.interconnect_s.sum(
+                axis=0
+            )
+            steps[indices] = chunks if phase == "prefill" else 1.0
+        terms[phase] = PassTerms(compute, memory, fixed, np.round(reduces), steps, batch)
     kinds = [""] * n
-    for indices, kind, _, _ in parts:
+    for indices, kind, *_ in parts:
         for i in indices:
             kinds[i] = kind
     return CalibrationRows(

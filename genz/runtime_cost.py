@@ -25,8 +25,8 @@ import numpy as np
 
 from roofline import Efficiency, OperatorKind, Platform, all_reduce_time
 
-from .costing import OpTimes
-from .graph import Array, OpTerms
+from .costing import PassCost
+from .graph import Array, OpTerms, PassOps
 from .inputs import GridInputs
 from .runtime import PhaseProfile, RuntimeProfile
 
@@ -48,6 +48,16 @@ def stored_bits(profile: RuntimeProfile, inputs: GridInputs) -> GridInputs:
     """
     if not profile.weight_formats:
         return inputs
+    layer_bits = inputs.weight_bits["attn_qkv"]
+    if isinstance(layer_bits, float):  # one scenario as floats (predict's fast path)
+        fmt = profile.format_for_bits(layer_bits)
+        if fmt is None:
+            return inputs
+        model_level = {"embedding": fmt.embedding_bits, "lm_head": fmt.lm_head_bits}
+        return dataclasses.replace(
+            inputs,
+            weight_bits={g: model_level.get(g, fmt.stored_bits) for g in inputs.weight_bits},
+        )
     bits = dict(inputs.weight_bits)
     nominal = np.asarray(inputs.weight_bits["attn_qkv"], float)
     for fmt in profile.weight_formats:
@@ -60,7 +70,7 @@ def stored_bits(profile: RuntimeProfile, inputs: GridInputs) -> GridInputs:
     return dataclasses.replace(inputs, weight_bits=bits)
 
 
-def memory_scale(profile: RuntimeProfile, nominal_bits: Array) -> Array:
+def memory_scale(profile: RuntimeProfile, nominal_bits: Array | float) -> Array:
     """Per scenario, the weight format's multiplier on memory efficiency (1 if unlisted)."""
     scale = np.ones(np.shape(nominal_bits))
     for fmt in profile.weight_formats:
@@ -81,15 +91,8 @@ def scaled_terms(
     return compute_s / phase.compute_efficiency, memory_s / (phase.memory_efficiency * scale)
 
 
-def all_reduce_instances(op: OpTerms) -> Array:
-    """How many all-reduces that pay a latency the operator runs (0 on one device)."""
-    if op.collective != "all_reduce" or op.group_size is None:
-        return np.zeros(())
-    return np.where(np.asarray(op.group_size) > 1, 1.0, 0.0) * op.layers
-
-
-def all_reduce_bandwidth_s(op: OpTerms, platform: Platform) -> Array:
-    """Ring all-reduce time of the operator without link latency, seconds."""
+def all_reduce_wire_s(op: OpTerms, platform: Platform) -> Array:
+    """One ring all-reduce of the operator without link latency, seconds (0 on one device)."""
     assert op.message_bytes is not None and op.group_size is not None
     if platform.interconnect is None or not np.any(np.asarray(op.group_size) > 1):
         return np.zeros(np.shape(op.message_bytes))
@@ -99,61 +102,78 @@ def all_reduce_bandwidth_s(op: OpTerms, platform: Platform) -> Array:
         scaleout_latency_s=None if platform.interconnect.scaleout_latency_s is None else 0.0,
     )
     quiet = dataclasses.replace(platform, interconnect=link)
-    return np.asarray(all_reduce_time(quiet, op.message_bytes, op.group_size)) * op.layers
+    return np.asarray(all_reduce_time(quiet, op.message_bytes, op.group_size))
 
 
-def step_operator(overhead_s: Array) -> OpTimes:
-    """The per-step fixed cost of a pass as one operator (no FLOP, no bytes)."""
-    zero = np.zeros(np.shape(overhead_s))
-    terms = OpTerms(
-        "runtime_step", OperatorKind.OTHER, "runtime", 1.0, zero, zero, zero + 16.0, block="model"
+def with_step(cost: PassCost, overhead_s: Array | float) -> PassCost:
+    """``cost`` with one more operator, ``runtime_step``: no FLOP, no bytes, the pass's
+    fixed step cost as overhead."""
+    shape = cost.compute_s.shape[1:]
+    zero = np.zeros((1, *shape))
+
+    def grow(column: Array, row: Array) -> Array:
+        return np.concatenate([column, row])
+
+    return PassCost(
+        names=(*cost.names, "runtime_step"),
+        kinds=(*cost.kinds, OperatorKind.OTHER),
+        groups=(*cost.groups, "runtime"),
+        blocks=(*cost.blocks, "model"),
+        collective=np.append(cost.collective, False),
+        layers=grow(cost.layers, zero + 1.0),
+        flop_per_run=grow(cost.flop_per_run, zero),
+        bytes_per_run=grow(cost.bytes_per_run, zero),
+        compute_s=grow(cost.compute_s, zero),
+        memory_s=grow(cost.memory_s, zero),
+        interconnect_s=grow(cost.interconnect_s, zero),
+        overhead_s=grow(cost.overhead_s, zero + np.asarray(overhead_s, float)),
     )
-    return OpTimes(terms, zero, zero, zero, np.asarray(overhead_s, float))
 
 
 def retime_pass(
     profile: RuntimeProfile,
     phase_name: str,
     platform: Platform,
-    timed: list[OpTimes],
-    nominal_bits: Array,
-    steps: Array,
-    batch: Array,
-) -> list[OpTimes]:
-    """The operators of one pass at the runtime's efficiencies, plus its step cost."""
+    ops: PassOps,
+    cost: PassCost,
+    nominal_bits: Array | float,
+    steps: Array | float,
+    batch: Array | float,
+) -> PassCost:
+    """One pass (costed on the physics platform) at the runtime's efficiencies, its
+    all-reduces at the profile's latency, plus its step cost."""
     phase = profile.phase(phase_name, platform)
-    scale = memory_scale(profile, nominal_bits)
-    reduce_latency = profile.all_reduce_latency(platform.device_class)
-    out = []
-    for item in timed:
-        if item.op.collective is None:
-            compute, memory = scaled_terms(item.compute_s, item.memory_s, phase, scale)
-            out.append(OpTimes(item.op, compute, memory, item.interconnect_s, item.overhead_s))
-        elif item.op.collective == "all_reduce" and reduce_latency is not None:
-            wire = all_reduce_bandwidth_s(item.op, platform)
-            latency = reduce_latency * all_reduce_instances(item.op)
-            out.append(dataclasses.replace(item, interconnect_s=wire + latency))
-        else:
-            out.append(item)
-    out.append(step_operator(phase.fixed_s(np.asarray(steps, float), batch)))
-    return out
+    compute, memory = scaled_terms(
+        cost.compute_s, cost.memory_s, phase, memory_scale(profile, nominal_bits)
+    )
+    interconnect = cost.interconnect_s
+    latency = profile.all_reduce_latency(platform.device_class)
+    reduces = [row for row, op in enumerate(ops.ops) if op.collective == "all_reduce"]
+    if latency is not None and reduces:
+        interconnect = np.array(interconnect, float)
+        for row in reduces:
+            op = ops.ops[row]
+            paying = np.where(np.asarray(op.group_size) > 1, cost.layers[row], 0.0)
+            interconnect[row] = (all_reduce_wire_s(op, platform) + latency) * paying
+    retimed = dataclasses.replace(
+        cost, compute_s=compute, memory_s=memory, interconnect_s=interconnect
+    )
+    return with_step(retimed, phase.fixed_s(np.asarray(steps, float), np.asarray(batch, float)))
 
 
 def retime(
     profile: RuntimeProfile,
     platform: Platform,
     inputs: GridInputs,
-    chunks: Array,
-    prefill_ops: list[OpTimes],
-    decode_ops: list[OpTimes],
-) -> tuple[list[OpTimes], list[OpTimes]]:
+    chunks: Array | float,
+    prefill: tuple[PassOps, PassCost],
+    decode: tuple[PassOps, PassCost],
+) -> tuple[PassCost, PassCost]:
     """Both passes at the runtime's efficiencies (``inputs`` with the nominal bits)."""
     if not profile.phases:
-        return prefill_ops, decode_ops
-    nominal = np.asarray(inputs.weight_bits["attn_qkv"], float)
+        return prefill[1], decode[1]
+    nominal = inputs.weight_bits["attn_qkv"]
     return (
-        retime_pass(profile, "prefill", platform, prefill_ops, nominal, chunks, inputs.batch),
-        retime_pass(
-            profile, "decode", platform, decode_ops, nominal, np.ones_like(chunks), inputs.batch
-        ),
+        retime_pass(profile, "prefill", platform, *prefill, nominal, chunks, inputs.batch),
+        retime_pass(profile, "decode", platform, *decode, nominal, 1.0, inputs.batch),
     )
