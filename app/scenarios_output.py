@@ -36,7 +36,10 @@ def run_scenarios(args: argparse.Namespace) -> None:
     if args.json:
         print_json(results)
         return
-    writer = csv.DictWriter(sys.stdout, fieldnames=["line", *SCENARIO_OUTPUTS], lineterminator="\n")
-    writer.writeheader()
-    for result in results:
-        writer.writerow({key: "" if value is None else value for key, value in result.items()})
+    columns = ["line", *SCENARIO_OUTPUTS]
+    writer = csv.writer(sys.stdout, lineterminator="\n")
+    writer.writerow(columns)
+    writer.writerows(
+        ["" if (value := result.get(key)) is None else value for key in columns]
+        for result in results
+    )

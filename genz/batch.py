@@ -43,6 +43,7 @@ INTEGER_COLUMNS = {
     "prefill_chunk": 0,  # 0: the whole prompt in one pass
 }
 NUMBER_COLUMNS = {"weight_bits": 16.0, "activation_bits": 16.0, "kv_bits": 16.0}
+DEFAULTS = {name: float(value) for name, value in {**INTEGER_COLUMNS, **NUMBER_COLUMNS}.items()}
 TEXT_COLUMNS = ("model", "hw", "runtime")
 COLUMNS = (*TEXT_COLUMNS, *INTEGER_COLUMNS, *NUMBER_COLUMNS)
 #: Output columns after ``line``, in order.
@@ -96,11 +97,10 @@ def _row(line: int, cells: dict[str, str | None]) -> ScenarioRow:
     for name in ("model", "hw"):
         if not text(name):
             raise InputError(f"{name} is empty")
-    values: dict[str, float] = {}
-    for name, default in {**INTEGER_COLUMNS, **NUMBER_COLUMNS}.items():
-        cell = text(name)
-        if not cell:
-            values[name] = float(default)
+    values = dict(DEFAULTS)
+    for name in DEFAULTS:
+        cell = cells.get(name)
+        if not cell or not (cell := cell.strip()):
             continue
         try:
             number = float(cell)
@@ -203,19 +203,30 @@ def _fill(
         prefill_chunk=np.where(chunk > 0, chunk, tokens),
         runtime=None if runtime.is_ideal else runtime,
     )
-    for position, index in enumerate(indices):
-        e2e = float(grid.e2e_s[position])
-        interval = prediction_interval(e2e, runtime, platform) if not runtime.is_ideal else None
+    # The interval of a time is proportional to it: one per group, scaled per row.
+    unit = None if runtime.is_ideal else prediction_interval(1.0, runtime, platform)
+    columns = zip(
+        grid.ttft_s.tolist(),
+        grid.tpot_s.tolist(),
+        grid.e2e_s.tolist(),
+        grid.throughput_tokens_per_s.tolist(),
+        grid.fits.tolist(),
+        strict=True,
+    )
+    low = high = None
+    if unit is not None and unit.low is not None and unit.high is not None:
+        low, high = unit.low, unit.high
+    for index, (ttft, tpot, e2e, throughput, fits) in zip(indices, columns, strict=True):
         results[index].update(
             {
-                "ttft_s": float(grid.ttft_s[position]),
-                "tpot_s": float(grid.tpot_s[position]),
+                "ttft_s": ttft,
+                "tpot_s": tpot,
                 "e2e_s": e2e,
-                "throughput_tokens_per_s": float(grid.throughput_tokens_per_s[position]),
-                "fits": bool(grid.fits[position]),
-                "e2e_low_s": None if interval is None else interval.low,
-                "e2e_high_s": None if interval is None else interval.high,
-                "interval_basis": "physics only (ideal)" if interval is None else interval.basis,
+                "throughput_tokens_per_s": throughput,
+                "fits": fits,
+                "e2e_low_s": None if low is None else e2e * low,
+                "e2e_high_s": None if high is None else e2e * high,
+                "interval_basis": "physics only (ideal)" if unit is None else unit.basis,
             }
         )
 
