@@ -52,6 +52,13 @@ if TYPE_CHECKING:
         splits_whole_heads,
         tensor_parallel_degrees,
     )
+    from .batch import (
+        SCENARIO_OUTPUTS,
+        ScenarioRow,
+        load_scenarios,
+        parse_scenarios,
+        predict_scenarios,
+    )
     from .bits_file import (
         WeightBitsSummary,
         load_precision,
@@ -59,6 +66,7 @@ if TYPE_CHECKING:
         precision_to_dict,
         summarise_weight_bits,
     )
+    from .calibrate import Calibration, calibrate_runtime, load_formats, recalibrate
     from .costing import PassCost
     from .memory import kv_cache_bytes_per_device, weight_bytes_per_device
     from .physics_check import (
@@ -77,29 +85,25 @@ if TYPE_CHECKING:
         evaluate_grid,
         predict,
     )
+    from .profile_io import write_profile
     from .result import GridResult, OperatorCost, PhaseCost, Prediction
+    from .runtime import (
+        PhaseProfile,
+        RuntimeProfile,
+        WeightFormat,
+        list_runtimes,
+        load_runtime,
+        runtime_from_dict,
+    )
     from .serving import (
         DisaggregatedEstimate,
         SpeculativeEstimate,
         disaggregated_serving,
         speculative_decoding,
     )
+    from .uncertainty import Interval, prediction_interval
 
 __getattr__, __dir__ = lazy_exports(__name__, __file__)
-
-from .batch import OUTPUTS as SCENARIO_OUTPUTS
-from .batch import ScenarioRow, load_scenarios, parse_scenarios, predict_scenarios
-from .calibrate import Calibration, calibrate_runtime, load_formats, recalibrate
-from .profile_io import write_profile
-from .runtime import (
-    PhaseProfile,
-    RuntimeProfile,
-    WeightFormat,
-    list_runtimes,
-    load_runtime,
-    runtime_from_dict,
-)
-from .uncertainty import Interval, prediction_interval
 
 __all__ = [
     "AXES",

@@ -47,7 +47,7 @@ DEFAULTS = {name: float(value) for name, value in {**INTEGER_COLUMNS, **NUMBER_C
 TEXT_COLUMNS = ("model", "hw", "runtime")
 COLUMNS = (*TEXT_COLUMNS, *INTEGER_COLUMNS, *NUMBER_COLUMNS)
 #: Output columns after ``line``, in order.
-OUTPUTS = (
+SCENARIO_OUTPUTS = (
     "ttft_s",
     "tpot_s",
     "e2e_s",
@@ -113,7 +113,7 @@ def _row(line: int, cells: dict[str, str | None]) -> ScenarioRow:
 
 
 def predict_scenarios(rows: list[ScenarioRow]) -> list[dict[str, Any]]:
-    """One result mapping per row, in input order: `OUTPUTS` (SI units) and ``line``."""
+    """One result mapping per row, in input order: `SCENARIO_OUTPUTS` (SI units) and ``line``."""
     results: list[dict[str, Any]] = [{"line": row.line} for row in rows]
     groups: dict[tuple[str, str, str], list[int]] = {}
     for index, row in enumerate(rows):
