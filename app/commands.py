@@ -48,12 +48,12 @@ COMMANDS: dict[str, Command] = {
             "commands_codesign",
             "Pareto frontier of a hardware x model x precision design space",
         ),
-        Command("calibrate", "commands_calibrate", "fit a serving-stack (runtime) profile to runs"),
         Command(
             "recommend",
             "commands_codesign",
             "write config.json, bits.yaml and platform.yaml of the best designs",
         ),
+        Command("calibrate", "commands_calibrate", "fit a serving-stack (runtime) profile to runs"),
     )
 }
 
