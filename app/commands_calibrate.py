@@ -76,7 +76,8 @@ def run_calibrate(args: argparse.Namespace) -> None:
     )
     print(
         f"{result.fit.default.rows} rows of {args.runtime} on {', '.join(sorted(set(result.data.hw)))}; "
-        f"{len(result.excluded)} faster than the efficiency-1 bound, excluded:"
+        f"{len(result.excluded)} excluded (a mesh the model cannot split, or faster than the "
+        "efficiency-1 bound):"
     )
     for row, reason in result.excluded:
         print(

@@ -2,7 +2,8 @@
 
 For each runtime, its rows of the measurement files (`RUNTIME_DATA`: the same files
 and formats the shipped profile is calibrated from) go through
-`genz.calibrate_runtime`: rows faster than the efficiency-1 bound are excluded, and
+`genz.calibrate_runtime`: rows faster than the efficiency-1 bound or on a mesh the
+model cannot split are excluded (and listed with the reason), and
 every kept row gets an out-of-sample prediction (leave one hardware out when the
 runtime was measured on two or more hardware, else 5-fold). The same rows are
 predicted with the ``ideal`` runtime (platform presets' efficiencies, nothing
@@ -111,7 +112,7 @@ def _metric_errors(
     }
 
 
-def runtime_frame(runtime: str) -> tuple[pd.DataFrame, list[Measurement]]:
+def runtime_frame(runtime: str) -> tuple[pd.DataFrame, list[tuple[Measurement, str]]]:
     """Per kept row and metric: out-of-sample and ideal error; and the excluded rows."""
     files, formats_file = RUNTIME_DATA[runtime]
     rows = [row for path in files for row in load_measurements(_path(path))]
@@ -157,7 +158,7 @@ def runtime_frame(runtime: str) -> tuple[pd.DataFrame, list[Measurement]]:
                     "source": row.source,
                 }
             )
-    return pd.DataFrame(records), [row for row, _ in result.excluded]
+    return pd.DataFrame(records), list(result.excluded)
 
 
 def summary(part: pd.DataFrame) -> dict[str, float]:

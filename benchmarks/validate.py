@@ -240,8 +240,8 @@ def main(argv: list[str] | None = None) -> int:
         counts = ", ".join(f"{metric} {n}" for metric, n in frame.metric.value_counts().items())
         print(
             f"{runtime} ({frame.method.iloc[0]}): rows scored per metric: {counts}; "
-            f"{len(excluded)} rows faster than the efficiency-1 bound excluded"
-            + ("".join(f"\n    {row.source}" for row in excluded) if excluded else "")
+            f"{len(excluded)} rows excluded"
+            + "".join(f"\n    {row.source}: {reason}" for row, reason in excluded)
         )
         frames.append(frame)
     frame = pd.concat(frames, ignore_index=True)

@@ -15,7 +15,9 @@ from roofline import InputError, data_dir, load_user_document
 from .calibration_data import UNIT_PROFILE, CalibrationRows, decompose
 from .cross_validation import CrossValidation, RuntimeFit, cross_validate, fit_runtime
 from .measurements import Measurement, load_measurements
+from .model import load_model
 from .physics_check import check_measurements
+from .predictor import check_parallelism
 from .profile_io import profile_document
 from .runtime import (
     FORMAT_KEYS,
@@ -24,6 +26,7 @@ from .runtime import (
     WeightFormat,
     weight_format_from_dict,
 )
+from .scenario import Parallelism
 
 
 @dataclass(frozen=True)
@@ -72,7 +75,9 @@ def calibrate_runtime(
     format_sources: dict[str, str] | None = None,
     description: str = "",
 ) -> Calibration:
-    """Fit profile ``runtime`` to its rows (of ``hardware`` if given), impossible rows out."""
+    """Fit profile ``runtime`` to its rows (of ``hardware`` if given); rows the model
+    cannot express (a mesh splitting heads) or physics forbids (faster than the
+    efficiency-1 bound) are left out and listed in ``excluded`` with the reason."""
     chosen = [
         row
         for row in measurements
@@ -81,8 +86,11 @@ def calibrate_runtime(
     if not chosen:
         names = sorted({row.runtime for row in measurements})
         raise InputError(f"no measured row of runtime {runtime!r} (file has: {', '.join(names)})")
+    unsplittable = _unsplittable(chosen)
+    excluded: list[tuple[Measurement, str]] = [(chosen[i], unsplittable[i]) for i in unsplittable]
+    chosen = [row for i, row in enumerate(chosen) if i not in unsplittable]
     verdicts = check_measurements(chosen).rows
-    excluded = [
+    excluded += [
         (row, f"batch latency {v.measured_s:.3g} s < bound {v.bound_s:.3g} s")
         for row, v in zip(chosen, verdicts, strict=True)
         if v.impossible
@@ -97,6 +105,24 @@ def calibrate_runtime(
     cv = cross_validate(data, runtime, formats)
     document = profile_document(fit, command, cv, data, formats, format_sources or {})
     return Calibration(fit=fit, cv=cv, data=data, excluded=tuple(excluded), document=document)
+
+
+def _unsplittable(rows: Sequence[Measurement]) -> dict[int, str]:
+    """Rows whose tp / pp / ep mesh the model cannot be split over (fractional heads),
+    with the reason (`genz.predictor.check_parallelism`, once per model and mesh)."""
+    reasons: dict[tuple[str, int, int, int], str] = {}
+    found = {}
+    for index, row in enumerate(rows):
+        key = (row.model, row.tp, row.pp, row.ep)
+        if key not in reasons:
+            try:
+                check_parallelism(load_model(row.model), Parallelism(row.tp, row.pp, row.ep))
+                reasons[key] = ""
+            except InputError as error:
+                reasons[key] = str(error)
+        if reasons[key]:
+            found[index] = reasons[key]
+    return found
 
 
 def _faster_than_bound(data: CalibrationRows) -> dict[int, str]:

@@ -151,7 +151,7 @@ def test_cli_calibrate_writes_only_where_told(tmp_path, capsys):
     out.parent.mkdir()
     assert main(args) == 0
     text = capsys.readouterr().out
-    assert "0 faster than the efficiency-1 bound" in text and "95% interval" in text
+    assert "0 excluded (a mesh the model cannot split" in text and "95% interval" in text
     assert "out-of-sample (leave-one-hardware-out)" in text
     assert sorted(p.name for p in tmp_path.rglob("*") if p.is_file()) == ["mine.yaml", "runs.csv"]
     profile = load_runtime(out)
