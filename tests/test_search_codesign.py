@@ -24,7 +24,7 @@ from genz.params import parameter_count
 from genz.predictor import predict
 from roofline import load_platform
 from roofline.errors import InputError
-from scaling_law import Architecture, predict_loss
+from scaling_law import PTQ_FORM, Architecture, predict_loss, ptq_loss_penalty
 from search.codesign import (
     METHODS,
     CodesignResult,
@@ -259,8 +259,12 @@ def test_rows_match_genz_predict_and_the_law(grid: CodesignResult) -> None:
             gated_ffn=True,
         )
         tokens = 20 * shape.counts().total  # tokens_per_parameter: 20
-        loss = predict_loss(law, shape, tokens, weight_bits=row["weight_bits"])
+        # Serving-time bits are post-training quantisation by default.
+        loss = predict_loss(law, shape, tokens) + ptq_loss_penalty(
+            law, shape, tokens, row["weight_bits"]
+        )
         assert row["loss"] == pytest.approx(float(loss), rel=1e-12)
+        assert row["precision_model"] == PTQ_FORM
         assert row["perplexity"] == pytest.approx(math.exp(row["loss"]), rel=1e-12)
 
 

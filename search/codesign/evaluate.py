@@ -25,8 +25,24 @@ from genz import evaluate_grid
 from roofline import BOUND_ORDER, Bound, Platform, derive_platform
 from scaling_law import ScalingLaw
 
-from .model import architecture_fields, design_loss, mesh_valid, model_config
-from .objectives import BoundSummary, Constraints, Objective, merge_summaries, summarise
+from .model import (
+    architecture_fields,
+    design_extrapolation,
+    design_loss,
+    design_training_seconds,
+    mesh_valid,
+    model_config,
+    training_cost_usd,
+)
+from .objectives import (
+    WITHIN_DATA,
+    BoundSummary,
+    Constraints,
+    Objective,
+    merge_summaries,
+    summarise,
+)
+from .objectives import Bound as Limit
 from .pareto import pareto_mask
 from .space import (
     AXIS_NAMES,
@@ -66,13 +82,20 @@ UNLIMITED_CAPACITY = 1e9
 
 @dataclass(frozen=True)
 class Plan:
-    """What every evaluation needs (picklable: Ray tasks receive it)."""
+    """What every evaluation needs (picklable: Ray tasks receive it). ``forms``: the
+    other validated laws whose spread the frontier reports."""
 
     space: DesignSpace
     law: ScalingLaw
     objectives: tuple[Objective, ...]
     constraints: Constraints
     keep: str = "feasible"
+    forms: tuple[ScalingLaw, ...] = ()
+
+    def bounds(self) -> tuple[Limit, ...]:
+        """The constraints' bounds, plus the law's domain when ``law.within_data``."""
+        extra = (WITHIN_DATA,) if self.space.law.within_data else ()
+        return (*self.constraints.bounds(), *extra)
 
 
 @dataclass(frozen=True)
@@ -294,5 +317,12 @@ def _finish(
     bits = values[AXIS["weight_bits"]][points[:, AXIS["weight_bits"]]]
     metrics["loss"] = design_loss(plan.law, space.law, space.model, fields, bits)
     metrics["perplexity"] = np.exp(metrics["loss"])
-    feasible, summary = summarise(plan.constraints.bounds(), metrics)
+    outside = design_extrapolation(plan.law, space.law, space.model, fields)
+    extrapolated = np.logical_or.reduce([*outside.values(), np.zeros(len(points), bool)])
+    metrics["extrapolated"] = extrapolated.astype(float)
+    metrics.update({f"outside_{name}": mask for name, mask in outside.items()})
+    seconds = design_training_seconds(plan.law, space.law, space.training, space.model, fields)
+    metrics["training_time_s"] = seconds
+    metrics["training_cost_usd"] = training_cost_usd(space.training, seconds)
+    feasible, summary = summarise(plan.bounds(), metrics)
     return feasible, metrics, summary

@@ -1,5 +1,12 @@
 """Tables of evaluated designs: columns in SI units, design labels, frontier ranking,
-and the best design per budget (pandas at the edge of the numerical core)."""
+and the best design per budget (pandas at the edge of the numerical core).
+
+Every row says how its loss was produced (``precision_model``: `scaling_law.PTQ_FORM` or
+`scaling_law.QUANTISED_TRAINING_FORM`), whether it lies outside the law's data
+(``extrapolated``, ``outside_domain`` naming the quantities out of range) and whether
+it sits on the edge of the space (``edge``, ``edge_axes``: a model or hardware-scale
+axis with several values at its smallest or largest, e.g. ``layers=max``).
+"""
 
 from __future__ import annotations
 
@@ -20,14 +27,37 @@ from .evaluate import (
     Points,
     axis_values,
 )
-from .model import FIELDS, architecture_fields, parameter_counts
+from .model import (
+    DOMAIN_QUANTITIES,
+    FIELDS,
+    PRECISION_MODEL_LABELS,
+    architecture_fields,
+    parameter_counts,
+)
 from .objectives import OBJECTIVES, Objective
-from .space import HARDWARE_AXES, MESH_AXES, PRECISION_AXES, WORKLOAD_AXES, DesignSpace
+from .space import (
+    HARDWARE_AXES,
+    MESH_AXES,
+    MODEL_AXES,
+    PRECISION_AXES,
+    WORKLOAD_AXES,
+    DesignSpace,
+)
 
 #: Bound names of the metrics' bound codes (indices into `roofline.BOUND_ORDER`).
 BOUND_CATEGORIES = [bound.value for bound in BOUND_ORDER]
 INTEGER_FIELDS = tuple(name for name in FIELDS if name != "ffn_ratio")
-METRIC_COLUMNS = ("loss", "perplexity", *GENZ_METRICS, "capacity_bytes", "fits")
+METRIC_COLUMNS = (
+    "loss",
+    "perplexity",
+    *GENZ_METRICS,
+    "capacity_bytes",
+    "fits",
+    "training_time_s",
+    "training_cost_usd",
+)
+#: Axes whose smallest or largest value flags a design as on the edge of the space.
+EDGE_AXES = (*MODEL_AXES, *HARDWARE_AXES)
 #: Short tags of the hardware scale factors in names.
 SCALE_TAGS = {
     "compute_scale": "compute",
@@ -84,7 +114,46 @@ def design_frame(
     for name in ("prefill_bound", "decode_bound"):
         codes = metrics[name] if name in metrics else np.zeros(len(points), np.int8)
         columns[name] = pd.Categorical.from_codes(codes, categories=BOUND_CATEGORIES)
+    columns["precision_model"] = PRECISION_MODEL_LABELS[space.law.precision_model]
+    outside = {
+        name: np.asarray(metrics[f"outside_{name}"], bool)
+        for name in DOMAIN_QUANTITIES
+        if f"outside_{name}" in metrics
+    }
+    columns["extrapolated"] = np.asarray(
+        metrics.get("extrapolated", np.zeros(len(points))), float
+    ).astype(bool)
+    columns["outside_domain"] = _joined(outside, len(points))
+    edges = edge_masks(space, points)
+    columns["edge"] = np.logical_or.reduce([*edges.values(), np.zeros(len(points), bool)])
+    columns["edge_axes"] = _joined(edges, len(points))
     return pd.DataFrame(columns)
+
+
+def edge_masks(space: DesignSpace, points: Points) -> dict[str, NDArray[np.bool_]]:
+    """``{'layers=max': mask, ...}``: points at the smallest or largest value of each
+    `EDGE_AXES` axis that has more than one value."""
+    masks: dict[str, NDArray[np.bool_]] = {}
+    for name in EDGE_AXES:
+        values = np.asarray(space.axes[name], float)
+        if len(values) < 2:
+            continue
+        chosen = values[points[:, AXIS[name]]]
+        tag = "head_dim" if name == "heads" and space.model.heads_from_head_dim else name
+        masks[f"{tag}=min"] = chosen == values.min()
+        masks[f"{tag}=max"] = chosen == values.max()
+    return masks
+
+
+def _joined(masks: Mapping[str, NDArray[np.bool_]], size: int) -> NDArray[np.object_]:
+    """Per row, the names whose mask is True joined by commas ('' when none)."""
+    names = np.array(list(masks), dtype=object)
+    if not len(names):
+        return np.full(size, "", dtype=object)
+    table = np.column_stack([masks[name] for name in names])
+    patterns, inverse = np.unique(table, axis=0, return_inverse=True)
+    text = np.array([",".join(names[row]) for row in patterns], dtype=object)
+    return text[inverse.ravel()]
 
 
 def design_labels(space: DesignSpace, frame: pd.DataFrame) -> list[str]:

@@ -4,13 +4,19 @@ Vectorised over design points: `architecture_fields` turns model-axis indices in
 arrays of layer count, width, heads, FFN size... and a validity mask (heads must
 divide the width or the width must divide into heads of the given size, KV heads
 must divide heads, top-k <= experts). The loss comes from a fitted law
-(`scaling_law.predict_loss`) with the weight precision entering as effective
-parameters (Kumar et al. 2024; `scaling_law.precision`).
+(`scaling_law.predict_loss`; default the shape-aware Gemstones fit, which reads N with
+embeddings, D and the aspect ratio hidden / layers from the `Architecture`). Serving-time
+weight bits are post-training quantisation by default:
+``loss = predict_loss(law, arch, D) + ptq_loss_penalty(law, arch, D, bits)``
+(`scaling_law.PTQ_FORM`); ``law: {precision_model: quantised-training}`` uses Kumar et
+al.'s effective parameters instead (`scaling_law.QUANTISED_TRAINING_FORM`). The training
+time of a design is ``architecture_training_flops / (peak bf16 x devices x MFU)``.
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 from collections.abc import Mapping
 from typing import Any
@@ -21,22 +27,35 @@ from numpy.typing import NDArray
 from genz import ModelConfig, model_from_hf_config, splits_whole_heads
 from roofline import InputError
 from scaling_law import (
+    PTQ_FORM,
+    QUANTISED_TRAINING_FORM,
     Architecture,
     ScalingLaw,
+    architecture_training_flops,
     dataset_path,
+    extrapolation,
     fit_law,
     load_law,
     load_scaling_csv,
     predict_loss,
+    predict_loss_interval,
+    ptq_loss_penalty,
     scaling_dir,
+    training_seconds,
 )
 
-from .space import MODEL_AXES, LawSpec, ModelSpace
+from .space import MODEL_AXES, LawSpec, ModelSpace, TrainingSpec
 
 Array = NDArray[np.float64]
-#: The shipped fit (``codesign fit --data data/scaling/chinchilla.csv --drop-highest-loss 5
-#: --bootstrap 200 --seed 0 --out data/scaling/chinchilla_law.json``).
-DEFAULT_LAW_FILE = "chinchilla_law.json"
+#: The shipped shape-aware law: chinchilla-shape fitted on the Gemstones cooldown losses
+#: (leave-one-architecture-out MAPE 0.57%; see data/scaling/README.md).
+DEFAULT_LAW_FILE = "gemstones_law.json"
+#: The other validated forms shipped with it (model-form spread), ``*.json`` in this folder.
+DEFAULT_FORMS_DIR = "gemstones_forms"
+#: Label of each precision model, as written beside every loss.
+PRECISION_MODEL_LABELS = {"ptq": PTQ_FORM, "quantised-training": QUANTISED_TRAINING_FORM}
+#: Domain quantities, in the order `design_extrapolation` reports them.
+DOMAIN_QUANTITIES = ("width", "depth", "params", "tokens", "tokens_per_parameter")
 FIELDS = (
     "layers",
     "hidden",
@@ -135,10 +154,79 @@ def design_loss(
     fields: Mapping[str, Array],
     weight_bits: Array,
 ) -> Array:
-    """Predicted loss (nats per token) of each point at its uniform weight precision."""
+    """Predicted loss (nats per token) of each point at its uniform weight precision,
+    under ``spec.precision_model`` (see the module docstring)."""
     architecture = law_architecture(model, fields)
     tokens = training_tokens(spec, law, architecture)
-    return predict_loss(law, architecture, tokens, weight_bits=weight_bits)
+    if spec.precision_model == "quantised-training":
+        return predict_loss(law, architecture, tokens, weight_bits=weight_bits)
+    return predict_loss(law, architecture, tokens) + ptq_loss_penalty(
+        law, architecture, tokens, weight_bits
+    )
+
+
+def design_loss_interval(
+    law: ScalingLaw,
+    spec: LawSpec,
+    model: ModelSpace,
+    fields: Mapping[str, Array],
+    weight_bits: Array,
+) -> tuple[Array, Array]:
+    """``(lower, upper)`` loss over the law's bootstrap samples (parameter noise only),
+    nats per token; the PTQ term, a fixed published fit, is added unchanged. NaN when
+    the law carries no bootstrap samples."""
+    architecture = law_architecture(model, fields)
+    tokens = training_tokens(spec, law, architecture)
+    training = spec.precision_model == "quantised-training"
+    prediction = predict_loss_interval(
+        law, architecture, tokens, weight_bits=weight_bits if training else None
+    )
+    if prediction.lower is None or prediction.upper is None:
+        missing = np.full(architecture.shape, np.nan)
+        return missing, missing
+    shift = 0.0 if training else ptq_loss_penalty(law, architecture, tokens, weight_bits)
+    return prediction.lower + shift, prediction.upper + shift
+
+
+def design_extrapolation(
+    law: ScalingLaw, spec: LawSpec, model: ModelSpace, fields: Mapping[str, Array]
+) -> dict[str, NDArray[np.bool_]]:
+    """Per domain quantity (`DOMAIN_QUANTITIES` the law records), which points lie
+    outside the law's data; a point is extrapolated when any of them is True."""
+    architecture = law_architecture(model, fields)
+    tokens = training_tokens(spec, law, architecture)
+    outside = {}
+    for name in DOMAIN_QUANTITIES:
+        if name in law.domain:
+            single = dataclasses.replace(law, domain={name: law.domain[name]})
+            flags, _ = extrapolation(single, architecture, tokens)
+            outside[name] = np.broadcast_to(flags, architecture.shape)
+    return outside
+
+
+def design_training_seconds(
+    law: ScalingLaw,
+    spec: LawSpec,
+    training: TrainingSpec,
+    model: ModelSpace,
+    fields: Mapping[str, Array],
+) -> Array:
+    """Training wall-clock seconds of each point on D tokens:
+    ``architecture_training_flops(arch, D, T) / (peak_bf16 * devices * mfu)``."""
+    architecture = law_architecture(model, fields)
+    tokens = training_tokens(spec, law, architecture)
+    flops = architecture_training_flops(architecture, tokens, training.sequence_length)
+    peak = training.platform.peak("bf16") * training.devices
+    return training_seconds(flops, peak, training.mfu)
+
+
+def training_cost_usd(training: TrainingSpec, seconds: Array) -> Array:
+    """Rental cost of ``seconds`` on the training platform, USD
+    (``seconds / 3600 * price_usd_per_hour * devices``; NaN without a price)."""
+    price = training.platform.price_usd_per_hour
+    if price is None:
+        return np.full(np.shape(seconds), np.nan)
+    return np.asarray(seconds, float) / 3600.0 * price * training.devices
 
 
 def parameter_counts(
@@ -149,9 +237,20 @@ def parameter_counts(
     return counts.total, counts.active
 
 
+def resolve_forms(spec: LawSpec) -> tuple[ScalingLaw, ...]:
+    """The other validated law forms whose spread is reported: ``spec.forms``, else the
+    shipped `DEFAULT_FORMS_DIR` files when the space uses the shipped law, else none."""
+    if spec.forms is not None:
+        return tuple(load_law(path) for path in spec.forms)
+    folder = scaling_dir() / DEFAULT_FORMS_DIR
+    if spec.path is not None or not folder.is_dir():
+        return ()
+    return tuple(load_law(path) for path in sorted(folder.glob("*.json")))
+
+
 def resolve_law(spec: LawSpec) -> ScalingLaw:
-    """The law file the space names, else the shipped Chinchilla fit (fitted once in
-    memory, without bootstrap, when that file is missing)."""
+    """The law file the space names, else the shipped Gemstones shape-aware fit; when that
+    file is missing, the Chinchilla form fitted once in memory (no bootstrap, no shape)."""
     if spec.path is not None:
         return load_law(spec.path)
     shipped = scaling_dir() / DEFAULT_LAW_FILE

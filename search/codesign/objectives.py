@@ -46,6 +46,8 @@ OBJECTIVES = {
         Objective("throughput_per_device", "throughput_tokens_per_s_per_device", "max", "tok/s"),
         Objective("memory", "footprint_bytes", "min", "GB (decimal)", 1e9),
         Objective("devices", "devices", "min"),
+        Objective("training_time", "training_time_s", "min", "h", 3600.0),
+        Objective("training_cost", "training_cost_usd", "min", "USD"),
     )
 }
 MAX_OBJECTIVES = 4
@@ -106,6 +108,8 @@ CONSTRAINT_FIELDS = {
 }
 #: The capacity wall: footprint over the device's capacity, at most 1.
 CAPACITY = Bound("device memory capacity", "capacity_ratio", "max", 1.0, "x capacity", 1.0)
+#: ``within_data``: the design lies inside the law's data domain (``extrapolated`` is 0).
+WITHIN_DATA = Bound("inside the law's data domain", "extrapolated", "max", 0.0, "", 1.0)
 
 
 @dataclass(frozen=True)
@@ -254,11 +258,13 @@ def infeasible_message(bounds: tuple[Bound, ...], summary: Mapping[str, BoundSum
 def _limit(bound: Bound) -> str:
     if bound is CAPACITY:
         return "(footprint <= capacity)"
+    if bound is WITHIN_DATA:
+        return "(--within-data)"
     return f"{'<=' if bound.kind == 'max' else '>='} {bound.show(bound.limit)}"
 
 
 def _kind_of(label: str) -> str:
-    if label == CAPACITY.label:
+    if label in (CAPACITY.label, WITHIN_DATA.label):
         return "max"
     for _, kind, name, _, _ in CONSTRAINT_FIELDS.values():
         if name == label:

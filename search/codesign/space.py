@@ -14,10 +14,21 @@ Sections and keys (unknown keys are refused by name; paths are relative to the f
                   activation_bits: 16}
     parallelism: {tp: 1, pp: 1, ep: 1, dp: 1}
     workload:    {batch: 1, input_tokens: 512, output_tokens: 128}
-    law:         {path: law.json, training_tokens: 18.0e+12 (or tokens_per_parameter: 20)}
+    law:         {path: law.json, training_tokens: 18.0e+12 (or tokens_per_parameter: 20),
+                  precision_model: ptq (or quantised-training), within_data: false,
+                  forms: [other_law.json, ...]}
+    training:    {platform: h100-sxm, devices: 1, mfu: 0.4, sequence_length: 2048}
     objectives:  [loss, tpot]
     constraints: {max_memory_gb: 8}
     sampling:    {samples: 4096, method: lhs, refine_rounds: 3, seed: 0}
+
+``law.precision_model``: serving-time weight bits are quantised after training (``ptq``,
+default: Kumar et al.'s post-training degradation term) or the weights were trained at
+that precision (``quantised-training``: effective parameters). ``within_data: true`` keeps
+only designs inside the law's data domain. ``forms`` lists other validated law files whose
+spread is reported beside the bootstrap interval (default, with the shipped law: the files
+of ``data/scaling/gemstones_forms/``). ``training`` names the platform, device count and MFU
+of the training-time estimate (defaults `DEFAULT_TRAINING`).
 
 Model axes not given keep the base model's value (``base`` is a model preset or a
 ``config.json``; default a Llama-style base). ``intermediate_size`` is
@@ -62,6 +73,7 @@ TOP_KEYS = (
     "parallelism",
     "workload",
     "law",
+    "training",
     "objectives",
     "constraints",
     "sampling",
@@ -135,13 +147,36 @@ class PrecisionSpace:
     ilp_formats: str | None = None
 
 
+PRECISION_MODELS = ("ptq", "quantised-training")
+#: Training-time defaults: one H100 SXM (dense bf16 peak 989.4 TFLOP/s), MFU 0.40 (PaLM
+#: reports 46% at 540B, Chowdhery et al. 2022, Table 3; small models reach less), and
+#: Gemstones' training context of 2048 tokens.
+DEFAULT_TRAINING = {"platform": "h100-sxm", "devices": 1, "mfu": 0.4, "sequence_length": 2048}
+
+
 @dataclass(frozen=True)
 class LawSpec:
-    """Loss law file (None: the shipped Chinchilla fit) and the training-token rule."""
+    """Loss law file (None: the shipped shape-aware Gemstones fit), the training-token rule,
+    the meaning of weight bits (``precision_model``), the domain restriction and the
+    other validated forms (None: the shipped ones when ``path`` is None, else none)."""
 
     path: Path | None = None
     training_tokens: float | None = None
     tokens_per_parameter: float | None = 20.0
+    precision_model: str = "ptq"
+    within_data: bool = False
+    forms: tuple[Path, ...] | None = None
+
+
+@dataclass(frozen=True)
+class TrainingSpec:
+    """Training-time estimate: platform (its dense bf16 peak and hourly price), devices,
+    model FLOP utilisation in (0, 1] and training context, tokens."""
+
+    platform: Platform
+    devices: int = 1
+    mfu: float = 0.4
+    sequence_length: int = 2048
 
 
 @dataclass(frozen=True)
@@ -169,6 +204,7 @@ class DesignSpace:
     objectives: tuple[Objective, ...]
     constraints: Constraints
     sampling: SamplingSpec
+    training: TrainingSpec
     origin: str = "<space>"
 
     @property
@@ -230,6 +266,9 @@ def space_from_dict(
         objectives=parse_objectives(document.get("objectives", ["loss", "tpot"])),
         constraints=Constraints.from_human(constraints, f"{origin}: constraints"),
         sampling=_sampling(section(document.get("sampling") or {}, f"{origin}: sampling", None)),
+        training=_training(
+            section(document.get("training") or {}, f"{origin}: training", None), base_dir
+        ),
         origin=origin,
     )
     if space.size > MAX_SPACE_POINTS:
@@ -366,7 +405,18 @@ def declared_axis(section: Mapping[str, Any], spec: Axis, where: str) -> Values:
 
 def _law(section: dict[str, Any], root: Path) -> LawSpec:
     where = "law"
-    check_keys(section, ("path", "training_tokens", "tokens_per_parameter"), where)
+    check_keys(
+        section,
+        (
+            "path",
+            "training_tokens",
+            "tokens_per_parameter",
+            "precision_model",
+            "within_data",
+            "forms",
+        ),
+        where,
+    )
     path = section.get("path")
     if path is not None and not isinstance(path, str):
         raise InputError(f"{where}.path must be a file path, got {path!r}")
@@ -383,7 +433,47 @@ def _law(section: dict[str, Any], root: Path) -> LawSpec:
         )
         if per_parameter <= 0:
             raise InputError(f"{where}.tokens_per_parameter must be > 0, got {per_parameter:g}")
-    return LawSpec(None if path is None else root / path, tokens, per_parameter)
+    precision_model = section.get("precision_model", "ptq")
+    if precision_model not in PRECISION_MODELS:
+        raise InputError(
+            f"{where}.precision_model must be one of {', '.join(PRECISION_MODELS)}, "
+            f"got {precision_model!r}"
+        )
+    within = section.get("within_data", False)
+    if not isinstance(within, bool):
+        raise InputError(f"{where}.within_data must be true or false, got {within!r}")
+    forms = section.get("forms")
+    if forms is not None and (
+        not isinstance(forms, list) or not all(isinstance(item, str) for item in forms)
+    ):
+        raise InputError(f"{where}.forms must list law files, got {forms!r}")
+    return LawSpec(
+        None if path is None else root / path,
+        tokens,
+        per_parameter,
+        precision_model,
+        within,
+        None if forms is None else tuple(root / item for item in forms),
+    )
+
+
+def _training(section: dict[str, Any], root: Path) -> TrainingSpec:
+    where = "training"
+    check_keys(section, tuple(DEFAULT_TRAINING), where)
+    name = section.get("platform", DEFAULT_TRAINING["platform"])
+    if not isinstance(name, str):
+        raise InputError(f"{where}.platform must be a hardware preset or YAML file, got {name!r}")
+    platform = load_platform(root / name if name.endswith((".yaml", ".yml")) else name)
+    devices = section.get("devices", DEFAULT_TRAINING["devices"])
+    if isinstance(devices, bool) or not isinstance(devices, int) or not 1 <= devices <= 1 << 20:
+        raise InputError(f"{where}.devices must be an integer in [1, 1048576], got {devices!r}")
+    mfu = number(section.get("mfu", DEFAULT_TRAINING["mfu"]), f"{where}.mfu")
+    if not 0 < mfu <= 1:
+        raise InputError(f"{where}.mfu must be in (0, 1], got {mfu:g}")
+    length = section.get("sequence_length", DEFAULT_TRAINING["sequence_length"])
+    if isinstance(length, bool) or not isinstance(length, int) or not 1 <= length <= 1 << 24:
+        raise InputError(f"{where}.sequence_length must be an integer >= 1, got {length!r}")
+    return TrainingSpec(platform, devices, mfu, length)
 
 
 def _sampling(section: dict[str, Any]) -> SamplingSpec:

@@ -44,7 +44,8 @@ from .evaluate import (
 )
 from .frame import best_per_budget, design_frame, design_labels, rank_designs
 from .ilp import refine_with_ilp
-from .model import resolve_law
+from .intervals import add_intervals
+from .model import resolve_forms, resolve_law
 from .objectives import Constraints, Objective, infeasible_message, parse_objectives
 from .ray_backend import run_ray
 from .sampling import run_sampling
@@ -116,6 +117,7 @@ def search_designs(
     law: ScalingLaw | None = None,
     space_constraints: bool = True,
     keep: str = "feasible",
+    within_data: bool | None = None,
     samples: int | None = None,
     refine_rounds: int | None = None,
     seed: int | None = None,
@@ -139,10 +141,14 @@ def search_designs(
     method
         ``'grid'``, ``'sample'`` or ``'ray'`` (see module doc).
     law
-        A fitted law; default: the space's ``law.path``, else the shipped fit.
+        A fitted law; default: the space's ``law.path``, else the shipped fit (whose other
+        validated forms then give the model-form spread; none when ``law`` is given).
     keep
         ``'feasible'`` keeps the whole feasible region in ``designs``; ``'frontier'``
         only each chunk's frontier (for huge spaces; the frontier is the same).
+    within_data
+        True keeps only designs inside the law's data domain (not ``extrapolated``);
+        None: the space's ``law.within_data``.
     samples, refine_rounds, seed
         Sampling settings (default: the space's ``sampling`` section).
     chunks
@@ -159,11 +165,16 @@ def search_designs(
         raise InputError(f"keep must be one of {', '.join(KEEP)}, got {keep!r}")
     if not isinstance(space, DesignSpace):
         space = load_space(space)
+    if within_data is not None:
+        space = dataclasses.replace(
+            space, law=dataclasses.replace(space.law, within_data=bool(within_data))
+        )
     chosen = space.objectives if objectives is None else parse_objectives(objectives)
     bounds = space.constraints if space_constraints else Constraints()
     if constraints is not None:
         bounds = bounds.merged(constraints)
-    plan = Plan(space, law or resolve_law(space.law), chosen, bounds, keep)
+    forms = resolve_forms(space.law) if law is None else ()
+    plan = Plan(space, law or resolve_law(space.law), chosen, bounds, keep, forms)
     if method == "sample":
         outcome = run_sampling(plan, samples, refine_rounds, seed, progress)
     else:
@@ -209,7 +220,7 @@ def build_result(plan: Plan, outcome: Outcome, method: str, start: float) -> Cod
             "heads, pp <= layers, ep <= experts (and tp*pp*ep*dp in hardware.devices)"
         )
     elif outcome.feasible == 0:
-        status, message = 1, infeasible_message(plan.constraints.bounds(), outcome.summary)
+        status, message = 1, infeasible_message(plan.bounds(), outcome.summary)
     else:
         status = 0
     if status == 0:
@@ -217,7 +228,7 @@ def build_result(plan: Plan, outcome: Outcome, method: str, start: float) -> Cod
         frontier = designs[mask].copy()
         frontier.insert(0, "design", design_labels(space, frontier))
         frontier.insert(0, "rank", rank_designs(frontier, plan.objectives))
-        frontier = frontier.sort_values("rank").reset_index(drop=True)
+        frontier = add_intervals(plan, frontier.sort_values("rank").reset_index(drop=True))
         message = (
             f"{len(frontier)} designs on the frontier of {outcome.feasible} feasible "
             f"({outcome.evaluated} evaluated)"
@@ -226,6 +237,7 @@ def build_result(plan: Plan, outcome: Outcome, method: str, start: float) -> Cod
         frontier = designs.iloc[:0].copy()
         frontier.insert(0, "design", pd.Series(dtype=str))
         frontier.insert(0, "rank", pd.Series(dtype=np.int64))
+        frontier = add_intervals(plan, frontier)
     return CodesignResult(
         success=status == 0,
         status=status,
