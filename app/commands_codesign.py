@@ -90,6 +90,11 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
         default="feasible",
         help="keep the whole feasible region (default) or only chunk frontiers (huge spaces)",
     )
+    parser.add_argument(
+        "--within-data",
+        action="store_true",
+        help="keep only designs inside the loss law's data domain (no extrapolation)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
 
@@ -110,6 +115,7 @@ def _search(args: argparse.Namespace) -> CodesignResult:
         space_constraints=not args.ignore_space_constraints,
         method=args.method,
         keep=args.keep,
+        within_data=True if args.within_data else None,
         samples=args.samples,
         refine_rounds=args.refine_rounds,
         seed=args.seed,
@@ -211,7 +217,17 @@ def summary(result: CodesignResult) -> dict[str, Any]:
         "evaluated_count": result.evaluated_count,
         "feasible_count": result.feasible_count,
         "elapsed_s": result.elapsed_s,
+        "precision_model": precision_label(result),
+        "within_data": result.space.law.within_data,
+        "extrapolated_on_frontier": int(result.frontier["extrapolated"].sum()),
+        "edge_on_frontier": int(result.frontier["edge"].sum()),
     }
+
+
+def precision_label(result: CodesignResult) -> str:
+    """What produced the loss of every design (the frame's ``precision_model``)."""
+    frame = result.frontier if len(result.frontier) else result.designs
+    return str(frame["precision_model"].iloc[0]) if len(frame) else ""
 
 
 def _print_summary(result: CodesignResult, space: str) -> None:
@@ -225,6 +241,22 @@ def _print_summary(result: CodesignResult, space: str) -> None:
             ("result", result.message),
             ("elapsed", f"{result.elapsed_s:.2f} s"),
             ("note", "loss and perplexity are predictions of the fitted law"),
+            ("weight bits", precision_label(result)),
+            (
+                "domain",
+                f"{int(result.frontier['extrapolated'].sum())} of {len(result.frontier)} "
+                "frontier designs extrapolate the law's data"
+                + (
+                    " (--within-data: only designs inside it kept)"
+                    if result.space.law.within_data
+                    else ""
+                ),
+            ),
+            (
+                "intervals",
+                "param = bootstrap of the law's parameters; form = min-max over the "
+                "validated law forms",
+            ),
         ]
     )
 
@@ -243,12 +275,26 @@ def display_rows(frame: pd.DataFrame) -> pd.DataFrame:
         "ttft_ms": (frame["ttft_s"] * 1e3).round(2),
         "tok_per_s": frame["throughput_tokens_per_s"].round(1),
         "mem_GB": (frame["footprint_bytes"] / 1e9).round(3),
+        "train_h": (frame["training_time_s"] / 3600).round(1),
+        "extrapolated": frame["extrapolated"],
+        "outside_data": frame["outside_domain"].replace("", "-"),
+        "edge": frame["edge_axes"].replace("", "-"),
     }
+    if "loss_form_min" in frame:
+        columns["loss_param"] = _pair(frame["loss_param_low"], frame["loss_param_high"])
+        columns["loss_form"] = _pair(frame["loss_form_min"], frame["loss_form_max"])
     if "ilp_mean_weight_bits" in frame:
         columns["ilp_bits"] = frame["ilp_mean_weight_bits"].round(2)
         columns["ilp_ppl"] = frame["ilp_perplexity"].round(3)
         columns["ilp_tpot_ms"] = (frame["ilp_tpot_s"] * 1e3).round(3)
     return pd.DataFrame({k: v for k, v in columns.items() if v is not None})
+
+
+def _pair(low: pd.Series, high: pd.Series) -> pd.Series:
+    """``'[low, high]'`` at 4 decimals."""
+    return pd.Series(
+        [f"[{a:.4f}, {b:.4f}]" for a, b in zip(low, high, strict=True)], index=low.index
+    )
 
 
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:

@@ -5,6 +5,8 @@ Shown only when ``search.codesign`` is importable. The page searches a space fil
 else here), not a single design: loss
 (or perplexity) against TPOT, the frontier highlighted; picking a frontier point
 (in the chart or the list) shows its design and offers its config folder as a zip.
+Frontier designs outside the loss law's data are drawn as open diamonds and say which
+quantities are out of range; "Only inside the law's data" is ``--within-data``.
 Every number comes from the ``codesign search`` call shown under the chart.
 """
 
@@ -60,15 +62,28 @@ def example_spaces() -> dict[str, Path]:
 
 
 @st.cache_resource(show_spinner="Searching the design space...", max_entries=32)
-def search(text: str, origin: str, objective: str, max_memory_gb: float | None) -> CodesignResult:
+def search(
+    text: str,
+    origin: str,
+    objective: str,
+    max_memory_gb: float | None,
+    within_data: bool = False,
+) -> CodesignResult:
     """`search_designs` of the space text with only the page's memory bound (the space's
     own constraints are ignored, as ``--ignore-space-constraints`` does; cache_resource:
-    the space holds read-only mappings that pickle rejects; the page never mutates it)."""
+    the space holds read-only mappings that pickle rejects; the page never mutates it);
+    ``within_data`` as ``--within-data``."""
     space = _space(text, origin)
     constraints = Constraints(
         max_memory_bytes=None if max_memory_gb is None else max_memory_gb * 1e9
     )
-    return search_designs(space, [objective, "tpot"], constraints, space_constraints=False)
+    return search_designs(
+        space,
+        [objective, "tpot"],
+        constraints,
+        space_constraints=False,
+        within_data=True if within_data else None,
+    )
 
 
 def _space(text: str, origin: str) -> DesignSpace:
@@ -132,9 +147,14 @@ def pareto_figure(designs: pd.DataFrame, frontier: pd.DataFrame, y: str) -> go.F
                 mode="markers",
                 name=f"frontier, {bits:g}-bit weights",
                 customdata=part["rank"],
-                text=part["design"],
+                text=[hover_text(row) for row in part.to_dict("records")],
                 hovertemplate=hover,
-                marker={"color": color, "size": 9, "line": {"width": 1, "color": "white"}},
+                marker={
+                    "color": color,
+                    "size": 9,
+                    "symbol": ["diamond-open" if e else "circle" for e in part["extrapolated"]],
+                    "line": {"width": 1, "color": color},
+                },
             )
         )
     layout = {
@@ -147,6 +167,16 @@ def pareto_figure(designs: pd.DataFrame, frontier: pd.DataFrame, y: str) -> go.F
     return go.Figure(traces, layout)
 
 
+def hover_text(row: dict) -> str:
+    """Design label, then what the law extrapolates and which space edges it touches."""
+    parts = [str(row["design"])]
+    if row["extrapolated"]:
+        parts.append(f"extrapolated: {row['outside_domain']} outside the law's data")
+    if row["edge"]:
+        parts.append(f"edge of the space: {row['edge_axes']}")
+    return "<br>".join(parts)
+
+
 def _picked_rank(event: object) -> int | None:
     """Rank of the frontier point clicked in the chart, if any."""
     points = getattr(getattr(event, "selection", None), "points", None) or []
@@ -157,11 +187,15 @@ def _picked_rank(event: object) -> int | None:
     return None
 
 
-def commands(path: str, objective: str, max_memory_gb: float | None) -> tuple[str, str]:
+def commands(
+    path: str, objective: str, max_memory_gb: float | None, within_data: bool = False
+) -> tuple[str, str]:
     """The ``codesign search`` and ``codesign recommend`` calls behind the page."""
     common = ["--space", path, "--objective", f"{objective},tpot", "--ignore-space-constraints"]
     if max_memory_gb is not None:
         common += ["--max-memory-gb", f"{max_memory_gb:g}"]
+    if within_data:
+        common.append("--within-data")
     search_line = ["codesign", "search", *common, "--frontier-out", "frontier.csv"]
     recommend_line = ["codesign", "recommend", *common, "--top", "5", "--out-dir", "recommended"]
     return (
@@ -197,8 +231,11 @@ def render() -> None:
         key="codesign_memory_gb",
     )
     limit = float(max_memory_gb) if bound else None
-    result = checked(search, text, origin, objective, limit)
-    search_line, recommend_line = commands(path, objective, limit)
+    within = left.checkbox(
+        "Only inside the law's data (--within-data)", value=False, key="codesign_within_data"
+    )
+    result = checked(search, text, origin, objective, limit, within)
+    search_line, recommend_line = commands(path, objective, limit, within)
     if not result.success:
         st.error(result.message)
         show_commands(None, search_line)
@@ -252,6 +289,20 @@ def show_design(result: CodesignResult, space: DesignSpace, rank: int) -> None:
         f"{row['platform']}, {row['weight_bits']:g}-bit weights, batch {row['batch']}, "
         f"{row['input_tokens']} in / {row['output_tokens']} out, tp {row['tp']} pp {row['pp']}; "
         "memory per device in decimal GB."
+    )
+    st.caption(
+        f"Loss {row['loss']:.4f} nats/token ({row['precision_model']}); parameter-noise "
+        f"interval [{row['loss_param_low']:.4f}, {row['loss_param_high']:.4f}], model-form "
+        f"spread [{row['loss_form_min']:.4f}, {row['loss_form_max']:.4f}]. "
+        + (
+            f"Extrapolated: {row['outside_domain']} outside the law's data. "
+            if row["extrapolated"]
+            else "Inside the law's data. "
+        )
+        + (f"Edge of the space: {row['edge_axes']}. " if row["edge"] else "")
+        + f"Training (prediction): {row['training_time_s'] / 3600:,.0f} h on "
+        f"{space.training.devices} x {space.training.platform.name} at MFU "
+        f"{space.training.mfu:g}."
     )
     precision = None
     if space.precision.ilp_formats is not None:

@@ -6,11 +6,15 @@ style, weight-free proxy sensitivity) with budgets equal to the design's own
 uniform-bit TPOT and memory footprint (tightened by the user's bounds); groups the
 ILP does not choose (router, norms, embedding) keep the design's uniform bits, so
 the uniform allocation is always feasible and the ILP's total sensitivity is no
-higher. The allocation's loss uses its parameter-weighted effective parameters,
-``N_eff = sum_u N_u f(b_u) / f(16)`` (Kumar et al. 2024); ``f`` is concave, so
-at equal mean bits the law rates a mixed allocation slightly *worse* than a uniform
-one: the law knows no per-layer sensitivity, the ILP's proxy does. The ILP runs
-once per candidate, never per grid point.
+higher. The allocation's loss follows the space's precision model. Default, post-training
+quantisation (`scaling_law.PTQ_FORM`): ``L(N, D) + sum_u (N_u / N) delta_PTQ(N, D, b_u)``,
+the parameter-weighted mean of Kumar et al.'s PTQ degradation at each group's bits (an
+assumption: their fit is for uniform bits). With ``precision_model: quantised-training``
+(`scaling_law.QUANTISED_TRAINING_FORM`): parameter-weighted effective parameters,
+``N_eff = sum_u N_u f(b_u) / f(16)``. Both are convex in the bits, so at equal mean
+bits the law rates a mixed allocation slightly *worse* than a uniform one: the law
+knows no per-layer sensitivity, the ILP's proxy does. The ILP runs once per
+candidate, never per grid point.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from genz import ModelConfig, Parallelism, Precision, Scenario, parameter_count
-from scaling_law import effective_parameters, predict_loss
+from scaling_law import effective_parameters, predict_loss, ptq_loss_penalty
 from search.bits import QuantizationResult, QuantizeBudgets, quantize
 
 from .evaluate import Plan
@@ -99,23 +103,29 @@ def allocate(plan: Plan, row: Mapping[str, Any]) -> tuple[ModelConfig, Quantizat
 def allocation_loss(
     plan: Plan, model: ModelConfig, row: Mapping[str, Any], result: QuantizationResult
 ) -> tuple[float, float]:
-    """Loss of the allocation and its parameter-weighted mean weight bits."""
+    """Loss of the allocation (the space's precision model, see the module docstring) and
+    its parameter-weighted mean weight bits."""
     law = plan.law
     rows = result.rows()
     total = parameter_count(model).total
-    unit_params = np.array([r["params"] for r in rows], float)
-    unit_bits = np.array([r["bits"] for r in rows], float)
-    rest = max(total - unit_params.sum(), 0.0)
+    rest = max(total - sum(float(r["params"]) for r in rows), 0.0)
     base_bits = float(row["weight_bits"])
-    effective = effective_parameters(unit_params, unit_bits, law.gamma_w, law.reference_bits).sum()
-    effective += float(effective_parameters(rest, base_bits, law.gamma_w, law.reference_bits))
-    mean_bits = float((unit_params * unit_bits).sum() + rest * base_bits) / total
+    unit_params = np.array([*(r["params"] for r in rows), rest], float)
+    unit_bits = np.array([*(r["bits"] for r in rows), base_bits], float)
+    mean_bits = float((unit_params * unit_bits).sum()) / total
     fields = {name: np.asarray([value]) for name, value in row_fields(row).items()}
     architecture = law_architecture(plan.space.model, fields)
-    count = architecture.counts().select(law.include_embeddings, law.moe_parameters)
     tokens = training_tokens(plan.space.law, law, architecture)
-    loss = predict_loss(law, architecture, tokens, params=count * (effective / total))
-    return float(loss[0]), mean_bits
+    if plan.space.law.precision_model == "quantised-training":
+        effective = effective_parameters(
+            unit_params, unit_bits, law.gamma_w, law.reference_bits
+        ).sum()
+        count = architecture.counts().select(law.include_embeddings, law.moe_parameters)
+        loss = predict_loss(law, architecture, tokens, params=count * (effective / total))
+        return float(loss[0]), mean_bits
+    penalties = ptq_loss_penalty(law, architecture, tokens, unit_bits)
+    penalty = float((unit_params / total * penalties).sum())
+    return float(predict_loss(law, architecture, tokens)[0]) + penalty, mean_bits
 
 
 def allocation_precision(plan: Plan, row: Mapping[str, Any]) -> Precision | None:

@@ -36,6 +36,7 @@ from scaling_law import ScalingLaw, scaling_dir
 from .evaluate import Plan
 from .frame import design_platform, row_fields
 from .ilp import allocation_precision
+from .intervals import INTERVAL_COLUMNS
 from .model import DEFAULT_LAW_FILE, hf_config, resolve_law
 from .space import DesignSpace
 from .sweep import CodesignResult
@@ -44,6 +45,7 @@ FILES = ("config.json", "bits.yaml", "platform.yaml", "design.json")
 MAX_NAME = 120
 #: Metrics copied into design.json (SI units).
 DESIGN_METRICS = (
+    "training_time_s",
     "params",
     "active_params",
     "loss",
@@ -139,7 +141,15 @@ def design_files(
         "space": space.name,
         "platform": platform.name,
         "metrics": {key: float(row[key]) for key in DESIGN_METRICS},
-        "law": {"file": str(law_file(space)), "training_tokens": _tokens(space, row)},
+        "law": {
+            "file": str(law_file(space)),
+            "training_tokens": _tokens(space, row),
+            "precision_model": str(row["precision_model"]),
+            "extrapolated": bool(row["extrapolated"]),
+            "outside_domain": [name for name in str(row["outside_domain"]).split(",") if name],
+            "loss_interval": {key: float(row[key]) for key in INTERVAL_COLUMNS if key in row},
+        },
+        "edge_of_space": [name for name in str(row["edge_axes"]).split(",") if name],
         "precision": "ILP allocation (bits.yaml)" if precision is not None else "uniform",
         "commands": {
             "latency_memory": predict_command(row),
@@ -194,6 +204,8 @@ def loss_command(space: DesignSpace, row: Mapping[str, Any]) -> str:
     if space.model.tie_embeddings:
         parts.append("--tie-embeddings")
     parts += ["--weight-bits", f"{float(row['weight_bits']):g}"]
+    if space.law.precision_model != "ptq":
+        parts += ["--precision-model", space.law.precision_model]
     return " ".join(shlex.quote(part) for part in parts)
 
 
