@@ -1,16 +1,21 @@
-"""Co-design on an edge board: the best architecture near 0.5B parameters at Qwen2.5-0.5B's
-speed on a Jetson AGX Orin 64 GB, versus Qwen2.5-0.5B's own architecture under the same law.
+"""Co-design on an edge board with the shape-aware law: the best architecture at
+Qwen2.5-0.5B's speed on a Jetson AGX Orin 64 GB, at 16-bit and at 4-bit weights, each
+compared with Qwen2.5-0.5B at the *same* precision.
 
 Scenario (stated, not tuned): batch 1, 512 prompt tokens, 128 generated, 16-bit
-activations and KV cache; Qwen2.5-0.5B served with 16-bit (bf16) weights as shipped.
-Loss law: the shipped Chinchilla fit (``data/scaling/chinchilla_law.json``; Hoffmann et
-al. 2022 data as digitised by Besiroglu et al. 2024), N counted with embeddings; every
-design (and Qwen2.5-0.5B) trained on the same 18T tokens (Qwen2.5's pre-training
-budget); low-bit weights act as fewer parameters (Kumar et al. 2024). The law has no
-shape terms: it ranks architectures by parameter count alone. All numbers are model
-predictions, not measurements.
+activations and KV cache (``examples/orin_space.yaml``). Loss law: the shipped
+shape-aware fit (``data/scaling/gemstones_law.json``: chinchilla-shape on the Gemstones
+cooldown losses, N with embeddings, aspect = hidden / layers); serving-time bits are
+post-training quantisation (Kumar et al. 2024's PTQ term, `scaling_law.PTQ_FORM`).
+Every design and Qwen2.5-0.5B are trained on the same D tokens (18T, Qwen2.5's budget,
+far outside the law's data; a second table uses D = 1e11, inside it, with
+``within_data``). Intervals: "param" = 95% bootstrap of the law's parameters (paired: the
+same sample for both designs); "form" = min-max over the chosen law and the four other
+validated forms (``data/scaling/gemstones_forms``). Sensitivity: the uncalibrated
+per-kernel overhead prior of the preset (5 us) set to 0, 2, 5, 10 us. All numbers are
+model predictions, not measurements.
 
-Run: ``python benchmarks/codesign_orin.py`` (about 5 s on 2 cores).
+Run: ``python benchmarks/codesign_orin.py [--figure out.html]`` (about 1 min on 2 cores).
 """
 
 from __future__ import annotations
@@ -18,23 +23,42 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import math
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+import pandas as pd
+from plotly.subplots import make_subplots
 
 from genz import Precision, Scenario, load_model, predict
-from roofline import load_platform
-from scaling_law import Architecture, predict_loss, predict_loss_interval
-from search.codesign import Constraints, load_space, resolve_law, search_designs
+from roofline import Platform, derive_platform
+from scaling_law import (
+    Architecture,
+    ScalingLaw,
+    architecture_training_flops,
+    predict_loss,
+    ptq_loss_penalty,
+    training_seconds,
+)
+from search.codesign import (
+    CodesignResult,
+    Constraints,
+    DesignSpace,
+    load_space,
+    resolve_forms,
+    resolve_law,
+    search_designs,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
-SCENARIO = Scenario(
-    batch=1, input_tokens=512, output_tokens=128, precision=Precision(weight_bits=16.0)
-)
+OVERHEADS_US = (0.0, 2.0, 5.0, 10.0)
+BITS = (16.0, 4.0)
+IN_DATA_TOKENS = 1e11
 
 
 def qwen_architecture() -> Architecture:
-    """Qwen2.5-0.5B as the law counts it (biases of q/k/v are not counted: 0.006% of N)."""
+    """Qwen2.5-0.5B as the law counts it (q/k/v biases not counted: 0.006% of N)."""
     model = load_model("qwen2.5-0.5b")
     return Architecture(
         layers=model.num_layers,
@@ -49,103 +73,322 @@ def qwen_architecture() -> Architecture:
     )
 
 
-def ratio_interval(law, best: Architecture, bits: float, tokens: float) -> tuple[float, float]:
-    """Percentile interval of perplexity(best) / perplexity(Qwen2.5-0.5B) over the law's
-    bootstrap parameter samples (both predicted with the same sample)."""
+def row_architecture(space: DesignSpace, row: Mapping[str, Any]) -> Architecture:
+    """The `Architecture` of one design row."""
+    return Architecture(
+        layers=int(row["layers"]),
+        hidden=int(row["hidden"]),
+        ffn=int(row["intermediate_size"]),
+        heads=int(row["heads"]),
+        kv_heads=int(row["kv_heads"]),
+        head_dim=int(row["head_dim"]),
+        vocab=int(row["vocab"]),
+        gated_ffn=space.model.gated_ffn,
+        tie_embeddings=space.model.tie_embeddings,
+    )
+
+
+def serving_loss(law: ScalingLaw, shape: Architecture, tokens: float, bits: float) -> float:
+    """``predict_loss + ptq_loss_penalty`` (the co-design default), nats per token."""
+    return float(predict_loss(law, shape, tokens) + ptq_loss_penalty(law, shape, tokens, bits))
+
+
+def qwen_tpot(platform: Platform, bits: float) -> float:
+    """genz TPOT of Qwen2.5-0.5B at ``bits``-bit weights, seconds."""
+    scenario = Scenario(
+        batch=1, input_tokens=512, output_tokens=128, precision=Precision(weight_bits=bits)
+    )
+    return predict(load_model("qwen2.5-0.5b"), platform, scenario).tpot_s
+
+
+def ratio_intervals(
+    law: ScalingLaw,
+    forms: Sequence[ScalingLaw],
+    ours: Architecture,
+    tokens: float,
+    bits: float,
+) -> tuple[float, float, float, float]:
+    """Perplexity ratio (ours / Qwen2.5-0.5B, same bits): the paired 95% bootstrap
+    interval of the law's parameters, and the min-max over the validated forms."""
+    qwen = qwen_architecture()
     names = law.law_form.public_names
     ratios = []
     for sample in law.bootstrap_params:
         replicate = dataclasses.replace(
             law, params=dict(zip(names, sample, strict=True)), bootstrap_params=()
         )
-        ours = predict_loss(replicate, best, tokens, weight_bits=bits)
-        theirs = predict_loss(replicate, qwen_architecture(), tokens)
-        ratios.append(math.exp(float(ours) - float(theirs)))
+        difference = serving_loss(replicate, ours, tokens, bits) - serving_loss(
+            replicate, qwen, tokens, bits
+        )
+        ratios.append(math.exp(difference))
     tail = (1 - law.confidence) / 2 * 100
     low, high = np.percentile(ratios, [tail, 100 - tail])
-    return float(low), float(high)
+    by_form = [
+        math.exp(serving_loss(f, ours, tokens, bits) - serving_loss(f, qwen, tokens, bits))
+        for f in (law, *forms)
+    ]
+    return float(low), float(high), min(by_form), max(by_form)
 
 
-def describe(row) -> str:
-    return (
-        f"{row['layers']} layers x {row['hidden']} wide, {row['heads']} heads "
-        f"({row['kv_heads']} KV), FFN {row['intermediate_size']}, vocab {row['vocab']}, "
-        f"{row['weight_bits']:g}-bit weights, {row['params'] / 1e6:.0f}M parameters"
+def with_overhead(space: DesignSpace, overhead_s: float) -> DesignSpace:
+    """``space`` on its platform with the per-kernel overhead set to ``overhead_s``."""
+    (platform,) = space.hardware.platforms
+    changed = derive_platform(platform, name=platform.name, kernel_overhead_s=overhead_s)
+    return dataclasses.replace(
+        space, hardware=dataclasses.replace(space.hardware, platforms=(changed,))
     )
+
+
+def with_tokens(space: DesignSpace, tokens: float) -> DesignSpace:
+    """``space`` with every design trained on ``tokens`` and kept inside the law's data."""
+    law = dataclasses.replace(space.law, training_tokens=tokens, within_data=True)
+    return dataclasses.replace(space, law=law)
+
+
+def best_at(designs: pd.DataFrame, bits: float, tpot_s: float) -> pd.Series | None:
+    """Lowest-loss design of ``bits``-bit weights with TPOT <= ``tpot_s``."""
+    chosen = designs[(designs["weight_bits"] == bits) & (designs["tpot_s"] <= tpot_s)]
+    return None if chosen.empty else chosen.loc[chosen["loss"].idxmin()]
+
+
+def shape_text(row: Mapping[str, Any]) -> str:
+    return (
+        f"{int(row['layers'])} x {int(row['hidden'])}, {int(row['kv_heads'])} KV, "
+        f"FFN {int(row['intermediate_size'])}"
+    )
+
+
+def comparison(
+    result: CodesignResult,
+    law: ScalingLaw,
+    forms: Sequence[ScalingLaw],
+    platform: Platform,
+    tokens: float,
+) -> list[dict[str, object]]:
+    """One row per precision: Qwen2.5-0.5B and the best design within its TPOT."""
+    space, rows = result.space, []
+    qwen = qwen_architecture()
+    train_flops = architecture_training_flops(qwen, tokens, space.training.sequence_length)
+    peak = space.training.platform.peak("bf16") * space.training.devices
+    qwen_train_s = float(training_seconds(train_flops, peak, space.training.mfu))
+    for bits in BITS:
+        budget = qwen_tpot(platform, bits)
+        qwen_ppl = math.exp(serving_loss(law, qwen, tokens, bits))
+        best = best_at(result.designs, bits, budget)
+        if best is None:
+            missing = "none within the budget"
+            rows.append(
+                {"bits": f"{bits:g}", "Qwen TPOT ms": f"{budget * 1e3:.3f}", "best design": missing}
+            )
+            continue
+        ours = row_architecture(space, best)
+        low, high, form_low, form_high = ratio_intervals(law, forms, ours, tokens, bits)
+        rows.append(
+            {
+                "bits": f"{bits:g}",
+                "Qwen TPOT ms": f"{budget * 1e3:.3f}",
+                "Qwen ppl": f"{qwen_ppl:.3f}",
+                "best design": shape_text(best),
+                "params M": f"{best['params'] / 1e6:.0f}",
+                "TPOT ms": f"{best['tpot_s'] * 1e3:.3f}",
+                "ppl": f"{best['perplexity']:.3f}",
+                "ratio": f"{best['perplexity'] / qwen_ppl:.4f}",
+                "param 95%": f"[{low:.4f}, {high:.4f}]",
+                "form min-max": f"[{form_low:.4f}, {form_high:.4f}]",
+                "train time / Qwen": f"{best['training_time_s'] / qwen_train_s:.2f}",
+                "edge": best["edge_axes"] or "-",
+                "outside data": best["outside_domain"] or "-",
+            }
+        )
+    return rows
+
+
+def print_table(title: str, rows: list[dict[str, object]]) -> None:
+    print(f"\n{title}")
+    print(pd.DataFrame(rows).to_string(index=False))
+
+
+def aspect_optimum(law: ScalingLaw) -> tuple[float, float, float]:
+    """Width/depth minimising the law's N term at fixed N, ``128 exp(-c1 / (2 c2))``:
+    point estimate and the 2.5-97.5 percentiles over the bootstrap samples."""
+    names = list(law.law_form.public_names)
+    samples = np.array(law.bootstrap_params, float)
+    linear, quadratic = names.index("aspect_linear"), names.index("aspect_quadratic")
+    point = 128 * math.exp(-law.params["aspect_linear"] / (2 * law.params["aspect_quadratic"]))
+    spread = 128 * np.exp(-samples[:, linear] / (2 * samples[:, quadratic]))
+    low, high = np.percentile(spread, [2.5, 97.5])
+    return point, float(low), float(high)
+
+
+def best_by_budget(designs: pd.DataFrame, bits: float) -> pd.DataFrame:
+    """For every TPOT value of the ``bits``-bit designs, the lowest-loss design at most
+    that slow (running minimum of loss over designs sorted by TPOT)."""
+    part = designs[designs["weight_bits"] == bits].sort_values("tpot_s")
+    losses = part["loss"].to_numpy()
+    best = np.flatnonzero(losses <= np.minimum.accumulate(losses))
+    return part.iloc[best]
+
+
+def write_figure(
+    path: Path, result: CodesignResult, optimum: tuple[float, float, float], law: ScalingLaw
+) -> None:
+    """Three panels: the best design's width/depth against the TPOT budget (16- and 4-bit);
+    the loss side (the law's shape factor on its N term, with bootstrap band); the
+    roofline side (TPOT against width/depth of 16-bit designs within 10% of Qwen's N)."""
+    point, low, high = optimum
+    figure = make_subplots(
+        rows=1,
+        cols=3,
+        subplot_titles=(
+            "best design's width/depth vs TPOT budget",
+            "loss side: shape factor on A/N^alpha at fixed N",
+            "roofline side: TPOT at ~Qwen's N (16-bit)",
+        ),
+    )
+    for bits, color in zip(BITS, ("#1f77b4", "#d62728"), strict=True):
+        best = best_by_budget(result.designs, bits)
+        figure.add_scatter(
+            x=best["tpot_s"] * 1e3,
+            y=best["hidden"] / best["layers"],
+            mode="lines+markers",
+            line={"shape": "hv", "color": color},
+            name=f"best {bits:g}-bit design",
+            text=[f"{r.layers} x {r.hidden}, {r.params / 1e6:.0f}M" for r in best.itertuples()],
+            hovertemplate="TPOT <= %{x:.3f} ms<br>%{text}<br>width/depth %{y:.1f}<extra></extra>",
+            row=1,
+            col=1,
+        )
+    figure.add_hrect(y0=low, y1=high, fillcolor="green", opacity=0.12, line_width=0, row=1, col=1)
+    figure.add_hline(y=point, line_dash="dash", line_color="green", row=1, col=1)
+    figure.add_hline(y=896 / 24, line_dash="dot", line_color="grey", row=1, col=1)
+    aspect = np.geomspace(4, 200, 200)
+    u = np.log(aspect / 128)
+    names = list(law.law_form.public_names)
+    samples = np.array(law.bootstrap_params, float)
+    linear, quadratic = names.index("aspect_linear"), names.index("aspect_quadratic")
+    factors = np.exp(np.outer(samples[:, linear], u) + np.outer(samples[:, quadratic], u * u))
+    centre = np.exp(law.params["aspect_linear"] * u + law.params["aspect_quadratic"] * u * u)
+    band_low, band_high = np.percentile(factors, [2.5, 97.5], axis=0)
+    figure.add_scatter(x=aspect, y=band_high, line={"width": 0}, showlegend=False, row=1, col=2)
+    figure.add_scatter(
+        x=aspect,
+        y=band_low,
+        fill="tonexty",
+        line={"width": 0},
+        name="bootstrap 95%",
+        fillcolor="rgba(0,128,0,0.15)",
+        row=1,
+        col=2,
+    )
+    figure.add_scatter(x=aspect, y=centre, name="fitted shape factor", row=1, col=2)
+    figure.add_vline(x=point, line_dash="dash", line_color="green", row=1, col=2)
+    figure.add_vline(x=896 / 24, line_dash="dot", line_color="grey", row=1, col=2)
+    qwen_params = float(qwen_architecture().counts().total)
+    near = result.designs[
+        (result.designs["weight_bits"] == 16)
+        & (np.abs(result.designs["params"] / qwen_params - 1) <= 0.10)
+    ]
+    figure.add_scatter(
+        x=near["hidden"] / near["layers"],
+        y=near["tpot_s"] * 1e3,
+        mode="markers",
+        marker={
+            "color": near["layers"],
+            "colorscale": "Viridis",
+            "showscale": True,
+            "colorbar": {"title": "layers", "x": 1.02},
+        },
+        name="16-bit designs, N within 10% of Qwen's",
+        text=[f"{r.layers} x {r.hidden}" for r in near.itertuples()],
+        hovertemplate="%{text}<br>width/depth %{x:.1f}<br>TPOT %{y:.3f} ms<extra></extra>",
+        row=1,
+        col=3,
+    )
+    for column in (1, 2, 3):
+        figure.update_xaxes(type="log", row=1, col=column)
+    figure.update_xaxes(title_text="TPOT budget (ms)", row=1, col=1)
+    figure.update_yaxes(title_text="width / depth (hidden / layers)", type="log", row=1, col=1)
+    figure.update_xaxes(title_text="width / depth", row=1, col=2)
+    figure.update_yaxes(title_text="multiplier on A / N^alpha", row=1, col=2)
+    figure.update_xaxes(title_text="width / depth", row=1, col=3)
+    figure.update_yaxes(title_text="predicted TPOT (ms)", row=1, col=3)
+    figure.update_layout(
+        title=(
+            "Which shapes the shape-aware law prefers on Jetson AGX Orin (model predictions). "
+            f"Green dashed: law's optimum width/depth {point:.1f} (band {low:.1f}-{high:.1f}); "
+            "grey dotted: Qwen2.5-0.5B"
+        ),
+        height=520,
+        width=1500,
+        legend={"orientation": "h", "y": -0.2},
+    )
+    figure.write_html(path, include_plotlyjs="cdn")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--space", default=str(ROOT / "examples" / "orin_space.yaml"))
+    parser.add_argument("--figure", help="write the Plotly figure to this .html file")
     args = parser.parse_args()
     space = load_space(args.space)
-    law = resolve_law(space.law)
     tokens = space.law.training_tokens
     assert tokens is not None, "the example fixes the training tokens"
+    (preset,) = space.hardware.platforms
 
-    platform = load_platform("jetson-agx-orin-64gb")
-    qwen = predict(load_model("qwen2.5-0.5b"), platform, SCENARIO)
-    qwen_loss = predict_loss_interval(law, qwen_architecture(), tokens)
+    results: dict[float, CodesignResult] = {}
+    for overhead_us in OVERHEADS_US:
+        changed = with_overhead(space, overhead_us * 1e-6)
+        budget = qwen_tpot(changed.hardware.platforms[0], 16.0)
+        results[overhead_us] = search_designs(changed, constraints=Constraints(max_tpot_s=budget))
+    base_us = preset.kernel_overhead_s * 1e6
+    base = results[base_us]
+    law, forms = resolve_law(space.law), resolve_forms(space.law)
     print("scenario: Jetson AGX Orin 64 GB, batch 1, 512 in / 128 out, 16-bit activations and KV")
-    print(f"law: Chinchilla fit, D = {tokens:.3g} tokens for every design (Qwen2.5's budget)")
     print(
-        f"Qwen2.5-0.5B (16-bit): TPOT {qwen.tpot_s * 1e3:.3f} ms, "
-        f"perplexity {math.exp(float(qwen_loss.loss)):.3f} "
-        f"[{math.exp(float(qwen_loss.lower)):.3f}, {math.exp(float(qwen_loss.upper)):.3f}] "
-        f"({law.confidence:.0%} bootstrap interval of the law)"
+        f"law: {law.form} on Gemstones cooldown losses (data/scaling/gemstones_law.json), "
+        f"D = {tokens:.3g} tokens for every design; serving bits: "
+        f"{base.designs['precision_model'].iloc[0]}; {len(forms)} other validated forms"
+    )
+    print(f"search: {base.message} (kernel overhead {base_us:g} us, the preset's prior)")
+    print_table(
+        f"best design at Qwen2.5-0.5B's TPOT, same precision (kernel overhead {base_us:g} us; "
+        "ratio = perplexity / Qwen2.5-0.5B's, a prediction):",
+        comparison(base, law, forms, preset, tokens),
     )
 
-    result = search_designs(space, constraints=Constraints(max_tpot_s=qwen.tpot_s))
-    print(f"search: {result.message}, {result.elapsed_s:.1f} s")
-    designs = result.designs
-    own = designs[
-        (designs["layers"] == 24)
-        & (designs["hidden"] == 896)
-        & (designs["kv_heads"] == 2)
-        & (designs["intermediate_size"] == 4864)
-        & (designs["weight_bits"] == 16)
-    ]
-    if len(own) == 1:
-        assert np.isclose(own["tpot_s"].iloc[0], qwen.tpot_s, rtol=1e-9), "grid != predict"
-        assert np.isclose(own["loss"].iloc[0], float(qwen_loss.loss), rtol=1e-6)
-        print("check: Qwen2.5-0.5B's shape is a grid point; grid TPOT and loss match")
+    sensitivity = []
+    for overhead_us, result in results.items():
+        platform = result.space.hardware.platforms[0]
+        for row in comparison(result, law, forms, platform, tokens):
+            sensitivity.append(
+                {"overhead us": f"{overhead_us:g}"}
+                | {
+                    k: row.get(k, "-")
+                    for k in ("bits", "Qwen TPOT ms", "best design", "ratio", "edge")
+                }
+            )
+    print_table("sensitivity to the per-kernel overhead prior:", sensitivity)
+    print(
+        "runtime profile: pending (genz runtime profiles, data/runtimes/*.yaml, are not on main;"
+        " the sensitivity over vllm / tensorrt-llm / llama.cpp / deepspeed comes with them)"
+    )
 
-    for label, subset in (
-        ("same precision (16-bit weights)", designs[designs["weight_bits"] == 16]),
-        ("any precision in the space", designs),
-    ):
-        best = subset.loc[subset["loss"].idxmin()]
-        shape = Architecture(
-            layers=int(best["layers"]),
-            hidden=int(best["hidden"]),
-            ffn=int(best["intermediate_size"]),
-            heads=int(best["heads"]),
-            kv_heads=int(best["kv_heads"]),
-            head_dim=int(best["head_dim"]),
-            vocab=int(best["vocab"]),
-            gated_ffn=space.model.gated_ffn,
-            tie_embeddings=space.model.tie_embeddings,
-        )
-        bits = float(best["weight_bits"])
-        interval = predict_loss_interval(law, shape, tokens, weight_bits=bits)
-        low, high = ratio_interval(law, shape, bits, tokens)
-        ratio = best["perplexity"] / math.exp(float(qwen_loss.loss))
-        print(f"\nbest design at TPOT <= {qwen.tpot_s * 1e3:.3f} ms, {label}:")
-        print(f"  {describe(best)}")
-        print(
-            f"  TPOT {best['tpot_s'] * 1e3:.3f} ms, memory {best['footprint_bytes'] / 1e9:.3f} "
-            f"GB (decimal), perplexity {best['perplexity']:.3f} "
-            f"[{math.exp(float(interval.lower)):.3f}, {math.exp(float(interval.upper)):.3f}]"
-        )
-        print(
-            f"  perplexity ratio best / Qwen2.5-0.5B: {ratio:.4f} [{low:.4f}, {high:.4f}] "
-            f"({(1 - ratio) * 100:.1f}% lower; a prediction of the law, not a measurement)"
-        )
-        edges = [
-            name for name in ("layers", "hidden") if best[name] == max(getattr(space.model, name))
-        ]
-        if edges:
-            print(f"  note: at the space's upper bound of {', '.join(edges)}")
+    inside = with_tokens(space, IN_DATA_TOKENS)
+    budget = qwen_tpot(preset, 16.0)
+    in_data = search_designs(inside, constraints=Constraints(max_tpot_s=budget))
+    print_table(
+        f"inside the law's data: D = {IN_DATA_TOKENS:.0e} tokens, --within-data "
+        f"({in_data.message}):",
+        comparison(in_data, law, forms, preset, IN_DATA_TOKENS) if in_data.success else [],
+    )
+    point, low, high = aspect_optimum(law)
+    print(
+        f"\nlaw's preferred shape at fixed N: width/depth = {point:.1f} "
+        f"(bootstrap 95% {low:.1f}-{high:.1f}); Qwen2.5-0.5B: {896 / 24:.1f}"
+    )
+    if args.figure:
+        write_figure(Path(args.figure), base, (point, low, high), law)
+        print(f"wrote {args.figure}")
 
 
 if __name__ == "__main__":
