@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from genz import Precision, Scenario, load_model, predict
@@ -229,9 +230,9 @@ def best_by_budget(designs: pd.DataFrame, bits: float) -> pd.DataFrame:
     return part.iloc[best]
 
 
-def write_figure(
-    path: Path, result: CodesignResult, optimum: tuple[float, float, float], law: ScalingLaw
-) -> None:
+def shape_figure(
+    result: CodesignResult, optimum: tuple[float, float, float], law: ScalingLaw
+) -> go.Figure:
     """Three panels: the best design's width/depth against the TPOT budget (16- and 4-bit);
     the loss side (the law's shape factor on its N term, with bootstrap band); the
     roofline side (TPOT against width/depth of 16-bit designs within 10% of Qwen's N)."""
@@ -322,7 +323,7 @@ def write_figure(
         width=1500,
         legend={"orientation": "h", "y": -0.2},
     )
-    figure.write_html(path, include_plotlyjs="cdn")
+    return figure
 
 
 def main() -> None:
@@ -387,7 +388,8 @@ def main() -> None:
         f"(bootstrap 95% {low:.1f}-{high:.1f}); Qwen2.5-0.5B: {896 / 24:.1f}"
     )
     if args.figure:
-        write_figure(Path(args.figure), base, (point, low, high), law)
+        figure = shape_figure(base, (point, low, high), law)
+        figure.write_html(Path(args.figure), include_plotlyjs="cdn")
         print(f"wrote {args.figure}")
 
 
