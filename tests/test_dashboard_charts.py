@@ -95,6 +95,10 @@ def test_codesign_frontier_legend_is_per_weight_width_and_clear_of_the_plot() ->
             "weight_bits": [4.0, 4.0, 8.0, 16.0],
             "rank": [1, 2, 3, 4],
             "design": ["a", "b", "c", "d"],
+            "extrapolated": [False, True, False, False],
+            "outside_domain": ["", "tokens", "", ""],
+            "edge": [False, False, True, False],
+            "edge_axes": ["", "", "layers=max", ""],
         }
     )
     figure = pareto_figure(frontier, frontier, "loss")
@@ -105,6 +109,10 @@ def test_codesign_frontier_legend_is_per_weight_width_and_clear_of_the_plot() ->
         "frontier, 8-bit weights",
         "frontier, 4-bit weights",
     ]
+    # Extrapolated frontier designs are open diamonds and say why in the hover text.
+    four_bit = figure.data[3]
+    assert list(four_bit.marker.symbol) == ["circle", "diamond-open"]
+    assert "tokens outside the law's data" in four_bit.text[1]
     # No colour bar to collide with: colours are legend entries.
     assert all(t.marker.colorbar.title.text is None for t in figure.data)
     assert all(not isinstance(t.marker.color, tuple | list) for t in figure.data)

@@ -79,3 +79,19 @@ def test_memory_bound_moves_the_feasible_count() -> None:
     at.checkbox(key="codesign_bound").check().run()
     at.number_input(key="codesign_memory_gb").set_value(0.1).run()
     assert at.error and at.error[0].value.startswith("no design meets the constraints")
+
+
+def test_within_data_toggle_and_design_caption_match_the_library() -> None:
+    at = page()
+    caption = next(c.value for c in at.caption if "nats/token" in c.value)
+    assert "post-training quantisation" in caption and "model-form spread" in caption
+    at.checkbox(key="codesign_within_data").check().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "--within-data" in at.code[-1].value.splitlines()[0]
+    library = search_designs(
+        load_space(ROOT / "examples" / "edge_quickstart.yaml"), within_data=True
+    )
+    shown = next(c.value for c in at.caption if "feasible" in c.value)
+    assert shown.startswith(f"{library.message}; ")
+    assert not library.designs["extrapolated"].any()
+    assert "Inside the law's data" in next(c.value for c in at.caption if "nats/token" in c.value)
