@@ -24,7 +24,7 @@ from scaling_law import (
     predict_loss,
     ptq_loss_penalty,
 )
-from search.codesign import resolve_law, search_designs, space_from_dict
+from search.codesign import Constraints, resolve_law, search_designs, space_from_dict
 
 TOKENS = 5e10
 #: 3 depths x 3 widths x 2 weight widths = 18 points; depth 2 and 96 lie outside the
@@ -216,3 +216,32 @@ def test_cli_within_data_json_and_text(tmp_path: Path) -> None:
     assert {"extrapolated", "outside_domain", "edge", "edge_axes", "training_time_s"} <= set(
         table.columns
     )
+
+
+def test_ilp_allocation_loss_uses_the_ptq_term(designs: pd.DataFrame) -> None:
+    """Uniform groups reproduce the grid's PTQ loss; half the parameters at 4 bits add
+    half the 4-bit PTQ penalty (parameter-weighted mean of the degradation)."""
+    from types import SimpleNamespace
+
+    from genz.params import parameter_count
+    from search.codesign.evaluate import Plan
+    from search.codesign.frame import row_fields
+    from search.codesign.ilp import allocation_loss
+    from search.codesign.model import model_config
+
+    chosen = space()
+    law = resolve_law(chosen.law)
+    plan = Plan(chosen, law, chosen.objectives, Constraints())
+    row = designs[(designs["layers"] == 8) & (designs["hidden"] == 512)]
+    four = row[row["weight_bits"] == 4].iloc[0].to_dict()
+    model = model_config(chosen.model, row_fields(four))
+    total = parameter_count(model).total
+    uniform = SimpleNamespace(rows=lambda: [{"params": total, "bits": 4.0}])
+    loss, bits = allocation_loss(plan, model, four, uniform)  # type: ignore[arg-type]
+    assert bits == 4.0 and loss == pytest.approx(four["loss"], rel=1e-12)
+    sixteen = row[row["weight_bits"] == 16].iloc[0]
+    half = SimpleNamespace(rows=lambda: [{"params": total / 2, "bits": 16.0}])
+    loss, bits = allocation_loss(plan, model, four, half)  # type: ignore[arg-type]
+    penalty = float(ptq_loss_penalty(law, architecture(sixteen), TOKENS, 4.0))
+    assert bits == pytest.approx(10.0)
+    assert loss == pytest.approx(sixteen["loss"] + penalty / 2, rel=1e-12)
