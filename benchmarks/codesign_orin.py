@@ -12,10 +12,12 @@ far outside the law's data; a second table uses D = 1e11, inside it, with
 ``within_data``). Intervals: "param" = 95% bootstrap of the law's parameters (paired: the
 same sample for both designs); "form" = min-max over the chosen law and the four other
 validated forms (``data/scaling/gemstones_forms``). Sensitivity: the uncalibrated
-per-kernel overhead prior of the preset (5 us) set to 0, 2, 5, 10 us. All numbers are
-model predictions, not measurements.
+per-kernel overhead prior of the preset (5 us) set to 0, 2, 5, 10 us, and the shipped
+serving-stack profiles (``data/runtimes``; Qwen2.5-0.5B's TPOT recomputed under each, so
+budget and designs see the same runtime). All numbers are model predictions, not
+measurements.
 
-Run: ``python benchmarks/codesign_orin.py [--figure out.html]`` (about 1 min on 2 cores).
+Run: ``python benchmarks/codesign_orin.py [--figure out.html]`` (about 1.5 min on 2 cores).
 """
 
 from __future__ import annotations
@@ -32,7 +34,15 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from genz import Precision, Scenario, load_model, predict
+from genz import (
+    Precision,
+    RuntimeProfile,
+    Scenario,
+    list_runtimes,
+    load_model,
+    load_runtime,
+    predict,
+)
 from roofline import Platform, derive_platform
 from scaling_law import (
     Architecture,
@@ -94,12 +104,17 @@ def serving_loss(law: ScalingLaw, shape: Architecture, tokens: float, bits: floa
     return float(predict_loss(law, shape, tokens) + ptq_loss_penalty(law, shape, tokens, bits))
 
 
-def qwen_tpot(platform: Platform, bits: float) -> float:
-    """genz TPOT of Qwen2.5-0.5B at ``bits``-bit weights, seconds."""
+def qwen_tpot(platform: Platform, bits: float, runtime: RuntimeProfile | None = None) -> float:
+    """genz TPOT of Qwen2.5-0.5B at ``bits``-bit weights (under ``runtime``), seconds."""
     scenario = Scenario(
         batch=1, input_tokens=512, output_tokens=128, precision=Precision(weight_bits=bits)
     )
-    return predict(load_model("qwen2.5-0.5b"), platform, scenario).tpot_s
+    return predict(load_model("qwen2.5-0.5b"), platform, scenario, runtime=runtime).tpot_s
+
+
+def with_runtime(space: DesignSpace, runtime: RuntimeProfile) -> DesignSpace:
+    """``space`` with every design served by ``runtime``."""
+    return dataclasses.replace(space, hardware=dataclasses.replace(space.hardware, runtime=runtime))
 
 
 def ratio_intervals(
@@ -168,12 +183,13 @@ def comparison(
 ) -> list[dict[str, object]]:
     """One row per precision: Qwen2.5-0.5B and the best design within its TPOT."""
     space, rows = result.space, []
+    runtime = space.hardware.runtime
     qwen = qwen_architecture()
     train_flops = architecture_training_flops(qwen, tokens, space.training.sequence_length)
     peak = space.training.platform.peak("bf16") * space.training.devices
     qwen_train_s = float(training_seconds(train_flops, peak, space.training.mfu))
     for bits in BITS:
-        budget = qwen_tpot(platform, bits)
+        budget = qwen_tpot(platform, bits, runtime)
         qwen_ppl = math.exp(serving_loss(law, qwen, tokens, bits))
         best = best_at(result.designs, bits, budget)
         if best is None:
@@ -377,9 +393,23 @@ def main() -> None:
                 }
             )
     print_table("sensitivity to the per-kernel overhead prior:", sensitivity)
-    print(
-        "runtime profile: pending (genz runtime profiles, data/runtimes/*.yaml, are not on main;"
-        " the sensitivity over vllm / tensorrt-llm / llama.cpp / deepspeed comes with them)"
+    by_runtime = []
+    for name in list_runtimes():
+        profile = load_runtime(name)
+        served = with_runtime(space, profile)
+        budget = qwen_tpot(preset, 16.0, profile)
+        result = search_designs(served, constraints=Constraints(max_tpot_s=budget))
+        for row in comparison(result, law, forms, preset, tokens):
+            by_runtime.append(
+                {"runtime": name}
+                | {
+                    k: row.get(k, "-")
+                    for k in ("bits", "Qwen TPOT ms", "best design", "ratio", "edge")
+                }
+            )
+    print_table(
+        "sensitivity to the serving-stack profile (data/runtimes; ideal = the preset's physics):",
+        by_runtime,
     )
 
     inside = with_tokens(space, IN_DATA_TOKENS)

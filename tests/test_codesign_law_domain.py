@@ -245,3 +245,29 @@ def test_ilp_allocation_loss_uses_the_ptq_term(designs: pd.DataFrame) -> None:
     penalty = float(ptq_loss_penalty(law, architecture(sixteen), TOKENS, 4.0))
     assert bits == pytest.approx(10.0)
     assert loss == pytest.approx(sixteen["loss"] + penalty / 2, rel=1e-12)
+
+
+def test_space_runtime_profile_times_every_design_like_predict() -> None:
+    from genz import load_runtime
+    from genz.predictor import predict
+    from search.codesign.frame import design_platform, row_fields
+    from search.codesign.ilp import design_scenario
+    from search.codesign.model import model_config
+    from search.codesign.recommend import design_files
+
+    document = json.loads(json.dumps(SPACE))
+    document["hardware"]["runtime"] = "vllm"
+    chosen = space_from_dict(document)
+    result = search_designs(chosen)
+    row = result.frontier.iloc[0].to_dict()
+    expected = predict(
+        model_config(chosen.model, row_fields(row)),
+        design_platform(chosen, row),
+        design_scenario(row, row["weight_bits"]),
+        runtime=load_runtime("vllm"),
+    )
+    assert row["tpot_s"] == pytest.approx(expected.tpot_s, rel=1e-9)
+    plain = search_designs(space()).designs.set_index(SHAPE_KEY)["tpot_s"]
+    assert not np.allclose(result.designs.set_index(SHAPE_KEY)["tpot_s"], plain)
+    summary = json.loads(design_files(chosen, row)["design.json"])
+    assert summary["commands"]["latency_memory"].endswith("--runtime vllm")

@@ -266,7 +266,7 @@ def _evaluate_architecture(
         select = np.all(timing == variant, axis=1)
         platform = _platform(space, values, platforms, tuple(int(i) for i in variant))
         axes = {name: values[AXIS[name]][reps[select, AXIS[name]]] for name in SCENARIO_AXES}
-        grid = evaluate_grid(model, platform, **axes)
+        grid = evaluate_grid(model, platform, runtime=space.hardware.runtime, **axes)
         for name in GENZ_METRICS:
             out[name][select] = getattr(grid, name)
         out["prefill_bound"][select] = grid.prefill_bound_code

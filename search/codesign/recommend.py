@@ -152,7 +152,9 @@ def design_files(
         "edge_of_space": [name for name in str(row["edge_axes"]).split(",") if name],
         "precision": "ILP allocation (bits.yaml)" if precision is not None else "uniform",
         "commands": {
-            "latency_memory": predict_command(row),
+            "latency_memory": predict_command(
+                row, None if space.hardware.runtime is None else space.hardware.runtime.name
+            ),
             "loss": loss_command(space, row),
         },
         "note": "model predictions (genz roofline + fitted loss law), not measurements",
@@ -167,13 +169,16 @@ def design_files(
     }
 
 
-def predict_command(row: Mapping[str, Any]) -> str:
-    """The ``codesign predict`` call (run inside the design folder) of the design's metrics."""
+def predict_command(row: Mapping[str, Any], runtime: str | None = None) -> str:
+    """The ``codesign predict`` call (run inside the design folder) of the design's metrics
+    (``--runtime`` when the space names a serving-stack profile)."""
     parts = ["codesign", "predict", "--model", "config.json", "--hw", "platform.yaml"]
     parts += ["--bits-file", "bits.yaml", "--batch", str(int(row["batch"]))]
     parts += ["--input", str(int(row["input_tokens"])), "--output", str(int(row["output_tokens"]))]
     for axis in ("tp", "pp", "ep", "dp"):
         parts += [f"--{axis}", str(int(row[axis]))]
+    if runtime is not None:
+        parts += ["--runtime", runtime]
     return " ".join(shlex.quote(part) for part in parts)
 
 

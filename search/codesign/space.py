@@ -6,7 +6,8 @@ Sections and keys (unknown keys are refused by name; paths are relative to the f
 
     name: orin-0.5b
     hardware:    {presets: [jetson-agx-orin-64gb], compute_scale: 1, bandwidth_scale: 1,
-                  capacity_scale: 1, link_bandwidth_scale: 1, devices: [1, 2]}
+                  capacity_scale: 1, link_bandwidth_scale: 1, devices: [1, 2],
+                  runtime: vllm (a data/runtimes profile or .yaml; default none)}
     model:       {base: qwen2.5-0.5b, layers: ..., hidden: ..., ffn_ratio: ...,
                   ffn_multiple: 64, head_dim: 64 (or heads: ...), kv_heads: ...,
                   experts: 1, top_k: 1, vocab: ...}
@@ -53,6 +54,8 @@ from genz import (
     WORKLOAD_AXES,
     Axis,
     ModelConfig,
+    RuntimeProfile,
+    load_runtime,
     model_from_hf_config,
     models_dir,
 )
@@ -102,7 +105,8 @@ Values = tuple[float, ...]
 
 @dataclass(frozen=True)
 class HardwareSpace:
-    """Platforms and what-if scale factors; ``devices`` None allows any mesh size."""
+    """Platforms and what-if scale factors; ``devices`` None allows any mesh size;
+    ``runtime`` a serving-stack profile applied to every design (None: the physics)."""
 
     platforms: tuple[Platform, ...]
     compute_scale: Values = (1.0,)
@@ -110,6 +114,7 @@ class HardwareSpace:
     capacity_scale: Values = (1.0,)
     link_bandwidth_scale: Values = (1.0,)
     devices: tuple[int, ...] | None = None
+    runtime: RuntimeProfile | None = None
 
 
 @dataclass(frozen=True)
@@ -278,7 +283,7 @@ def space_from_dict(
 
 def _hardware(section: dict[str, Any], root: Path) -> HardwareSpace:
     where = "hardware"
-    check_keys(section, ("presets", *HARDWARE_AXES, "devices"), where)
+    check_keys(section, ("presets", *HARDWARE_AXES, "devices", "runtime"), where)
     presets = section.get("presets")
     if isinstance(presets, str):
         presets = [presets]
@@ -297,7 +302,13 @@ def _hardware(section: dict[str, Any], root: Path) -> HardwareSpace:
     devices = None
     if section.get("devices") is not None:
         devices = ints(section, "devices", where, 1, 1, 1_000_000)
-    return HardwareSpace(platforms=tuple(platforms), devices=devices, **scales)
+    runtime = section.get("runtime")
+    if runtime is not None and not isinstance(runtime, str):
+        raise InputError(f"{where}.runtime must be a runtime profile name or YAML file")
+    profile = None
+    if runtime is not None:
+        profile = load_runtime(root / runtime if runtime.endswith((".yaml", ".yml")) else runtime)
+    return HardwareSpace(platforms=tuple(platforms), devices=devices, runtime=profile, **scales)
 
 
 def _base_config(name: Any, root: Path) -> tuple[str, dict[str, Any]]:
