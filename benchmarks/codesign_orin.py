@@ -17,7 +17,7 @@ serving-stack profiles (``data/runtimes``; Qwen2.5-0.5B's TPOT recomputed under 
 budget and designs see the same runtime). All numbers are model predictions, not
 measurements.
 
-Run: ``python benchmarks/codesign_orin.py [--figure out.html]`` (about 1.5 min on 2 cores).
+Run: ``python benchmarks/codesign_orin.py [--figure out.html]`` (about 75 s on 2 cores).
 """
 
 from __future__ import annotations
