@@ -102,6 +102,7 @@ if TYPE_CHECKING:
         speculative_decoding,
     )
     from .uncertainty import Interval, prediction_interval
+    from .step_cost import StepCost, step_activation_bytes, step_cost
 
 __getattr__, __dir__ = lazy_exports(__name__, __file__)
 
@@ -144,6 +145,7 @@ __all__ = [
     "Scenario",
     "ScenarioRow",
     "SpeculativeEstimate",
+    "StepCost",
     "UseCase",
     "WeightBitsSummary",
     "WeightFormat",
@@ -186,6 +188,8 @@ __all__ = [
     "scale_model",
     "speculative_decoding",
     "splits_whole_heads",
+    "step_activation_bytes",
+    "step_cost",
     "summarise_weight_bits",
     "tensor_parallel_degrees",
     "use_case",

@@ -1,0 +1,201 @@
+"""Per-request latencies, percentiles, throughput, goodput and sustainability of a run.
+
+- TTFT = first token - arrival; TPOT = (finish - first token) / (output - 1) (requests
+  of one output token have none); end-to-end = finish - arrival. Seconds.
+- Throughput counts generated tokens of finished requests over the span from the
+  first arrival to the last finish; goodput counts only requests meeting every SLO
+  given (DistServe's definition), per second of the same span.
+- A rate is *not sustainable* when the replica falls behind: over the second half of
+  the arrival window fewer than 90 % as many requests finish as arrive (the waiting
+  queue then grows without bound as the run lengthens).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+from roofline import InputError
+
+from .engine import RunRecord
+from .workload import Workload
+
+PERCENTILES = (50, 90, 99)
+#: Finishes over arrivals in the second half of the window below which a rate is
+#: not sustainable.
+SUSTAIN_RATIO = 0.9
+
+Floats = NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class SLO:
+    """Latency objectives: a percentile of TTFT and of TPOT (None: not checked), s."""
+
+    ttft_s: float | None = None
+    tpot_s: float | None = None
+    percentile: float = 99.0
+
+    def __post_init__(self) -> None:
+        for label in ("ttft_s", "tpot_s"):
+            value = getattr(self, label)
+            if value is not None and not (math.isfinite(value) and value > 0):
+                raise InputError(f"slo {label} must be a positive number of seconds, got {value}")
+        if not 0 < self.percentile < 100:
+            raise InputError(f"slo percentile must be in (0, 100), got {self.percentile}")
+
+
+@dataclass(frozen=True)
+class ServingResult:
+    """Outcome of a simulated run (SI units). Per-request arrays are in workload order."""
+
+    arrival_s: Floats
+    input_tokens: NDArray[np.int64]
+    output_tokens: NDArray[np.int64]
+    ttft_s: Floats
+    tpot_s: Floats
+    e2e_s: Floats
+    preemptions: NDArray[np.int64]
+    rejected: NDArray[np.bool_]
+    meets_slo: NDArray[np.bool_]
+    slo: SLO
+    timeline_s: Floats
+    waiting: NDArray[np.int64]
+    running: NDArray[np.int64]
+    kv_occupancy: Floats
+    sustainable: bool
+    verdict: str
+    summary: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, object]:
+        """Summary figures and the verdict (JSON-ready)."""
+        return {**self.summary, "sustainable": self.sustainable, "verdict": self.verdict}
+
+    def request_rows(self) -> dict[str, NDArray[np.generic]]:
+        """Per-request columns for a CSV."""
+        return {
+            "arrival_s": self.arrival_s,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "ttft_s": self.ttft_s,
+            "tpot_s": self.tpot_s,
+            "e2e_s": self.e2e_s,
+            "preemptions": self.preemptions,
+            "rejected": self.rejected,
+            "meets_slo": self.meets_slo,
+        }
+
+
+def _percentiles(name: str, values: Floats) -> dict[str, float]:
+    finite = values[np.isfinite(values)]
+    if not len(finite):
+        return {f"{name}_p{p}": math.nan for p in PERCENTILES} | {f"{name}_mean": math.nan}
+    points = np.percentile(finite, PERCENTILES)
+    return {f"{name}_p{p}": float(v) for p, v in zip(PERCENTILES, points, strict=True)} | {
+        f"{name}_mean": float(finite.mean())
+    }
+
+
+def _sustainability(arrival: Floats, finish: Floats) -> tuple[bool, str]:
+    end = float(arrival[-1]) if len(arrival) else 0.0
+    half = end / 2
+    arrived = int(np.sum(arrival >= half))
+    finished = int(np.sum((finish >= half) & (finish <= end)))
+    if arrived < 20:
+        return True, "too few arrivals in the second half of the window to judge"
+    ratio = finished / arrived
+    if ratio < SUSTAIN_RATIO:
+        return False, (
+            f"NOT SUSTAINABLE: {finished} requests finished while {arrived} arrived in the "
+            f"second half of the window ({ratio:.0%}); the queue grows with the run"
+        )
+    return True, f"sustainable: {finished} finished / {arrived} arrived in the second half"
+
+
+def summarise(
+    workload: Workload,
+    first_token_s: Floats,
+    finish_s: Floats,
+    record: RunRecord,
+    slo: SLO | None = None,
+) -> ServingResult:
+    """Latencies, percentiles and the verdict of a run (``record`` gives the timeline)."""
+    slo = slo or SLO()
+    arrival = workload.arrival_s
+    outputs = workload.output_tokens
+    ttft = first_token_s - arrival
+    e2e = finish_s - arrival
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tpot = np.where(outputs > 1, (finish_s - first_token_s) / (outputs - 1), math.nan)
+    done = np.isfinite(finish_s)
+    meets = done.copy()
+    if slo.ttft_s is not None:
+        meets &= ttft <= slo.ttft_s
+    if slo.tpot_s is not None:
+        meets &= ~(tpot > slo.tpot_s)
+    span = float(np.nanmax(finish_s) - arrival[0]) if done.any() else math.nan
+    sustainable, verdict = _sustainability(arrival, finish_s)
+    capacity = max(record.kv_capacity_tokens, 1)
+    occupancy = record.kv_tokens / capacity
+    durations = np.diff(record.timeline_s, append=record.timeline_s[-1:])
+    weights = durations if durations.sum() > 0 else np.ones_like(durations)
+    summary: dict[str, float] = {
+        "requests": float(len(arrival)),
+        "finished": float(done.sum()),
+        "rejected": float(record.rejected.sum()),
+        "offered_rate_per_s": len(arrival) / float(arrival[-1]) if arrival[-1] > 0 else math.nan,
+        **_percentiles("ttft_s", ttft),
+        **_percentiles("tpot_s", tpot),
+        **_percentiles("e2e_s", e2e),
+        "throughput_tokens_per_s": float(outputs[done].sum()) / span,
+        "throughput_requests_per_s": float(done.sum()) / span,
+        "goodput_requests_per_s": float(meets.sum()) / span,
+        "goodput_tokens_per_s": float(outputs[meets].sum()) / span,
+        "slo_attainment": float(meets.mean()),
+        "preemptions": float(record.preemptions.sum()),
+        "kv_capacity_tokens": float(record.kv_capacity_tokens),
+        "kv_occupancy_mean": float(np.average(occupancy, weights=weights)),
+        "kv_occupancy_peak": float(occupancy.max(initial=0.0)),
+        "queue_mean": float(np.average(record.waiting, weights=weights)),
+        "queue_peak": float(record.waiting.max(initial=0)),
+        "running_mean": float(np.average(record.running, weights=weights)),
+        "steps": float(record.steps),
+        "span_s": span,
+    }
+    return ServingResult(
+        arrival_s=arrival,
+        input_tokens=workload.input_tokens,
+        output_tokens=outputs,
+        ttft_s=ttft,
+        tpot_s=tpot,
+        e2e_s=e2e,
+        preemptions=record.preemptions,
+        rejected=record.rejected,
+        meets_slo=meets,
+        slo=slo,
+        timeline_s=record.timeline_s,
+        waiting=record.waiting,
+        running=record.running,
+        kv_occupancy=occupancy,
+        sustainable=sustainable,
+        verdict=verdict,
+        summary=summary,
+    )
+
+
+def meets_percentiles(result: ServingResult) -> bool:
+    """The run is sustainable and its SLO percentiles of TTFT and TPOT are met."""
+    slo, summary = result.slo, result.summary
+    if not result.sustainable or summary["rejected"] > 0:
+        return False
+    for name, limit in (("ttft_s", slo.ttft_s), ("tpot_s", slo.tpot_s)):
+        if limit is None:
+            continue
+        values = getattr(result, name)
+        finite = values[np.isfinite(values)]
+        if len(finite) and float(np.percentile(finite, slo.percentile)) > limit:
+            return False
+    return True
