@@ -29,6 +29,11 @@ COMMANDS: dict[str, Command] = {
         Command("predict", "commands_predict", "TTFT, TPOT, throughput, memory and bounds"),
         Command("speculate", "commands_serving", "speculative-decoding speed-up estimate"),
         Command("disagg", "commands_serving", "disaggregated prefill/decode estimate"),
+        Command(
+            "serve",
+            "commands_serve",
+            "simulate serving under load: TTFT/TPOT percentiles, goodput, capacity",
+        ),
         Command("app", "commands_app", "start the what-if dashboard (Streamlit)"),
         Command(
             "requirements",

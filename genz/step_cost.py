@@ -37,8 +37,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from roofline import InputError, Platform
 
-from .costing import stack_times
-from .costing import cost_ops as _cost_ops
+from .costing import cost_pass
 from .graph import Array, pass_ops
 from .inputs import pass_shape, scenario_inputs
 from .memory import activation_bytes_per_device, kv_cache_bytes_per_device
@@ -69,11 +68,12 @@ def _cost(model: ModelConfig, platform: Platform, scenario: Scenario, **shape: A
     inputs = scenario_inputs(scenario)
     batch = np.asarray(shape.pop("batch"), float)
     ps = dataclasses.replace(pass_shape(inputs, **shape), batch=batch)
-    stacked = stack_times(_cost_ops(pass_ops(model, ps), platform))
-    full = np.broadcast_shapes(stacked.time_s.shape, (1, *batch.shape))
+    stacked = cost_pass(pass_ops(model, ps), platform)
+    full = np.broadcast_shapes(np.shape(stacked.time_s), (1, *batch.shape))
 
     def wide(values: Array) -> Array:
-        return np.broadcast_to(values, full)
+        rows = np.asarray(values, float)
+        return np.broadcast_to(rows.reshape(rows.shape + (1,) * (len(full) - rows.ndim)), full)
 
     return _PassTimes(
         wide(stacked.compute_s),
@@ -262,7 +262,7 @@ class StepCost:
         total = w * token[0] + v * token[1] + w * head[0] + v * head[1]
         for compute, memory, overhead in self._coefficients:
             terms = []
-            for (pre, dec) in (compute, memory):
+            for pre, dec in (compute, memory):
                 terms.append(
                     w * pre[0]
                     + v * dec[0]

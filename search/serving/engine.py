@@ -74,9 +74,7 @@ class _Engine:
         self.rejected = [False] * n
         # Requests whose KV cache waits outside the engine (swapped out, or prefilled by
         # another pool): id -> their context then.
-        self.swapped: dict[int, int] = (
-            dict(enumerate(self.prompt)) if prefilled else {}
-        )
+        self.swapped: dict[int, int] = dict(enumerate(self.prompt)) if prefilled else {}
         self.prefix_pool = max(self.cached, default=0)
         self.capacity = kv_capacity_tokens - self.prefix_pool
         self.slack = config.block_tokens - 1
@@ -206,9 +204,7 @@ class _Engine:
             if c == self.prompt[i]:
                 done.append(i)
         d = self.d if decode else 0
-        self.t += self.cost.step_time(
-            int(tokens), ctx, pairs, d, self.ctx_sum + d, d + len(done)
-        )
+        self.t += self.cost.step_time(int(tokens), ctx, pairs, d, self.ctx_sum + d, d + len(done))
         self.steps += 1
         if decode and d:
             self.g += 1
@@ -244,7 +240,9 @@ class _Engine:
         else:
             j = np.arange(1, steps + 1, dtype=float)
             zero = np.zeros(steps)
-            ends = np.cumsum(self.cost.step_times(zero, zero, zero, d + zero, base + d * j, d + zero))
+            ends = np.cumsum(
+                self.cost.step_times(zero, zero, zero, d + zero, base + d * j, d + zero)
+            )
         if until < math.inf:  # stop after the step during which the request arrives
             steps = min(int(np.searchsorted(ends, until - self.t)) + 1, steps)
         self.t += float(ends[steps - 1])
