@@ -171,7 +171,10 @@ class _Engine:
                 self.waiting.popleft()
                 self.rejected[i] = True
                 continue
-            if self.kv + need > self.capacity:
+            # Admit only with a block of growth left for every running sequence (the
+            # role of vLLM's watermark): a re-admitted victim cannot be evicted again
+            # before every sequence has decoded ``block_tokens`` more tokens.
+            if self.kv + need + self.d * config.block_tokens > self.capacity:
                 break
             if i in self.swapped:  # KV comes back from host (or arrived from the prefill pool)
                 self.waiting.popleft()
