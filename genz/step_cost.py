@@ -210,13 +210,18 @@ class StepCost:
         tokens = prefill_tokens + decode_sequences
         if tokens <= 0:
             return 0.0
-        self._check(tokens, emitting)
         w = prefill_tokens / tokens
         token_lists, head_lists = self._lists
+        try:
+            token = (token_lists[0][tokens], token_lists[1][tokens])
+            head = (head_lists[0][emitting], head_lists[1][emitting])
+        except IndexError:
+            self._check(tokens, emitting)
+            raise
         return float(
             self._combine(
-                (token_lists[0][tokens], token_lists[1][tokens]),
-                (head_lists[0][emitting], head_lists[1][emitting]),
+                token,
+                head,
                 w,
                 (prefill_tokens, prefill_context_sum, prefill_pairs_sum),
                 (decode_sequences, decode_context_sum),

@@ -235,20 +235,22 @@ class _Engine:
         first = self.cost.step_time(0, 0.0, 0.0, d, base + d, d)
         if until < math.inf:
             steps = max(1, min(steps, int((until - self.t) / first) + 1))
-        if steps <= SHORT_RUN:
-            times = [first] + [
-                self.cost.step_time(0, 0.0, 0.0, d, base + d * j, d) for j in range(2, steps + 1)
-            ]
-            ends = np.cumsum(times)
+        if steps <= SHORT_RUN:  # plain Python: stop at the step during which it arrives
+            elapsed, taken = first, 1
+            while taken < steps and self.t + elapsed < until:
+                taken += 1
+                elapsed += self.cost.step_time(0, 0.0, 0.0, d, base + d * taken, d)
+            steps = taken
         else:
             j = np.arange(1, steps + 1, dtype=float)
             zero = np.zeros(steps)
             ends = np.cumsum(
                 self.cost.step_times(zero, zero, zero, d + zero, base + d * j, d + zero)
             )
-        if until < math.inf:  # stop after the step during which the request arrives
-            steps = min(int(np.searchsorted(ends, until - self.t)) + 1, steps)
-        self.t += float(ends[steps - 1])
+            if until < math.inf:  # stop after the step during which the request arrives
+                steps = min(int(np.searchsorted(ends, until - self.t)) + 1, steps)
+            elapsed = float(ends[steps - 1])
+        self.t += elapsed
         self.steps += steps
         self.g += steps
         self.ctx_sum += steps * d
