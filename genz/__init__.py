@@ -102,7 +102,7 @@ if TYPE_CHECKING:
         speculative_decoding,
     )
     from .uncertainty import Interval, prediction_interval
-    from .step_cost import StepCost, step_activation_bytes, step_cost
+    from .serving_steps import StepCost, step_activation_bytes, step_cost
 
 __getattr__, __dir__ = lazy_exports(__name__, __file__)
 
