@@ -50,7 +50,6 @@ from .scenario import Parallelism, Precision, Scenario
 MAX_TABLE = 4_000_000
 #: Relative residual above which the affine fit of a context operator is refused.
 FIT_TOLERANCE = 1e-9
-FORMS = ("prefill", "decode")
 
 
 @dataclass(frozen=True)
@@ -340,16 +339,18 @@ def step_cost(
     token = ~context & ~head
     tokens = np.arange(max_tokens + 1, dtype=float)
     rows = np.arange(max_sequences + 1, dtype=float)
-    token_tables, head_tables = [], []
-    compute, memory, overhead = [], [], []
+    token_tables: list[Array] = []
+    head_tables: list[Array] = []
+    compute: list[Array] = []
+    memory: list[Array] = []
+    overhead: list[Array] = []
     for form, probes in (("prefill", _PREFILL_PROBES), ("decode", _DECODE_PROBES)):
         # Token operators see T tokens (prefill: one sequence of T; decode: T sequences).
         if form == "prefill":
             by_tokens = _probe(model, platform, scenario, form, 1.0, tokens, tokens)
-            by_rows = _probe(model, platform, scenario, form, rows, 1.0, 1.0)
         else:
             by_tokens = _probe(model, platform, scenario, form, tokens, 1.0, 1.0)
-            by_rows = _probe(model, platform, scenario, form, rows, 1.0, 1.0)
+        by_rows = _probe(model, platform, scenario, form, rows, 1.0, 1.0)
         token_tables.append(np.where(tokens > 0, by_tokens.time_s[token].sum(axis=0), 0.0))
         head_tables.append(np.where(rows > 0, by_rows.time_s[head].sum(axis=0), 0.0))
         batch, query, ctx = probes.T

@@ -72,7 +72,9 @@ def test_chunks_sum_to_chunked_ttft_and_arrays_match_scalars(llama8b, h100):
     # genz runs the LM head on a quarter of each chunk; a step runs it once, on the last.
     expected = predict(llama8b, h100, Scenario(1, 4 * q, 16, prefill_chunk=q)).ttft_s
     assert sum(chunks) == pytest.approx(expected, rel=1e-9)
-    mixed = dict(zip("abcdef", ([300, 0], [900, 0], [5e4, 0], [20, 7], [3e4, 7e3], [21, 7]), strict=True))
+    mixed = dict(
+        zip("abcdef", ([300, 0], [900, 0], [5e4, 0], [20, 7], [3e4, 7e3], [21, 7]), strict=True)
+    )
     arrays = cost.step_times(*mixed.values())
     scalars = [cost.step_time(*(column[i] for column in mixed.values())) for i in range(2)]
     assert arrays.tolist() == pytest.approx(scalars, rel=1e-12)
@@ -143,7 +145,13 @@ def test_preemption_when_kv_blocks_run_out(llama8b, h100, preemption):
 def test_shared_prefix_cuts_ttft(llama8b, h100):
     plain = synthetic_workload(2.0, 300.0, input_tokens=8000, length_cv=0.0, seed=9)
     shared = synthetic_workload(
-        2.0, 300.0, input_tokens=8000, length_cv=0.0, prefix_hit_rate=1.0, prefix_tokens=7000, seed=9
+        2.0,
+        300.0,
+        input_tokens=8000,
+        length_cv=0.0,
+        prefix_hit_rate=1.0,
+        prefix_tokens=7000,
+        seed=9,
     )
     ttft = [run(w, _replica(llama8b, h100, w)).summary["ttft_s_p50"] for w in (plain, shared)]
     assert ttft[1] < ttft[0] / 3

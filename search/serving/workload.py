@@ -94,7 +94,7 @@ def lognormal_lengths(mean: float, cv: float, size: int, rng: np.random.Generato
     require_positive("mean length", mean)
     require_non_negative("length cv", cv)
     if cv == 0:
-        return np.full(size, max(int(round(mean)), 1), dtype=np.int64)
+        return np.full(size, max(round(mean), 1), dtype=np.int64)
     sigma2 = np.log1p(cv**2)
     draws = rng.lognormal(np.log(mean) - sigma2 / 2, np.sqrt(sigma2), size=size)
     return np.clip(np.rint(draws), 1, MAX_LENGTH).astype(np.int64)
