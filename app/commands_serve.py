@@ -12,6 +12,7 @@ from typing import Any
 from roofline import InputError
 
 from .commands import add_command
+from .platform_args import add_platform_arguments, platform_from_args
 
 POLICY_CHOICES = ("continuous", "chunked", "static", "disaggregated")
 
@@ -20,10 +21,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``serve``."""
     parser = add_command(subparsers, "serve")
     parser.add_argument("--model", required=True, help="model preset name or path to a config.json")
-    parser.add_argument("--hw", required=True, help="hardware preset name or YAML file")
+    add_platform_arguments(parser)
     for flag, label in (("--tp", "tensor"), ("--pp", "pipeline"), ("--ep", "expert")):
         parser.add_argument(flag, type=int, default=1, help=f"{label}-parallel degree (default 1)")
     parser.add_argument("--wbits", type=float, help="weight bits (default: the model's)")
+    parser.add_argument("--abits", type=float, default=16.0, help="activation bits (default 16)")
     parser.add_argument("--kvbits", type=float, default=16.0, help="KV-cache bits (default 16)")
     load = parser.add_argument_group("workload")
     load.add_argument("--rate", type=float, help="requests per second (Poisson unless --burst-cv)")
@@ -69,11 +71,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _replica_builder(args: argparse.Namespace, policy: str) -> Any:
     from genz import Parallelism, Precision, load_model
-    from roofline import load_platform
     from search.serving import SchedulerConfig, build_replica
 
-    model, platform = load_model(args.model), load_platform(args.hw)
-    precision = Precision(weight_bits=args.wbits or model.default_weight_bits, kv_bits=args.kvbits)
+    model, platform = load_model(args.model), platform_from_args(args)
+    precision = Precision(
+        weight_bits=args.wbits or model.default_weight_bits,
+        activation_bits=args.abits,
+        kv_bits=args.kvbits,
+    )
     parallelism = Parallelism(tp=args.tp, pp=args.pp, ep=args.ep)
     budget = args.max_batched_tokens or (512 if policy == "chunked" else 8192)
     config = SchedulerConfig(

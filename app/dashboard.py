@@ -55,6 +55,13 @@ PAGES = (
         EVERY_CONTROL - {"weight_bits", "dp"},
         needs="search.bits.quantizer",
     ),
+    # Request lengths come from the page's traffic, the replica is one (no dp).
+    PageSpec(
+        "serving_page.py",
+        "Serving",
+        EVERY_CONTROL - {"batch", "input_tokens", "output_tokens", "use_case", "dp"},
+        needs="search.serving",
+    ),
     # The space file names its own hardware, models and scenario (chosen in the sidebar).
     PageSpec("codesign_page.py", "Co-design", frozenset(), needs="search.codesign"),
 )
