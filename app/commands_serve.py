@@ -13,6 +13,7 @@ from roofline import InputError
 
 from .commands import add_command
 from .platform_args import add_platform_arguments, platform_from_args
+from .runtime_output import add_runtime_argument, runtime_from_args
 
 POLICY_CHOICES = ("continuous", "chunked", "static", "disaggregated")
 
@@ -22,6 +23,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = add_command(subparsers, "serve")
     parser.add_argument("--model", required=True, help="model preset name or path to a config.json")
     add_platform_arguments(parser)
+    add_runtime_argument(parser)
     for flag, label in (("--tp", "tensor"), ("--pp", "pipeline"), ("--ep", "expert")):
         parser.add_argument(flag, type=int, default=1, help=f"{label}-parallel degree (default 1)")
     parser.add_argument("--wbits", type=float, help="weight bits (default: the model's)")
@@ -74,6 +76,7 @@ def _replica_builder(args: argparse.Namespace, policy: str) -> Any:
     from search.serving import SchedulerConfig, build_replica
 
     model, platform = load_model(args.model), platform_from_args(args)
+    runtime = runtime_from_args(args)
     precision = Precision(
         weight_bits=args.wbits or model.default_weight_bits,
         activation_bits=args.abits,
@@ -98,6 +101,7 @@ def _replica_builder(args: argparse.Namespace, policy: str) -> Any:
             precision=precision,
             parallelism=parallelism,
             config=config,
+            runtime=None if runtime.is_ideal else runtime,
         )
 
     return build, platform
@@ -202,7 +206,14 @@ def _print_result(args: argparse.Namespace, workload: Any, result: Any) -> None:
 
     summary = result.summary
     if args.json:
-        print_json({"workload": workload.source, "policy": args.policy, **result.to_dict()})
+        print_json(
+            {
+                "workload": workload.source,
+                "policy": args.policy,
+                "runtime": args.runtime,
+                **result.to_dict(),
+            }
+        )
         return
     latency = [
         (
@@ -215,7 +226,7 @@ def _print_result(args: argparse.Namespace, workload: Any, result: Any) -> None:
     print_key_values(
         [
             ("model / hardware", f"{args.model} on {args.tp * args.pp * args.ep} x {args.hw}"),
-            ("policy", args.policy),
+            ("policy, runtime", f"{args.policy}, {args.runtime}"),
             ("workload", workload.source),
             ("requests (finished)", f"{summary['requests']:.0f} ({summary['finished']:.0f})"),
             *latency,

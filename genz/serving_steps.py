@@ -44,6 +44,8 @@ from .memory import activation_bytes_per_device, kv_cache_bytes_per_device
 from .memory import weight_bytes_per_device as _weight_bytes
 from .model import ModelConfig
 from .predictor import check_parallelism
+from .runtime import RuntimeProfile
+from .runtime_cost import physics_platform, retime_pass, stored_bits
 from .scenario import Parallelism, Precision, Scenario
 
 #: Largest token count or sequence count a step-cost table covers.
@@ -62,12 +64,29 @@ class _PassTimes:
     time_s: Array
 
 
-def _cost(model: ModelConfig, platform: Platform, scenario: Scenario, **shape: Any) -> _PassTimes:
-    """genz's costing of one pass shape (broadcast arrays), per operator."""
-    inputs = scenario_inputs(scenario)
+def _cost(
+    model: ModelConfig,
+    platform: Platform,
+    scenario: Scenario,
+    runtime: RuntimeProfile | None,
+    **shape: Any,
+) -> _PassTimes:
+    """genz's costing of one pass shape (broadcast arrays), per operator, through the
+    runtime profile's two hooks as `genz.predict` applies them (its per-step fixed cost
+    is left out here: `StepCost` adds it per step)."""
+    nominal = scenario_inputs(scenario)
+    inputs = nominal if runtime is None else stored_bits(runtime, nominal)
+    retimed = runtime is not None and bool(runtime.phases)
+    costed_on = physics_platform(platform) if retimed else platform
     batch = np.asarray(shape.pop("batch"), float)
     ps = dataclasses.replace(pass_shape(inputs, **shape), batch=batch)
-    stacked = cost_pass(pass_ops(model, ps), platform)
+    ops = pass_ops(model, ps)
+    stacked = cost_pass(ops, costed_on)
+    if retimed:
+        assert runtime is not None
+        form = "prefill" if ps.prefill else "decode"
+        nominal_bits = nominal.weight_bits["attn_qkv"]
+        stacked = retime_pass(runtime, form, costed_on, ops, stacked, nominal_bits, 0.0, batch)
     full = np.broadcast_shapes(np.shape(stacked.time_s), (1, *batch.shape))
 
     def wide(values: Array) -> Array:
@@ -86,6 +105,7 @@ def _probe(
     model: ModelConfig,
     platform: Platform,
     scenario: Scenario,
+    runtime: RuntimeProfile | None,
     form: str,
     batch: ArrayLike,
     query: ArrayLike,
@@ -97,6 +117,7 @@ def _probe(
         model,
         platform,
         scenario,
+        runtime,
         batch=batch,
         query_tokens=query_arr if form == "prefill" else np.ones_like(query_arr),
         context=np.asarray(context, float),
@@ -141,6 +162,9 @@ class StepCost:
     kv_bytes_per_token: float
     weights_bytes: float
     capacity_bytes: float
+    fixed_step_s: NDArray[np.float64]  # (2,): the runtime's fixed cost per step
+    fixed_sequence_s: NDArray[np.float64]  # (2,): and per sequence in the step
+    runtime: str = "ideal"
 
     @property
     def max_tokens(self) -> int:
@@ -160,6 +184,7 @@ class StepCost:
         decode_sequences: ArrayLike,
         decode_context_sum: ArrayLike,
         emitting: ArrayLike,
+        sequences: ArrayLike,
     ) -> NDArray[np.float64]:
         """Time of each step, seconds, for equal-length arrays of step aggregates.
 
@@ -177,6 +202,9 @@ class StepCost:
             Sum of their contexts after the step (tokens).
         emitting
             Rows through the LM head: ``D`` plus prefills that finish their prompt.
+        sequences
+            Sequences in the step (decoding plus those with a prompt chunk); the runtime
+            profile's per-sequence cost counts them.
         """
         tp = np.asarray(prefill_tokens, float)
         d = np.asarray(decode_sequences, float)
@@ -191,6 +219,7 @@ class StepCost:
             w,
             (tp, np.asarray(prefill_context_sum, float), np.asarray(prefill_pairs_sum, float)),
             (d, np.asarray(decode_context_sum, float)),
+            np.asarray(sequences, float),
             np.maximum,
         )
         return np.where(tokens > 0, total, 0.0)
@@ -203,6 +232,7 @@ class StepCost:
         decode_sequences: int,
         decode_context_sum: float,
         emitting: int,
+        sequences: int,
     ) -> float:
         """`step_times` of one step in plain Python arithmetic (the simulator's hot path:
         a few microseconds where numpy on scalars takes a hundred), seconds."""
@@ -224,6 +254,7 @@ class StepCost:
                 w,
                 (prefill_tokens, prefill_context_sum, prefill_pairs_sum),
                 (decode_sequences, decode_context_sum),
+                sequences,
                 max,
             )
         )
@@ -231,6 +262,10 @@ class StepCost:
     @cached_property
     def _lists(self) -> tuple[list[list[float]], list[list[float]]]:
         return self.token_time_s.tolist(), self.head_time_s.tolist()
+
+    @cached_property
+    def _fixed(self) -> tuple[list[float], list[float]]:
+        return self.fixed_step_s.tolist(), self.fixed_sequence_s.tolist()
 
     @cached_property
     def _coefficients(self) -> list[tuple[list[list[float]], list[list[float]], list[float]]]:
@@ -259,11 +294,14 @@ class StepCost:
         w: Any,
         prefill_x: tuple[Any, Any, Any],
         decode_x: tuple[Any, Any],
+        sequences: Any,
         maximum: Any,
     ) -> Any:
         """The step formula on numbers or arrays (see the module doc)."""
         v = 1 - w
+        step, per = self._fixed
         total = w * token[0] + v * token[1] + w * head[0] + v * head[1]
+        total = total + w * step[0] + v * step[1] + (w * per[0] + v * per[1]) * sequences
         for compute, memory, overhead in self._coefficients:
             terms = []
             for pre, dec in (compute, memory):
@@ -288,14 +326,18 @@ class StepCost:
 
 
 def _classify(
-    model: ModelConfig, platform: Platform, scenario: Scenario
+    model: ModelConfig, platform: Platform, scenario: Scenario, runtime: RuntimeProfile | None
 ) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
     """Masks of the context operators and the head operators of the graph."""
-    short = _probe(model, platform, scenario, "decode", 4.0, 1.0, 64.0).time_s[:, 0]
-    long = _probe(model, platform, scenario, "decode", 4.0, 1.0, 4096.0).time_s[:, 0]
+    short = _probe(model, platform, scenario, runtime, "decode", 4.0, 1.0, 64.0).time_s[:, 0]
+    long = _probe(model, platform, scenario, runtime, "decode", 4.0, 1.0, 4096.0).time_s[:, 0]
     context = ~np.isclose(short, long, rtol=1e-12, atol=0.0)
-    with_head = _probe(model, platform, scenario, "prefill", 2.0, 64.0, 64.0, 1.0).time_s[:, 0]
-    without = _probe(model, platform, scenario, "prefill", 2.0, 64.0, 64.0, 0.0).time_s[:, 0]
+    with_head = _probe(model, platform, scenario, runtime, "prefill", 2.0, 64.0, 64.0, 1.0).time_s[
+        :, 0
+    ]
+    without = _probe(model, platform, scenario, runtime, "prefill", 2.0, 64.0, 64.0, 0.0).time_s[
+        :, 0
+    ]
     head = ~np.isclose(with_head, without, rtol=1e-12, atol=0.0) & ~context
     return context, head
 
@@ -318,6 +360,7 @@ def step_cost(
     *,
     max_tokens: int,
     max_sequences: int,
+    runtime: RuntimeProfile | None = None,
 ) -> StepCost:
     """Precompute the cost of serving steps of ``model`` on one replica.
 
@@ -327,6 +370,11 @@ def step_cost(
         Most tokens one step may hold (the scheduler's token budget).
     max_sequences
         Most sequences one step may hold.
+    runtime
+        A serving-stack profile (`genz.load_runtime`): stored weight bits, per-phase
+        fractions of peak, all-reduce latency and the fixed cost of each step
+        (``step_overhead_s + sequence_overhead_s x sequences``), as `genz.predict`
+        applies them. None: physics only.
     """
     precision = precision or Precision()
     parallelism = parallelism or Parallelism()
@@ -335,7 +383,7 @@ def step_cost(
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_TABLE:
             raise InputError(f"{label} must be an integer in [1, {MAX_TABLE}], got {value!r}")
     scenario = Scenario(precision=precision, parallelism=parallelism)
-    context, head = _classify(model, platform, scenario)
+    context, head = _classify(model, platform, scenario, runtime)
     token = ~context & ~head
     tokens = np.arange(max_tokens + 1, dtype=float)
     rows = np.arange(max_sequences + 1, dtype=float)
@@ -347,14 +395,14 @@ def step_cost(
     for form, probes in (("prefill", _PREFILL_PROBES), ("decode", _DECODE_PROBES)):
         # Token operators see T tokens (prefill: one sequence of T; decode: T sequences).
         if form == "prefill":
-            by_tokens = _probe(model, platform, scenario, form, 1.0, tokens, tokens)
+            by_tokens = _probe(model, platform, scenario, runtime, form, 1.0, tokens, tokens)
         else:
-            by_tokens = _probe(model, platform, scenario, form, tokens, 1.0, 1.0)
-        by_rows = _probe(model, platform, scenario, form, rows, 1.0, 1.0)
+            by_tokens = _probe(model, platform, scenario, runtime, form, tokens, 1.0, 1.0)
+        by_rows = _probe(model, platform, scenario, runtime, form, rows, 1.0, 1.0)
         token_tables.append(np.where(tokens > 0, by_tokens.time_s[token].sum(axis=0), 0.0))
         head_tables.append(np.where(rows > 0, by_rows.time_s[head].sum(axis=0), 0.0))
         batch, query, ctx = probes.T
-        timed = _probe(model, platform, scenario, form, batch, query, ctx)
+        timed = _probe(model, platform, scenario, runtime, form, batch, query, ctx)
         features = _features(form, batch, query, ctx)
         width = 4
         for target, values in ((compute, timed.compute_s), (memory, timed.memory_s)):
@@ -362,6 +410,13 @@ def step_cost(
             target.append(np.pad(coef, ((0, 0), (0, width - coef.shape[1]))))
         overhead.append(timed.overhead_s[context][:, 0])
     inputs = scenario_inputs(scenario)
+    if runtime is not None:
+        inputs = stored_bits(runtime, inputs)
+    phases = (
+        [runtime.phase(form, platform) for form in ("prefill", "decode")]
+        if (runtime is not None and runtime.phases)
+        else []
+    )
     one = np.ones(1)
     kv_token = kv_cache_bytes_per_device(
         model, one, one, inputs.kv_bits, inputs.tp, inputs.ep, inputs.pp
@@ -378,6 +433,9 @@ def step_cost(
         kv_bytes_per_token=float(kv_token[0]),
         weights_bytes=float(weights[0]),
         capacity_bytes=platform.main_memory.capacity_bytes,
+        fixed_step_s=np.array([phase.step_overhead_s for phase in phases] or [0.0, 0.0]),
+        fixed_sequence_s=np.array([phase.sequence_overhead_s for phase in phases] or [0.0, 0.0]),
+        runtime="ideal" if runtime is None else runtime.name,
     )
 
 

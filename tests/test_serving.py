@@ -7,7 +7,15 @@ import numpy as np
 import pytest
 
 from app.cli import main
-from genz import Parallelism, Precision, Scenario, load_model, predict, step_cost
+from genz import (
+    Parallelism,
+    Precision,
+    Scenario,
+    load_model,
+    load_runtime,
+    predict,
+    step_cost,
+)
 from roofline import InputError, load_platform
 from search.serving import (
     SLO,
@@ -34,27 +42,32 @@ def llama8b():
 
 
 @pytest.mark.parametrize(
-    ("name", "hw", "tp", "bits"),
+    ("name", "hw", "tp", "bits", "runtime"),
     [
-        ("llama-3.1-8b", "h100-sxm", 1, 16.0),
-        ("llama-2-70b", "h100-sxm", 4, 16.0),
-        ("mixtral-8x7b", "a100-sxm-80gb", 2, 16.0),
-        ("deepseek-v3", "h200-sxm", 8, 8.0),
+        ("llama-3.1-8b", "h100-sxm", 1, 16.0, None),
+        ("llama-3.1-8b", "h100-sxm", 1, 16.0, "vllm"),
+        ("llama-2-70b", "h100-sxm", 4, 16.0, "tensorrt-llm"),
+        ("mixtral-8x7b", "a100-sxm-80gb", 2, 16.0, None),
+        ("deepseek-v3", "h200-sxm", 8, 8.0, None),
     ],
 )
-def test_pure_steps_reproduce_predict(name, hw, tp, bits):
+def test_pure_steps_reproduce_predict(name, hw, tp, bits, runtime):
     """A decode-only step at the mean decode context is genz's TPOT; an unchunked
-    prefill-only step of the batch's prompts is its TTFT (dense, GQA, MoE, MLA)."""
+    prefill-only step of the batch's prompts is its TTFT (dense, GQA, MoE, MLA; with
+    and without a runtime profile)."""
     model, platform = load_model(name), load_platform(hw)
     precision, mesh = Precision(weight_bits=bits), Parallelism(tp=tp)
-    cost = step_cost(model, platform, precision, mesh, max_tokens=70_000, max_sequences=64)
+    profile = None if runtime is None else load_runtime(runtime)
+    cost = step_cost(
+        model, platform, precision, mesh, max_tokens=70_000, max_sequences=64, runtime=profile
+    )
     for batch, prompt, out in ((1, 1024, 128), (8, 2000, 300), (32, 512, 64)):
         scenario = Scenario(batch, prompt, out, precision=precision, parallelism=mesh)
-        expected = predict(model, platform, scenario)
+        expected = predict(model, platform, scenario, runtime=profile)
         context = prompt + out / 2
-        decode = cost.step_time(0, 0.0, 0.0, batch, batch * context, batch)
+        decode = cost.step_time(0, 0.0, 0.0, batch, batch * context, batch, batch)
         pairs = batch * (prompt * prompt - prompt * (prompt - 1) / 2)
-        prefill = cost.step_time(batch * prompt, batch * prompt, pairs, 0, 0.0, batch)
+        prefill = cost.step_time(batch * prompt, batch * prompt, pairs, 0, 0.0, batch, batch)
         assert decode == pytest.approx(expected.tpot_s, rel=1e-9)
         assert prefill == pytest.approx(expected.ttft_s, rel=1e-9)
 
@@ -66,19 +79,23 @@ def test_chunks_sum_to_chunked_ttft_and_arrays_match_scalars(llama8b, h100):
     cost = step_cost(llama8b, h100, max_tokens=4096, max_sequences=64)
     q = 2048
     chunks = [
-        cost.step_time(q, q * k, q * q * k - q * (q - 1) / 2, 0, 0.0, int(k == 4))
+        cost.step_time(q, q * k, q * q * k - q * (q - 1) / 2, 0, 0.0, int(k == 4), 1)
         for k in (1, 2, 3, 4)
     ]
     # genz runs the LM head on a quarter of each chunk; a step runs it once, on the last.
     expected = predict(llama8b, h100, Scenario(1, 4 * q, 16, prefill_chunk=q)).ttft_s
     assert sum(chunks) == pytest.approx(expected, rel=1e-9)
     mixed = dict(
-        zip("abcdef", ([300, 0], [900, 0], [5e4, 0], [20, 7], [3e4, 7e3], [21, 7]), strict=True)
+        zip(
+            "abcdefg",
+            ([300, 0], [900, 0], [5e4, 0], [20, 7], [3e4, 7e3], [21, 7], [23, 7]),
+            strict=True,
+        )
     )
     arrays = cost.step_times(*mixed.values())
     scalars = [cost.step_time(*(column[i] for column in mixed.values())) for i in range(2)]
     assert arrays.tolist() == pytest.approx(scalars, rel=1e-12)
-    assert arrays[0] > cost.step_time(0, 0.0, 0.0, 20, 3e4, 20)  # prefill tokens cost time
+    assert arrays[0] > cost.step_time(0, 0.0, 0.0, 20, 3e4, 20, 20)  # prefill tokens cost time
 
 
 def _replica(model, platform, workload, **config):

@@ -207,7 +207,9 @@ class _Engine:
             if c == self.prompt[i]:
                 done.append(i)
         d = self.d if decode else 0
-        self.t += self.cost.step_time(int(tokens), ctx, pairs, d, self.ctx_sum + d, d + len(done))
+        self.t += self.cost.step_time(
+            int(tokens), ctx, pairs, d, self.ctx_sum + d, d + len(done), d + len(chunks)
+        )
         self.steps += 1
         if decode and d:
             self.g += 1
@@ -232,20 +234,20 @@ class _Engine:
         if not blocked and self.next_arrival < len(self.arrival):
             until = self.arrival[self.next_arrival]
         d, base = self.d, self.ctx_sum
-        first = self.cost.step_time(0, 0.0, 0.0, d, base + d, d)
+        first = self.cost.step_time(0, 0.0, 0.0, d, base + d, d, d)
         if until < math.inf:
             steps = max(1, min(steps, int((until - self.t) / first) + 1))
         if steps <= SHORT_RUN:  # plain Python: stop at the step during which it arrives
             elapsed, taken = first, 1
             while taken < steps and self.t + elapsed < until:
                 taken += 1
-                elapsed += self.cost.step_time(0, 0.0, 0.0, d, base + d * taken, d)
+                elapsed += self.cost.step_time(0, 0.0, 0.0, d, base + d * taken, d, d)
             steps = taken
         else:
             j = np.arange(1, steps + 1, dtype=float)
             zero = np.zeros(steps)
             ends = np.cumsum(
-                self.cost.step_times(zero, zero, zero, d + zero, base + d * j, d + zero)
+                self.cost.step_times(zero, zero, zero, d + zero, base + d * j, d + zero, d + zero)
             )
             if until < math.inf:  # stop after the step during which the request arrives
                 steps = min(int(np.searchsorted(ends, until - self.t)) + 1, steps)

@@ -14,6 +14,7 @@ from genz import (
     ModelConfig,
     Parallelism,
     Precision,
+    RuntimeProfile,
     StepCost,
     step_activation_bytes,
     step_cost,
@@ -51,9 +52,11 @@ def build_replica(
     precision: Precision | None = None,
     parallelism: Parallelism | None = None,
     config: SchedulerConfig | None = None,
+    runtime: RuntimeProfile | None = None,
 ) -> Replica:
     """A replica sized for ``workload``: step-cost tables cover its largest step and the
-    KV cache gets the memory weights and the largest step's activations leave."""
+    KV cache gets the memory weights and the largest step's activations leave.
+    ``runtime`` (`genz.load_runtime`) costs every step as `genz.predict` does with it."""
     precision = precision or Precision(weight_bits=model.default_weight_bits)
     parallelism = parallelism or Parallelism()
     if parallelism.dp != 1:
@@ -73,6 +76,7 @@ def build_replica(
         parallelism,
         max_tokens=tokens,
         max_sequences=config.max_sequences,
+        runtime=runtime,
     )
     step_tokens = min(tokens, config.max_batched_tokens if config.policy == "chunked" else longest)
     activations = step_activation_bytes(model, precision, parallelism, step_tokens)
@@ -125,13 +129,16 @@ def simulate_static(
             0,
             0,
             size,
+            size,
         )
         first[start:stop] = t
         if longest > 1:
             j = np.arange(1, longest, dtype=float)
             ones = np.ones_like(j)
             ends = np.cumsum(
-                cost.step_times(0 * j, 0 * j, 0 * j, size * ones, size * (prompt + j), size * ones)
+                cost.step_times(
+                    0 * j, 0 * j, 0 * j, size * ones, size * (prompt + j), size * ones, size * ones
+                )
             )
             finish[start:stop] = t + np.where(
                 outputs[:fits] > 1, ends[np.maximum(outputs[:fits] - 2, 0)], 0.0
