@@ -225,7 +225,7 @@ def _print_result(args: argparse.Namespace, workload: Any, result: Any) -> None:
     e2e = " / ".join(f"{summary[f'e2e_s_p{p}']:.2f} s" for p in (50, 90, 99))
     print_key_values(
         [
-            ("model / hardware", f"{args.model} on {args.tp * args.pp * args.ep} x {args.hw}"),
+            ("model / hardware", f"{args.model} on {_replicas(args)}"),
             ("policy, runtime", f"{args.policy}, {args.runtime}"),
             ("workload", workload.source),
             ("requests (finished)", f"{summary['requests']:.0f} ({summary['finished']:.0f})"),
@@ -254,6 +254,13 @@ def _print_result(args: argparse.Namespace, workload: Any, result: Any) -> None:
             ("verdict", result.verdict),
         ]
     )
+
+
+def _replicas(args: argparse.Namespace) -> str:
+    devices = f"{args.tp * args.pp * args.ep} x {args.hw}"
+    if args.policy == "disaggregated":
+        return f"a prefill replica and a decode replica of {devices} each"
+    return f"one replica of {devices}"
 
 
 def _print_capacity(args: argparse.Namespace, found: Any, what: str) -> None:
@@ -285,7 +292,7 @@ def _print_capacity(args: argparse.Namespace, found: Any, what: str) -> None:
     money = found.economics
     if money is not None:
         pairs.append(
-            ("output tokens/s", f"{money.output_tokens_per_s:.0f} on {money.devices} devices")
+            ("output tokens/s", f"{money.output_tokens_per_s:.0f} on {money.devices} device(s)")
         )
         if money.j_per_output_token is not None:
             pairs.append(("energy", f"{money.j_per_output_token:.3g} J/token (at TDP)"))
