@@ -101,7 +101,8 @@ if TYPE_CHECKING:
         disaggregated_serving,
         speculative_decoding,
     )
-    from .serving_steps import StepCost, step_activation_bytes, step_cost
+    from .serving_steps import StepCost
+    from .step_probes import step_activation_bytes, step_cost
     from .uncertainty import Interval, prediction_interval
 
 __getattr__, __dir__ = lazy_exports(__name__, __file__)

@@ -1,0 +1,258 @@
+"""Build a `genz.serving_steps.StepCost` by probing genz's own operator graph and
+costing (the method is in that module's doc): classify the operators, tabulate the
+token and head operators, solve the affine coefficients of the context operators."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from roofline import InputError, Platform
+
+from .costing import cost_pass
+from .graph import Array, pass_ops
+from .inputs import pass_shape, scenario_inputs
+from .memory import activation_bytes_per_device, kv_cache_bytes_per_device
+from .memory import weight_bytes_per_device as _weight_bytes
+from .model import ModelConfig
+from .predictor import check_parallelism
+from .runtime import RuntimeProfile
+from .runtime_cost import physics_platform, retime_pass, stored_bits
+from .scenario import Parallelism, Precision, Scenario
+from .serving_steps import StepCost
+
+#: Largest token count or sequence count a step-cost table covers.
+MAX_TABLE = 4_000_000
+#: Token counts probed at once when tabulating (bounds the memory of long tables).
+TABLE_SLICE = 65_536
+#: Relative residual above which the affine fit of a context operator is refused.
+FIT_TOLERANCE = 1e-9
+
+
+@dataclass(frozen=True)
+class _PassTimes:
+    """Per-operator time terms of one probe pass, seconds, shape ``(operators, probes)``."""
+
+    compute_s: Array
+    memory_s: Array
+    overhead_s: Array
+    time_s: Array
+
+
+def _cost(
+    model: ModelConfig,
+    platform: Platform,
+    scenario: Scenario,
+    runtime: RuntimeProfile | None,
+    **shape: Any,
+) -> _PassTimes:
+    """genz's costing of one pass shape (broadcast arrays), per operator, through the
+    runtime profile's two hooks as `genz.predict` applies them (its per-step fixed cost
+    is left out here: `StepCost` adds it per step)."""
+    nominal = scenario_inputs(scenario)
+    inputs = nominal if runtime is None else stored_bits(runtime, nominal)
+    retimed = runtime is not None and bool(runtime.phases)
+    costed_on = physics_platform(platform) if retimed else platform
+    batch = np.asarray(shape.pop("batch"), float)
+    ps = dataclasses.replace(pass_shape(inputs, **shape), batch=batch)
+    ops = pass_ops(model, ps)
+    stacked = cost_pass(ops, costed_on)
+    if retimed:
+        assert runtime is not None
+        form = "prefill" if ps.prefill else "decode"
+        nominal_bits = nominal.weight_bits["attn_qkv"]
+        stacked = retime_pass(runtime, form, costed_on, ops, stacked, nominal_bits, 0.0, batch)
+    full = np.broadcast_shapes(np.shape(stacked.time_s), (1, *batch.shape))
+
+    def wide(values: Array) -> Array:
+        rows = np.asarray(values, float)
+        return np.broadcast_to(rows.reshape(rows.shape + (1,) * (len(full) - rows.ndim)), full)
+
+    return _PassTimes(
+        wide(stacked.compute_s),
+        wide(stacked.memory_s),
+        wide(stacked.overhead_s + stacked.interconnect_s),
+        wide(stacked.time_s),
+    )
+
+
+def _probe(
+    model: ModelConfig,
+    platform: Platform,
+    scenario: Scenario,
+    runtime: RuntimeProfile | None,
+    form: str,
+    batch: ArrayLike,
+    query: ArrayLike,
+    context: ArrayLike,
+    head_share: float = 1.0,
+) -> _PassTimes:
+    query_arr = np.asarray(query, float)
+    return _cost(
+        model,
+        platform,
+        scenario,
+        runtime,
+        batch=batch,
+        query_tokens=query_arr if form == "prefill" else np.ones_like(query_arr),
+        context=np.asarray(context, float),
+        prefill=form == "prefill",
+        head_share=head_share,
+    )
+
+
+def _features(form: str, batch: Array, query: Array, context: Array) -> Array:
+    """Step aggregates of a uniform pass (rows: probes)."""
+    if form == "prefill":
+        pairs = query * context - query * (query - 1) / 2
+        return np.stack([np.ones_like(batch), batch * query, batch * context, batch * pairs], 1)
+    return np.stack([np.ones_like(batch), batch, batch * context], 1)
+
+
+#: Probe shapes (batch, query, context) for the affine fits, one row each.
+_PREFILL_PROBES = np.array(
+    [(1, 1, 1), (1, 16, 16), (3, 16, 80), (2, 100, 300), (5, 7, 7), (1, 512, 2048), (4, 33, 90)],
+    float,
+)
+_DECODE_PROBES = np.array([(1, 1, 10), (2, 1, 10), (5, 1, 400), (3, 1, 4096), (8, 1, 77)], float)
+
+
+def _classify(
+    model: ModelConfig, platform: Platform, scenario: Scenario, runtime: RuntimeProfile | None
+) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
+    """Masks of the context operators and the head operators of the graph."""
+    short = _probe(model, platform, scenario, runtime, "decode", 4.0, 1.0, 64.0).time_s[:, 0]
+    long = _probe(model, platform, scenario, runtime, "decode", 4.0, 1.0, 4096.0).time_s[:, 0]
+    context = ~np.isclose(short, long, rtol=1e-12, atol=0.0)
+    with_head = _probe(model, platform, scenario, runtime, "prefill", 2.0, 64.0, 64.0, 1.0).time_s[
+        :, 0
+    ]
+    without = _probe(model, platform, scenario, runtime, "prefill", 2.0, 64.0, 64.0, 0.0).time_s[
+        :, 0
+    ]
+    head = ~np.isclose(with_head, without, rtol=1e-12, atol=0.0) & ~context
+    return context, head
+
+
+def _fit(values: Array, features: Array) -> Array:
+    """Exact affine coefficients of each operator's ``values`` (operators x probes)."""
+    coef, *_ = np.linalg.lstsq(features, values.T, rcond=None)
+    residual = np.abs(features @ coef - values.T)
+    scale = np.maximum(np.abs(values.T), 1e-30)
+    if np.any(residual > FIT_TOLERANCE * scale.max(axis=0) + 1e-300):
+        raise RuntimeError("a context operator of the genz graph is not affine in the step sums")
+    return np.asarray(coef.T)
+
+
+def step_cost(
+    model: ModelConfig,
+    platform: Platform,
+    precision: Precision | None = None,
+    parallelism: Parallelism | None = None,
+    *,
+    max_tokens: int,
+    max_sequences: int,
+    runtime: RuntimeProfile | None = None,
+) -> StepCost:
+    """Precompute the cost of serving steps of ``model`` on one replica.
+
+    Parameters
+    ----------
+    max_tokens
+        Most tokens one step may hold (the scheduler's token budget).
+    max_sequences
+        Most sequences one step may hold.
+    runtime
+        A serving-stack profile (`genz.load_runtime`): stored weight bits, per-phase
+        fractions of peak, all-reduce latency and the fixed cost of each step
+        (``step_overhead_s + sequence_overhead_s x sequences``), as `genz.predict`
+        applies them. None: physics only.
+    """
+    precision = precision or Precision()
+    parallelism = parallelism or Parallelism()
+    check_parallelism(model, parallelism)
+    for label, value in (("max_tokens", max_tokens), ("max_sequences", max_sequences)):
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_TABLE:
+            raise InputError(f"{label} must be an integer in [1, {MAX_TABLE}], got {value!r}")
+    scenario = Scenario(precision=precision, parallelism=parallelism)
+    context, head = _classify(model, platform, scenario, runtime)
+    token = ~context & ~head
+    tokens = np.arange(max_tokens + 1, dtype=float)
+    rows = np.arange(max_sequences + 1, dtype=float)
+    token_tables: list[Array] = []
+    head_tables: list[Array] = []
+    compute: list[Array] = []
+    memory: list[Array] = []
+    overhead: list[Array] = []
+    for form, probes in (("prefill", _PREFILL_PROBES), ("decode", _DECODE_PROBES)):
+        # Token operators see T tokens (prefill: one sequence of T; decode: T sequences),
+        # probed in slices so a long table never holds every operator at once.
+        table = np.zeros(len(tokens))
+        for start in range(0, len(tokens), TABLE_SLICE):
+            part = tokens[start : start + TABLE_SLICE]
+            if form == "prefill":
+                probe = _probe(model, platform, scenario, runtime, form, 1.0, part, part)
+            else:
+                probe = _probe(model, platform, scenario, runtime, form, part, 1.0, 1.0)
+            table[start : start + TABLE_SLICE] = probe.time_s[token].sum(axis=0)
+        token_tables.append(np.where(tokens > 0, table, 0.0))
+        by_rows = _probe(model, platform, scenario, runtime, form, rows, 1.0, 1.0)
+        head_tables.append(np.where(rows > 0, by_rows.time_s[head].sum(axis=0), 0.0))
+        batch, query, ctx = probes.T
+        timed = _probe(model, platform, scenario, runtime, form, batch, query, ctx)
+        features = _features(form, batch, query, ctx)
+        width = 4
+        for target, values in ((compute, timed.compute_s), (memory, timed.memory_s)):
+            coef = _fit(values[context], features)
+            target.append(np.pad(coef, ((0, 0), (0, width - coef.shape[1]))))
+        overhead.append(timed.overhead_s[context][:, 0])
+    inputs = scenario_inputs(scenario)
+    if runtime is not None:
+        inputs = stored_bits(runtime, inputs)
+    phases = (
+        [runtime.phase(form, platform) for form in ("prefill", "decode")]
+        if (runtime is not None and runtime.phases)
+        else []
+    )
+    one = np.ones(1)
+    kv_token = kv_cache_bytes_per_device(
+        model, one, one, inputs.kv_bits, inputs.tp, inputs.ep, inputs.pp
+    )
+    weights = _weight_bytes(model, inputs.weight_bits, inputs.tp, inputs.ep, inputs.pp)
+    return StepCost(
+        model=model.name,
+        platform=platform.name,
+        token_time_s=np.stack(token_tables),
+        head_time_s=np.stack(head_tables),
+        context_compute=np.stack(compute),
+        context_memory=np.stack(memory),
+        context_overhead_s=np.stack(overhead),
+        kv_bytes_per_token=float(kv_token[0]),
+        weights_bytes=float(weights[0]),
+        capacity_bytes=platform.main_memory.capacity_bytes,
+        fixed_step_s=np.array([phase.step_overhead_s for phase in phases] or [0.0, 0.0]),
+        fixed_sequence_s=np.array([phase.sequence_overhead_s for phase in phases] or [0.0, 0.0]),
+        runtime="ideal" if runtime is None else runtime.name,
+    )
+
+
+def step_activation_bytes(
+    model: ModelConfig, precision: Precision, parallelism: Parallelism, tokens: int
+) -> float:
+    """Per-device activation working set of a step of ``tokens`` tokens (genz's
+    prefill-chunk formula for one sequence of that many tokens), bytes."""
+    inputs = scenario_inputs(Scenario(precision=precision, parallelism=parallelism))
+    value = activation_bytes_per_device(
+        model,
+        np.ones(1),
+        np.asarray([float(tokens)]),
+        np.asarray([float(tokens)]),
+        inputs.activation_bits,
+        inputs.tp,
+        inputs.ep,
+    )
+    return float(value[0])
