@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from genz import (
+    REPLICA_AXES,
     Measurement,
     calibrate_runtime,
     evaluate_grid,
@@ -40,17 +41,7 @@ RUNTIME_DATA: dict[str, tuple[tuple[str, ...], str | None]] = {
     "deepspeed": ((BENCH,), None),
     "deepspeed-mii": ((BENCH,), None),
 }
-GRID_COLUMNS = (
-    "batch",
-    "input_tokens",
-    "output_tokens",
-    "weight_bits",
-    "activation_bits",
-    "kv_bits",
-    "tp",
-    "pp",
-    "ep",
-)
+GRID_COLUMNS = REPLICA_AXES
 METRICS = ("batch latency", "throughput", "TTFT", "inter-token latency", "decode tokens/s")
 
 

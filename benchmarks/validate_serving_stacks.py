@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from genz import (
+    REPLICA_AXES,
     Measurement,
     PhysicsCheck,
     check_measurements,
@@ -48,20 +49,7 @@ def predicted_latency(rows: list[Measurement]) -> np.ndarray:
         grid = evaluate_grid(
             load_model(str(model_name)),
             load_platform(str(hw)),
-            **{
-                name: group[name].to_numpy(float)
-                for name in (
-                    "batch",
-                    "input_tokens",
-                    "output_tokens",
-                    "weight_bits",
-                    "activation_bits",
-                    "kv_bits",
-                    "tp",
-                    "pp",
-                    "ep",
-                )
-            },
+            **{name: group[name].to_numpy(float) for name in REPLICA_AXES},
             prefill_chunk=chunk,
         )
         predicted[group.index.to_numpy()] = grid.e2e_s
@@ -132,7 +120,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None, help="CSV of every row")
     args = parser.parse_args(argv)
     start = time.perf_counter()
-    rows = [row for row in load_measurements(args.data) if row.source.startswith("all_results")]
+    published = [
+        row for row in load_measurements(args.data) if row.source.startswith("all_results")
+    ]
+    first = check_measurements(published)
+    unevaluated = [
+        (row, v.reason) for row, v in zip(published, first.rows, strict=True) if v.bound_s is None
+    ]
+    for reason in sorted({reason for _, reason in unevaluated}):
+        count = sum(1 for _, r in unevaluated if r == reason)
+        print(f"{count} rows not evaluated: {reason}")
+    rows = [row for row, v in zip(published, first.rows, strict=True) if v.bound_s is not None]
     check = check_measurements(rows)
     frame = results_frame(rows, check)
     impossible = frame[frame.impossible]

@@ -142,6 +142,10 @@ BITS_AXES = ("weight_bits", "activation_bits", "kv_bits")
 MESH_AXES = ("tp", "pp", "ep", "dp")
 #: The token-shape axes of a workload.
 WORKLOAD_AXES = ("batch", "input_tokens", "output_tokens")
+#: The axes `evaluate_grid` broadcasts, in its keyword order (workload, bits, mesh).
+GRID_AXES = (*WORKLOAD_AXES, *BITS_AXES, *MESH_AXES)
+#: `GRID_AXES` without data-parallel replicas (a measurement is of one replica).
+REPLICA_AXES = tuple(name for name in GRID_AXES if name != "dp")
 
 
 def _scale(name: str, flag: str, text: str) -> Axis:

@@ -32,6 +32,8 @@ import numpy as np
 
 from roofline import Efficiency, InputError, Platform, derive_platform, load_platform
 
+from .advice import tensor_parallel_degrees
+from .axes import REPLICA_AXES
 from .graph import Array
 from .measurements import Measurement
 from .model import ModelConfig, load_model
@@ -233,20 +235,7 @@ def _check_group(
     def column(name: str) -> Array:
         return np.array([float(getattr(row, name)) for row in rows])
 
-    axes = {
-        name: column(name)
-        for name in (
-            "batch",
-            "input_tokens",
-            "output_tokens",
-            "weight_bits",
-            "activation_bits",
-            "kv_bits",
-            "tp",
-            "pp",
-            "ep",
-        )
-    }
+    axes = {name: column(name) for name in REPLICA_AXES}
     axes["prefill_chunk"] = np.array([float(row.prefill_chunk or row.input_tokens) for row in rows])
     uniform = batch_latency_bound(model, platform, **axes)
     bound = np.array(uniform["bound_s"], float)
@@ -274,8 +263,11 @@ def _check_group(
 
 def _mesh_problem(model: ModelConfig, platform: Platform, row: Measurement) -> str:
     """Why the model cannot be costed on this row's mesh, or ''."""
-    if row.tp > model.num_heads:
-        return f"tp {row.tp} exceeds the {model.num_heads} attention heads of {model.name}"
+    if row.tp not in tensor_parallel_degrees(model):
+        return (
+            f"tp {row.tp} does not give every device whole heads of {model.name} "
+            f"({model.num_heads} heads, {model.num_kv_heads} KV heads)"
+        )
     if row.pp > model.num_layers:
         return f"pp {row.pp} exceeds the {model.num_layers} layers of {model.name}"
     if row.ep > max(model.num_experts, 1):

@@ -34,6 +34,7 @@ from .axes import (
     DEFAULT_BITS,
     DEFAULT_INPUT_TOKENS,
     DEFAULT_OUTPUT_TOKENS,
+    GRID_AXES,
 )
 from .costing import PassCost, cost_pass, stack_broadcast
 from .graph import Array, PassShape, pass_ops
@@ -386,19 +387,7 @@ def evaluate_grid(
             )
         )
     )
-    names = (
-        "batch",
-        "input_tokens",
-        "output_tokens",
-        "weight_bits",
-        "activation_bits",
-        "kv_bits",
-        "tp",
-        "pp",
-        "ep",
-        "dp",
-    )
-    values = dict(zip(names, (np.array(a, float) for a in arrays), strict=True))
+    values = dict(zip(GRID_AXES, (np.array(a, float) for a in arrays), strict=True))
     _check_grid(model, values)
     chunk = (
         values["input_tokens"]
