@@ -4,6 +4,7 @@ split over), or fewer bits."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -30,10 +31,15 @@ def tensor_parallel_degrees(model: ModelConfig) -> tuple[int, ...]:
     replicated on ``tp / kv_heads`` devices: vLLM's ``QKVParallelLinear``, and the
     ``max(kv_heads / tp, 1)`` of `genz.memory`). MLA's latent KV is not split by tp.
     """
-    heads = model.num_heads
+    return _whole_head_degrees(model.num_heads, model.num_kv_heads, model.is_mla)
+
+
+@functools.lru_cache(maxsize=256)
+def _whole_head_degrees(heads: int, kv_heads: int, is_mla: bool) -> tuple[int, ...]:
     candidates = np.arange(1, heads + 1)
-    whole = splits_whole_heads(candidates, heads, model.num_kv_heads, model.is_mla)
-    return tuple(int(tp) for tp in candidates[whole])
+    return tuple(
+        int(tp) for tp in candidates[splits_whole_heads(candidates, heads, kv_heads, is_mla)]
+    )
 
 
 def splits_whole_heads(
