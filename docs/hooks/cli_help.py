@@ -3,8 +3,9 @@
 A page writes ``<!-- codesign-help: predict -->`` (or ``hw show``); the build replaces the
 marker with a ``text`` block holding what that command prints for ``--help``, so the
 reference never drifts from the parser. The help texts come from one child process
-(``python -c`` calling the console script's ``app.cli:main``) run in the repository root,
-80 columns wide; a command that fails to print its help fails the build.
+(``python -c`` calling the console script's ``app.cli:main``) run in the repository root on
+this checkout's code and ``data/``, 80 columns wide; a command that fails to print its help
+fails the build.
 """
 
 from __future__ import annotations
@@ -44,7 +45,14 @@ def on_files(files, config):
     _texts.clear()
     if not commands:
         return files
-    env = dict(os.environ, COLUMNS="80", PYTHONPATH=str(ROOT), NO_COLOR="1")
+    # This checkout's code and shipped data, whatever is installed or configured.
+    env = dict(
+        os.environ,
+        COLUMNS="80",
+        PYTHONPATH=str(ROOT),
+        CODESIGN_DATA_DIR=str(ROOT / "data"),
+        NO_COLOR="1",
+    )
     child = subprocess.run(
         [sys.executable, "-c", _CHILD, json.dumps(sorted(commands))],
         cwd=ROOT,
