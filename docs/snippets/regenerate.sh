@@ -63,6 +63,7 @@ snip quantize-infeasible "codesign quantize --model llama-3.1-8b --hw jetson-agx
 snip fit "codesign fit --data chinchilla --form chinchilla --out law.json --drop-highest-loss 5"
 snip loss "codesign loss --law law.json --layers 24 --hidden 2048 --tokens 1e11"
 snip loss-moe "codesign loss --law law.json --layers 32 --hidden 4096 --ffn 14336 --gated --kv-heads 8 --experts 8 --top-k 2 --tokens 2e12 --weight-bits 4"
+snip loss-qt "codesign loss --law law.json --layers 32 --hidden 4096 --ffn 14336 --gated --kv-heads 8 --experts 8 --top-k 2 --tokens 2e12 --weight-bits 4 --precision-model quantised-training"
 snip search "codesign search --space examples/orin_space.yaml --objective loss,tpot --max-memory-gb 8 --out designs.parquet --frontier-out frontier.csv"
 snip search-budget "codesign search --space examples/edge_quickstart.yaml --budget tpot --show 3"
 snip search-sample "codesign search --space examples/scale_space.yaml --method sample --samples 20000 --refine-rounds 5"
