@@ -7,7 +7,8 @@
 #     bash docs/snippets/regenerate.sh predict    # only snippets whose name contains "predict"
 #
 # Commands run in the repository root, as the docs show them; the files they write
-# (law.json, bits.yaml, designs.parquet, frontier.csv, recommended/) are git-ignored.
+# (law.json, bits.yaml, designs.parquet, frontier.csv, recommended/, my-runtime.yaml) are
+# git-ignored.
 # stderr (progress bars) is not recorded except for the error examples (2>&1).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -46,6 +47,11 @@ snip predict-whatif "codesign predict --model llama-3.1-8b --hw jetson-orin-nano
 snip predict-csv "codesign predict --model mixtral-8x7b --hw h100-sxm --tp 2 --ep 2 --use-case coding-agent --csv | head -8"
 snip predict-json "codesign predict --model qwen2.5-0.5b --hw jetson-agx-orin-64gb --wbits 4 --json | head -30"
 snip predict-error "codesign predict --model llama-3.1-8b --hw h100 2>&1"
+snip predict-runtime "codesign predict --model llama-3-8b --hw h100-sxm --batch 16 --input 1024 --output 256 --runtime vllm | tail -5"
+snip calibrate "codesign calibrate --measurements data/validation/llm_inference_bench/normalized.csv --runtime deepspeed-mii --out my-runtime.yaml"
+snip predict-my-runtime "codesign predict --model llama-3.1-8b --hw a100-sxm-40gb --batch 8 --runtime my-runtime.yaml | tail -5"
+snip predict-scenarios "codesign predict --scenarios docs/snippets/scenarios.csv"
+snip validate-acceptance "python benchmarks/validate.py | sed -n '/^Acceptance/,\$p'"
 snip speculate "codesign speculate --model llama-3.1-8b --draft qwen2.5-0.5b --hw h100-sxm --k 4 --acceptance 0.7"
 snip disagg "codesign disagg --model llama-3.1-8b --prefill-hw h100-sxm --decode-hw h200-sxm --input 8192"
 # The dashboard serves until Ctrl+C: send that (SIGINT) after 20 s.
