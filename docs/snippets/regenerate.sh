@@ -52,6 +52,8 @@ snip calibrate "codesign calibrate --measurements data/validation/llm_inference_
 snip predict-my-runtime "codesign predict --model llama-3.1-8b --hw a100-sxm-40gb --batch 8 --runtime my-runtime.yaml | tail -5"
 snip predict-scenarios "codesign predict --scenarios docs/snippets/scenarios.csv"
 snip validate-acceptance "python benchmarks/validate.py | sed -n '/^Acceptance/,\$p'"
+snip serve "codesign serve --model llama-3.1-8b --hw h100-sxm --tp 1 --runtime vllm --rate 10 --duration 600 --use-case chat --slo-ttft-p99-s 2 --slo-tpot-p99-ms 50"
+snip serve-max-rate "codesign serve --model llama-3.1-8b --hw h100-sxm --runtime vllm --use-case chat --slo-ttft-p99-s 2 --slo-tpot-p99-ms 50 --find-max-rate --no-progress"
 snip speculate "codesign speculate --model llama-3.1-8b --draft qwen2.5-0.5b --hw h100-sxm --k 4 --acceptance 0.7"
 snip disagg "codesign disagg --model llama-3.1-8b --prefill-hw h100-sxm --decode-hw h200-sxm --input 8192"
 # The dashboard serves until Ctrl+C: send that (SIGINT) after 20 s.
