@@ -78,7 +78,7 @@ snip search-sample "codesign search --space examples/scale_space.yaml --method s
 snip search-ray "codesign search --space examples/edge_quickstart.yaml --method ray --keep frontier --show 5"
 rec="codesign recommend --space examples/orin_space.yaml --objective loss,tpot --max-memory-gb 8 --top 5 --out-dir recommended/ && ls recommended/ recommended/*/ | head -12"
 snip recommend "rm -rf recommended; $rec" "$rec"
-snip recommend-check "cd recommended/01-L20-H1280-A20-KV1-F6976-w4 && codesign predict --model config.json --hw platform.yaml --bits-file bits.yaml --batch 1 --input 512 --output 128 | head -8"
+snip recommend-check "cd recommended/01-*/ && codesign predict --model config.json --hw platform.yaml --bits-file bits.yaml --batch 1 --input 512 --output 128 | head -8"
 snip python-predict "python docs/snippets/predict_example.py"
 snip python-scaling "python docs/snippets/scaling_example.py"
 # The test suite (a few minutes); its summary is quoted on the getting-started page.
