@@ -6,7 +6,7 @@ names in ``__all__``. Typical use::
     from genz import Scenario, load_model, predict
     from roofline import load_platform
 
-    result = predict(load_model("llama-3.1-8b"), Scenario(batch=8), load_platform("h100-sxm"))
+    result = predict(load_model("llama-3.1-8b"), load_platform("h100-sxm"), Scenario(batch=8))
     print(result.ttft_s, result.tpot_s, result.decode.bound)
 
 The numpy-backed modules (graphs, costing, prediction, serving) load on first use of one

@@ -51,15 +51,14 @@ def _ring(
     platform: Platform, message_bytes: ArrayLike, group_size: ArrayLike, passes: int
 ) -> NDArray[np.float64]:
     n = np.asarray(group_size, float)
-    if np.any(n < 1) or np.any(np.asarray(message_bytes, float) < 0):
+    message = np.asarray(message_bytes, float)
+    if (n < 1).any() or (message < 0).any():
         raise InputError("group_size must be >= 1 and message_bytes >= 0")
     bandwidth, latency = link_parameters(platform, n)
-    steps = passes * (n - 1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        wire = np.where(
-            n > 1, passes * (n - 1) / n * np.asarray(message_bytes, float) / bandwidth, 0.0
-        )
-    return wire + steps * latency
+    # n >= 1, so the division is safe; one device has no hops (and no link: infinite
+    # bandwidth), so both terms are exactly 0 without special-casing it.
+    hops = passes * (n - 1)
+    return np.asarray(hops / n * message / bandwidth + hops * latency)
 
 
 def all_reduce_time(
