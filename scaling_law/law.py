@@ -169,14 +169,7 @@ def law_inputs(
     """
     form = law.law_form
     tokens_array = _positive("tokens", tokens)
-    if params is not None:
-        count = _positive("params", params)
-    elif architecture is not None:
-        count = architecture.counts().select(
-            law.include_embeddings, moe_parameters or law.moe_parameters
-        )
-    else:
-        raise InputError("give an architecture or params (parameter count N)")
+    count = _parameter_count(law, architecture, params, moe_parameters)
     if weight_bits is not None:
         count = effective_parameters(count, weight_bits, law.gamma_w, law.reference_bits)
     features = {"params": count, "tokens": tokens_array}
@@ -215,14 +208,7 @@ def extrapolation(
     precision of the fitted runs). Returns ``(flags shaped like the inputs, names)``.
     """
     tokens_array = _positive("tokens", tokens)
-    if params is not None:
-        count = _positive("params", params)
-    elif architecture is not None:
-        count = architecture.counts().select(
-            law.include_embeddings, moe_parameters or law.moe_parameters
-        )
-    else:
-        raise InputError("give an architecture or params (parameter count N)")
+    count = _parameter_count(law, architecture, params, moe_parameters)
     quantities: dict[str, Array] = {"params": count, "tokens": tokens_array}
     quantities["tokens_per_parameter"] = tokens_array / count
     if architecture is not None:
@@ -354,3 +340,20 @@ def _positive(field_name: str, value: ArrayLike) -> Array:
         first = array if array.ndim == 0 else array[bad].flat[0]
         raise InputError(f"{field_name} must be a finite number > 0, got {float(first):g}")
     return array
+
+
+def _parameter_count(
+    law: ScalingLaw,
+    architecture: Architecture | None,
+    params: ArrayLike | None,
+    moe_parameters: str | None,
+) -> Array:
+    """N of the points: ``params`` when given, else counted from ``architecture`` under
+    the law's conventions (embeddings in or out, MoE active or total)."""
+    if params is not None:
+        return _positive("params", params)
+    if architecture is not None:
+        return architecture.counts().select(
+            law.include_embeddings, moe_parameters or law.moe_parameters
+        )
+    raise InputError("give an architecture or params (parameter count N)")
