@@ -56,6 +56,7 @@ from search.codesign import (
     CodesignResult,
     Constraints,
     DesignSpace,
+    law_architecture,
     load_space,
     resolve_forms,
     resolve_law,
@@ -81,21 +82,6 @@ def qwen_architecture() -> Architecture:
         vocab=model.vocab_size,
         gated_ffn=model.gated_ffn,
         tie_embeddings=model.tie_word_embeddings,
-    )
-
-
-def row_architecture(space: DesignSpace, row: Mapping[str, Any]) -> Architecture:
-    """The `Architecture` of one design row."""
-    return Architecture(
-        layers=int(row["layers"]),
-        hidden=int(row["hidden"]),
-        ffn=int(row["intermediate_size"]),
-        heads=int(row["heads"]),
-        kv_heads=int(row["kv_heads"]),
-        head_dim=int(row["head_dim"]),
-        vocab=int(row["vocab"]),
-        gated_ffn=space.model.gated_ffn,
-        tie_embeddings=space.model.tie_embeddings,
     )
 
 
@@ -198,7 +184,7 @@ def comparison(
                 {"bits": f"{bits:g}", "Qwen TPOT ms": f"{budget * 1e3:.3f}", "best design": missing}
             )
             continue
-        ours = row_architecture(space, best)
+        ours = law_architecture(space.model, best)
         low, high, form_low, form_high = ratio_intervals(law, forms, ours, tokens, bits)
         rows.append(
             {

@@ -117,17 +117,7 @@ def main() -> None:
         f"(target < {TARGET_MAPE}%: {verdict})"
     )
     start = time.perf_counter()
-    fit = fit_law(
-        data,
-        form,
-        n_starts=args.starts,
-        bootstrap=args.bootstrap,
-        bootstrap_unit="architecture",
-        cross_validation="architecture",
-        include_embeddings=embeddings,
-        seed=args.seed,
-        progress=False,
-    )
+    fit = _fit_by_architecture(data, form, embeddings, args)
     law = fit.law
     print(
         f"refit with {fit.bootstrap_replicates} bootstrap replicates by architecture "
@@ -150,9 +140,9 @@ def main() -> None:
     _training_time(load_scaling_csv("gemstones_constant_lr"))
 
 
-def _write_alternative(data, form: str, embeddings: bool, args, mape: float) -> None:
-    """Refit ``form`` with bootstrap-by-architecture samples and write it to the folder."""
-    fit = fit_law(
+def _fit_by_architecture(data, form: str, embeddings: bool, args):
+    """Fit ``form`` with leave-one-architecture-out CV and bootstrap by architecture."""
+    return fit_law(
         data,
         form,
         n_starts=args.starts,
@@ -163,6 +153,11 @@ def _write_alternative(data, form: str, embeddings: bool, args, mape: float) -> 
         seed=args.seed,
         progress=False,
     )
+
+
+def _write_alternative(data, form: str, embeddings: bool, args, mape: float) -> None:
+    """Refit ``form`` with bootstrap-by-architecture samples and write it to the folder."""
+    fit = _fit_by_architecture(data, form, embeddings, args)
     name = form if embeddings else f"{form}-non-embedding"
     written = save_law(fit.law, Path(args.alternatives) / f"{name}.json")
     print(f"wrote alternative {written.name} (LOAO MAPE {mape:.3f}%)")

@@ -7,7 +7,7 @@ Public face of ``search.codesign``.
 from .evaluate import Plan
 from .frame import row_fields
 from .ilp import allocation_precision
-from .model import hf_config, resolve_forms, resolve_law
+from .model import hf_config, law_architecture, resolve_forms, resolve_law
 from .objectives import CONSTRAINT_FIELDS, OBJECTIVES, Constraints
 from .pareto import pareto_mask
 from .recommend import design_files, folder_name, write_recommendations, zip_design
@@ -27,6 +27,7 @@ __all__ = [
     "design_files",
     "folder_name",
     "hf_config",
+    "law_architecture",
     "load_space",
     "pareto_mask",
     "resolve_forms",
