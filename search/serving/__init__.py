@@ -34,12 +34,14 @@ from .schedulers import (
 )
 from .workload import (
     MAX_TRACE_BYTES,
+    SHAREGPT_FILTER,
     TRACE_COLUMNS,
     Workload,
     arrival_times,
     fitted_workload,
     load_trace,
     lognormal_lengths,
+    sharegpt_lengths,
     synthetic_workload,
 )
 
@@ -48,6 +50,7 @@ __all__ = [
     "PERCENTILES",
     "POLICIES",
     "PREEMPTION",
+    "SHAREGPT_FILTER",
     "SLO",
     "TRACE_COLUMNS",
     "CapacityResult",
@@ -69,6 +72,7 @@ __all__ = [
     "run",
     "run_disaggregated",
     "serving_economics",
+    "sharegpt_lengths",
     "simulate_disaggregated",
     "simulate_replica",
     "summarise",

@@ -5,7 +5,9 @@
   traces are), or the timestamps of a trace CSV.
 - Lengths: lognormal prompt and output lengths with a stated mean and CV (the mean from
   a use-case preset, `genz.load_use_cases`; ``cv = 0`` gives the preset's fixed shape),
-  a lognormal fitted to a trace's lengths, or the trace's own lengths.
+  a lognormal fitted to a trace's lengths, or the trace's own lengths; ShareGPT-like
+  pairs (`sharegpt_lengths`: lognormal of given means under the benchmark scripts'
+  length filter).
 - Shared prefixes: a share ``prefix_hit_rate`` of requests re-send the same
   ``prefix_tokens``-token prefix (system prompt, agent context) that the engine keeps
   cached once: those requests compute and store only their other tokens.
@@ -98,6 +100,43 @@ def lognormal_lengths(mean: float, cv: float, size: int, rng: np.random.Generato
     sigma2 = np.log1p(cv**2)
     draws = rng.lognormal(np.log(mean) - sigma2 / 2, np.sqrt(sigma2), size=size)
     return np.clip(np.rint(draws), 1, MAX_LENGTH).astype(np.int64)
+
+
+#: Length filter of the ShareGPT sampler in vLLM's and SGLang's serving benchmarks
+#: (``sample_sharegpt_requests`` in vllm-project/vllm ``benchmarks/benchmark_serving.py``,
+#: copied by ``sglang.bench_serving``): prompt and output at least 4 tokens, prompt at
+#: most 1024, prompt + output at most 2048.
+SHAREGPT_FILTER = (4, 1024, 2048)
+
+
+def sharegpt_lengths(
+    mean_input: float, mean_output: float, cv: float, size: int, rng: np.random.Generator
+) -> tuple[Ints, Ints]:
+    """Prompt and output lengths of ``size`` ShareGPT-like requests: independent
+    lognormal draws of the stated means and coefficient of variation, kept when they
+    pass `SHAREGPT_FILTER` (so the kept means are slightly below the stated ones)."""
+    shortest, longest_prompt, longest_pair = SHAREGPT_FILTER
+    inputs: list[Ints] = []
+    outputs: list[Ints] = []
+    kept = 0
+    while kept < size:
+        n_in = lognormal_lengths(mean_input, cv, 2 * size, rng)
+        n_out = lognormal_lengths(mean_output, cv, 2 * size, rng)
+        ok = (
+            (n_in >= shortest)
+            & (n_out >= shortest)
+            & (n_in <= longest_prompt)
+            & (n_in + n_out <= longest_pair)
+        )
+        if not ok.any():
+            raise InputError(
+                f"sharegpt lengths: means {mean_input:g}/{mean_output:g} with cv {cv:g} "
+                f"leave no request within the filter {SHAREGPT_FILTER}"
+            )
+        inputs.append(n_in[ok])
+        outputs.append(n_out[ok])
+        kept += int(ok.sum())
+    return np.concatenate(inputs)[:size], np.concatenate(outputs)[:size]
 
 
 def _prefixes(
