@@ -1,0 +1,92 @@
+"""Serving validation data (data/validation/serving/) and the benchmark that scores it."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from genz import load_model, load_runtime
+from roofline import InputError, load_platform
+from search.serving import SHAREGPT_FILTER, sharegpt_lengths
+
+BENCH = Path(__file__).resolve().parent.parent / "benchmarks" / "serving_validate.py"
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("serving_validate", BENCH)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up here
+    spec.loader.exec_module(module)
+    yield module
+    sys.modules.pop(spec.name, None)
+
+
+def test_every_row_loads_with_existing_presets(bench) -> None:
+    files = bench.load_rows()
+    assert {"sglang_vllm060_sharegpt.csv", "trtllm_perf_overview_v1.csv"} <= set(files)
+    for setups in files.values():
+        for key, measurements in setups.items():
+            setup = dict(zip(bench.SETUP, key, strict=True))
+            load_model(setup["model"])
+            load_platform(setup["hardware"])
+            if setup["profile"] != "ideal":
+                load_runtime(setup["profile"])
+            assert setup["scenario"] != "rate" or float(setup["rate_per_s"]) > 0
+            for m in measurements:
+                assert m.measured > 0 and m.reading_error >= 0
+                assert m.source.startswith("https://") and m.locator and m.read
+
+
+def test_one_small_row_simulates(bench) -> None:
+    files = bench.load_rows()
+    key, measurements = next(
+        (k, v)
+        for k, v in files["sglang_vllm060_sharegpt.csv"].items()
+        if dict(zip(bench.SETUP, k, strict=True))["scenario"] == "rate"
+    )
+    setup = dict(zip(bench.SETUP, key, strict=True)) | {"requests": "60"}
+    summary = bench.simulate(setup)
+    assert summary["finished"] == 60
+    for m in measurements:
+        value = bench.simulated_value(summary, m.metric, m.statistic)
+        assert np.isfinite(value) and value > 0
+    # ms = s x 1000, and ITL is read from the simulated TPOT
+    assert bench.simulated_value(summary, "itl_ms", "p50") == summary["tpot_s_p50"] * 1e3
+
+
+def test_offline_workload_arrives_at_once_and_rate_is_poisson(bench) -> None:
+    setup = {
+        "scenario": "rate",
+        "rate_per_s": "5",
+        "requests": "4000",
+        "lengths": "fixed",
+        "input_tokens": "100",
+        "output_tokens": "20",
+        "length_cv": "0",
+    }
+    requests = bench.workload(setup)
+    gaps = np.diff(requests.arrival_s)
+    assert requests.arrival_s[0] == 0 and np.all(gaps >= 0)
+    assert abs(gaps.mean() - 0.2) < 0.02  # mean gap 1 / rate
+    assert set(requests.input_tokens) == {100}
+    offline = bench.workload(setup | {"scenario": "offline"})
+    assert not offline.arrival_s.any()
+
+
+def test_sharegpt_lengths_respect_the_filter_and_the_means() -> None:
+    shortest, longest_prompt, longest_pair = SHAREGPT_FILTER
+    inputs, outputs = sharegpt_lengths(202, 179, 1.0, 20000, np.random.default_rng(1))
+    assert len(inputs) == len(outputs) == 20000
+    assert inputs.min() >= shortest and outputs.min() >= shortest
+    assert inputs.max() <= longest_prompt and (inputs + outputs).max() <= longest_pair
+    # the filter drops only the far tail (about 1 % of lognormal draws of cv 1 here)
+    assert 0.93 * 202 < inputs.mean() <= 202 * 1.02
+    assert 0.93 * 179 < outputs.mean() <= 179 * 1.02
+    with pytest.raises(InputError, match="sharegpt lengths"):
+        sharegpt_lengths(5000, 5000, 0.0, 10, np.random.default_rng(0))
