@@ -90,3 +90,16 @@ def test_sharegpt_lengths_respect_the_filter_and_the_means() -> None:
     assert 0.93 * 179 < outputs.mean() <= 179 * 1.02
     with pytest.raises(InputError, match="sharegpt lengths"):
         sharegpt_lengths(5000, 5000, 0.0, 10, np.random.default_rng(0))
+
+
+def test_a_stated_kv_capacity_replaces_the_derived_one(bench) -> None:
+    files = bench.load_rows()
+    key = next(
+        k
+        for k in files["zhjunqin_rtx3090_llama3_8b_sharegpt.csv"]
+        if dict(zip(bench.SETUP, k, strict=True))["kv_capacity_tokens"]
+    )
+    setup = dict(zip(bench.SETUP, key, strict=True)) | {"requests": "40"}
+    assert bench.simulate(setup)["kv_capacity_tokens"] == int(setup["kv_capacity_tokens"])
+    derived = bench.simulate(setup | {"kv_capacity_tokens": ""})["kv_capacity_tokens"]
+    assert derived != int(setup["kv_capacity_tokens"])
