@@ -19,6 +19,7 @@ from genz import (
 from roofline import InputError, load_platform
 from search.serving import (
     SLO,
+    KVLink,
     SchedulerConfig,
     Workload,
     build_replica,
@@ -166,7 +167,7 @@ def test_shared_prefix_cuts_ttft(llama8b, h100):
         300.0,
         input_tokens=8000,
         length_cv=0.0,
-        prefix_hit_rate=1.0,
+        prefix_share=1.0,
         prefix_tokens=7000,
         seed=9,
     )
@@ -177,7 +178,7 @@ def test_shared_prefix_cuts_ttft(llama8b, h100):
 def test_disaggregated_pools(llama8b, h100):
     workload = synthetic_workload(6.0, 120.0, seed=6)
     replica = _replica(llama8b, h100, workload)
-    result = run_disaggregated(workload, replica, replica, 50e9, SLO(ttft_s=2.0))
+    result = run_disaggregated(workload, replica, replica, KVLink(50e9, 10e-6), SLO(ttft_s=2.0))
     colocated = run(workload, replica)
     assert result.summary["finished"] == len(workload)
     # Decode no longer waits behind prompts: its TPOT tail is shorter than colocated.

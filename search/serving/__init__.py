@@ -16,24 +16,32 @@ Public face of ``search.serving``. Typical use::
 from .capacity import (
     CapacityResult,
     ServingEconomics,
+    find_disaggregated_replicas,
     find_max_rate,
     find_replicas,
+    pool_economics,
     run,
     run_disaggregated,
     serving_economics,
 )
 from .config import POLICIES, PREEMPTION, SchedulerConfig
-from .engine import RunRecord
+from .engine import RunRecord, simulate_pool
 from .metrics import PERCENTILES, SLO, ServingResult, meets_percentiles, summarise
 from .schedulers import (
     DisaggregatedRun,
+    KVLink,
     Replica,
     build_replica,
+    kv_link,
+    kv_transfer,
+    prefill_pool,
     simulate_disaggregated,
     simulate_replica,
 )
+from .sweep import PARALLEL, SWEEP_COLUMNS, run_sweep, sweep_row
 from .workload import (
     MAX_TRACE_BYTES,
+    PREFIX_COLUMNS,
     SHAREGPT_FILTER,
     TRACE_COLUMNS,
     Workload,
@@ -43,18 +51,23 @@ from .workload import (
     lognormal_lengths,
     sharegpt_lengths,
     synthetic_workload,
+    zipf_weights,
 )
 
 __all__ = [
     "MAX_TRACE_BYTES",
+    "PARALLEL",
     "PERCENTILES",
     "POLICIES",
     "PREEMPTION",
+    "PREFIX_COLUMNS",
     "SHAREGPT_FILTER",
     "SLO",
+    "SWEEP_COLUMNS",
     "TRACE_COLUMNS",
     "CapacityResult",
     "DisaggregatedRun",
+    "KVLink",
     "Replica",
     "RunRecord",
     "SchedulerConfig",
@@ -63,18 +76,27 @@ __all__ = [
     "Workload",
     "arrival_times",
     "build_replica",
+    "find_disaggregated_replicas",
     "find_max_rate",
     "find_replicas",
     "fitted_workload",
+    "kv_link",
+    "kv_transfer",
     "load_trace",
     "lognormal_lengths",
     "meets_percentiles",
+    "pool_economics",
+    "prefill_pool",
     "run",
     "run_disaggregated",
+    "run_sweep",
     "serving_economics",
     "sharegpt_lengths",
     "simulate_disaggregated",
+    "simulate_pool",
     "simulate_replica",
     "summarise",
+    "sweep_row",
     "synthetic_workload",
+    "zipf_weights",
 ]

@@ -1,25 +1,34 @@
 """Capacity planning on the simulator: the highest rate a replica sustains within the
-SLO percentiles, the fewest replicas for a rate, and tokens per dollar and per joule
-there.
+SLO percentiles, the fewest replicas (or prefill and decode replicas) for a rate, and
+tokens per dollar and per joule there.
 
-Both searches follow scipy's result shape (``success``, ``status``, ``message``).
+The searches follow scipy's result shape (``success``, ``status``, ``message``).
 Every evaluation simulates a workload drawn with the same seed, so a search is
 deterministic; the rate search doubles the rate until the SLO fails, then bisects to
-``rtol``. Replicas share the traffic round-robin; one replica's share is simulated (all
-replicas see statistically the same stream).
+``rtol``; a count search doubles the count until the SLO holds, then bisects.
+Colocated replicas share the traffic round-robin; one replica's share is simulated
+(all replicas see statistically the same stream). Disaggregated pools are simulated
+whole, with least-loaded routing (`find_disaggregated_replicas`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from genz import device_hour_cost
 from roofline import InputError, require_fraction, require_positive
 
+from .engine import RunRecord
 from .metrics import SLO, ServingResult, meets_percentiles, summarise
-from .schedulers import Replica, simulate_disaggregated, simulate_replica
+from .schedulers import (
+    KVLink,
+    Replica,
+    prefill_pool,
+    simulate_disaggregated,
+    simulate_replica,
+)
 from .workload import Workload
 
 #: Most doublings of the rate (from ``start_rate``) or of the replica count tried.
@@ -41,13 +50,26 @@ def run_disaggregated(
     workload: Workload,
     prefill: Replica,
     decode: Replica,
-    link_bytes_per_s: float,
+    link: KVLink,
     slo: SLO | None = None,
+    *,
+    prefill_replicas: int = 1,
+    decode_replicas: int = 1,
+    progress: Callable[[int], None] | None = None,
 ) -> ServingResult:
-    """Simulate a prefill replica feeding a decode replica; the KV occupancy and queue
-    timeline are the decode pool's."""
-    both = simulate_disaggregated(workload, prefill, decode, link_bytes_per_s=link_bytes_per_s)
-    return summarise(workload, both.first_token_s, both.finish_s, both.decode, slo)
+    """Simulate a pool of prefill replicas feeding a pool of decode replicas
+    (`simulate_disaggregated`); the KV occupancy and queue timeline are the decode
+    pool's."""
+    both = simulate_disaggregated(
+        workload,
+        prefill,
+        decode,
+        link=link,
+        prefill_replicas=prefill_replicas,
+        decode_replicas=decode_replicas,
+        progress=progress,
+    )
+    return summarise(workload, both.first_token_s, both.finish_s, both.combined, slo)
 
 
 @dataclass(frozen=True)
@@ -66,21 +88,29 @@ class ServingEconomics:
     usd_per_million_output_tokens: float | None
 
 
-def serving_economics(
-    replica: Replica, replicas: int, result: ServingResult, power_fraction: float = 1.0
+def pool_economics(
+    pools: Sequence[tuple[Replica, int]], tokens_per_s: float, power_fraction: float = 1.0
 ) -> ServingEconomics:
-    """Tokens per joule and per dollar of ``replicas`` replicas each running ``result``."""
+    """Tokens per joule and per dollar of a deployment of ``(replica, count)`` pools
+    that together generate ``tokens_per_s`` output tokens/s: ``J/token = sum(power x
+    power_fraction x devices) / tokens_per_s``, ``$/token = sum(device-hour price x
+    devices) / 3600 / tokens_per_s`` (None when a platform lists no power or price)."""
     require_fraction("power_fraction", power_fraction)
-    devices = replica.devices * replicas
-    tokens_per_s = result.summary["throughput_tokens_per_s"] * replicas
-    platform = replica.platform
-    joules = (
-        None
-        if platform.power_w is None
-        else platform.power_w * power_fraction * devices / tokens_per_s
-    )
-    price = device_hour_cost(platform)
-    usd_per_token = None if price is None else price.usd_per_hour * devices / 3600 / tokens_per_s
+    require_positive("tokens_per_s", tokens_per_s)
+    devices = sum(replica.devices * count for replica, count in pools)
+    watts: float | None = 0.0
+    usd_per_hour: float | None = 0.0
+    for replica, count in pools:
+        platform, n = replica.platform, replica.devices * count
+        price = device_hour_cost(platform)
+        watts = None if watts is None or platform.power_w is None else watts + platform.power_w * n
+        usd_per_hour = (
+            None
+            if usd_per_hour is None or price is None
+            else (usd_per_hour + price.usd_per_hour * n)
+        )
+    joules = None if watts is None else watts * power_fraction / tokens_per_s
+    usd_per_token = None if usd_per_hour is None else usd_per_hour / 3600 / tokens_per_s
     return ServingEconomics(
         devices=devices,
         output_tokens_per_s=tokens_per_s,
@@ -90,13 +120,22 @@ def serving_economics(
     )
 
 
+def serving_economics(
+    replica: Replica, replicas: int, result: ServingResult, power_fraction: float = 1.0
+) -> ServingEconomics:
+    """Tokens per joule and per dollar of ``replicas`` replicas each running ``result``."""
+    tokens_per_s = result.summary["throughput_tokens_per_s"] * replicas
+    return pool_economics([(replica, replicas)], tokens_per_s, power_fraction)
+
+
 @dataclass(frozen=True)
 class CapacityResult:
     """Outcome of `find_max_rate` or `find_replicas`.
 
-    ``value`` is the rate (requests/s) or the replica count found (NaN / 0 when
-    ``success`` is False); ``result`` the run there; ``evaluations`` every
-    ``(value tried, met)`` in order.
+    ``value`` is the rate (requests/s) or the replica count found (NaN when
+    ``success`` is False; for pools, prefill plus decode replicas); ``result`` the run
+    there; ``evaluations`` every ``(value tried, met)`` in order, and for pools
+    ``labels`` names the pool of each and ``pools`` is (prefill, decode) replicas.
     """
 
     success: bool
@@ -106,6 +145,8 @@ class CapacityResult:
     result: ServingResult | None
     economics: ServingEconomics | None
     evaluations: tuple[tuple[float, bool], ...] = field(default=())
+    labels: tuple[str, ...] = field(default=())
+    pools: tuple[int, int] | None = None
 
 
 def find_max_rate(
@@ -173,6 +214,20 @@ def find_max_rate(
     )
 
 
+def _fewest(check: Callable[[int], bool], most: int) -> int | None:
+    """Smallest count in [1, most] passing ``check`` (assumed monotone): double, then
+    bisect; None when even the doubling past ``most`` fails."""
+    low, high = 0, 1
+    while not check(high):
+        low, high = high, high * 2
+        if high > most:
+            return None
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if check(middle) else (middle, high)
+    return high
+
+
 def find_replicas(
     workload: Workload,
     replica_for: Callable[[Workload], Replica],
@@ -196,25 +251,112 @@ def find_replicas(
             found[count] = (result, replica)
         return met
 
-    low, high = 0, 1
-    while not check(high):
-        low, high = high, high * 2
-        if high > max_replicas:
-            return _failure(1, f"even {low} replicas miss the SLO", tried)
-    while high - low > 1:
-        middle = (low + high) // 2
-        low, high = (low, middle) if check(middle) else (middle, high)
-    result, replica = found[high]
+    count = _fewest(check, max_replicas)
+    if count is None:
+        return _failure(1, f"even {int(tried[-1][0])} replicas miss the SLO", tried)
+    result, replica = found[count]
     return CapacityResult(
         True,
         0,
-        f"fewest replicas meeting the SLO: {high} ({high * replica.devices} devices)",
-        float(high),
+        f"fewest replicas meeting the SLO: {count} ({count * replica.devices} devices)",
+        float(count),
         result,
-        serving_economics(replica, high, result),
+        serving_economics(replica, count, result),
         tuple(tried),
     )
 
 
-def _failure(status: int, message: str, tried: list[tuple[float, bool]]) -> CapacityResult:
-    return CapacityResult(False, status, message, math.nan, None, None, tuple(tried))
+def find_disaggregated_replicas(
+    workload: Workload,
+    prefill: Replica,
+    decode: Replica,
+    slo: SLO,
+    link_for: Callable[[int, int], KVLink],
+    *,
+    max_replicas: int = 1024,
+) -> CapacityResult:
+    """Fewest prefill replicas N and decode replicas M that serve ``workload`` meeting
+    ``slo`` (both pools simulated whole, least-loaded routing).
+
+    TTFT is set by the prefill pool alone, so N is the fewest prefill replicas whose
+    pool keeps up (sustainable, nothing rejected) within the TTFT percentile; M is then
+    the fewest decode replicas for which the whole run meets the SLO. Every feasible
+    pair has at least N prefill replicas, and M is the fewest for the KV arrivals of N;
+    with arrivals that do not get harder for the decode pool as N grows, (N, M) has the
+    fewest devices and the lowest cost of all feasible pairs. ``link_for(N, M)`` gives
+    the KV link of a pair (`kv_link`).
+    """
+    if slo.ttft_s is None and slo.tpot_s is None:
+        raise InputError("find-replicas needs an SLO: give a TTFT or a TPOT limit")
+    tried: list[tuple[float, bool]] = []
+    labels: list[str] = []
+    firsts: dict[int, RunRecord] = {}
+    ttft_only = SLO(ttft_s=slo.ttft_s, percentile=slo.percentile)
+
+    def check_prefill(count: int) -> bool:
+        record = prefill_pool(workload, prefill, count)
+        result = summarise(workload, record.finish_s, record.finish_s, record, ttft_only)
+        met = meets_percentiles(result)
+        tried.append((float(count), met))
+        labels.append("prefill")
+        if met:
+            firsts[count] = record
+        return met
+
+    n = _fewest(check_prefill, max_replicas)
+    if n is None:
+        return _failure(
+            1, f"even {int(tried[-1][0])} prefill replicas miss the TTFT SLO", tried, labels
+        )
+    found: dict[int, ServingResult] = {}
+
+    def check_decode(count: int) -> bool:
+        both = simulate_disaggregated(
+            workload,
+            prefill,
+            decode,
+            link=link_for(n, count),
+            prefill_replicas=n,
+            decode_replicas=count,
+            prefilled=firsts[n],
+        )
+        result = summarise(workload, both.first_token_s, both.finish_s, both.combined, slo)
+        met = meets_percentiles(result)
+        tried.append((float(count), met))
+        labels.append("decode")
+        if met:
+            found[count] = result
+        return met
+
+    m = _fewest(check_decode, max_replicas)
+    if m is None:
+        return _failure(
+            1,
+            f"with {n} prefill replicas even {int(tried[-1][0])} decode replicas miss the SLO",
+            tried,
+            labels,
+        )
+    result = found[m]
+    devices = n * prefill.devices + m * decode.devices
+    return CapacityResult(
+        True,
+        0,
+        f"fewest pools meeting the SLO: {n} prefill + {m} decode replicas ({devices} devices)",
+        float(n + m),
+        result,
+        pool_economics([(prefill, n), (decode, m)], result.summary["throughput_tokens_per_s"]),
+        tuple(tried),
+        tuple(labels),
+        (n, m),
+    )
+
+
+def _failure(
+    status: int,
+    message: str,
+    tried: list[tuple[float, bool]],
+    labels: list[str] | None = None,
+) -> CapacityResult:
+    return CapacityResult(
+        False, status, message, math.nan, None, None, tuple(tried), tuple(labels or ())
+    )

@@ -1,18 +1,33 @@
-"""The event loop of one replica under continuous batching (with or without chunked
-prefill), paged KV blocks and preemption.
+"""The event loop of replicas under continuous batching (with or without chunked
+prefill), paged KV blocks, prefix caching and preemption.
 
 State is a handful of sums kept up to date (decoding sequences ``D``, the sum of their
 contexts, KV tokens reserved) plus a heap of the decode step at which each sequence
 finishes, so the loop does O(1) work per step outside the requests it touches. Runs
 of decode-only steps between events (an arrival that can be admitted, a completion, KV
 exhaustion) are costed as one array of steps (`genz.StepCost.step_times`).
+
+Prefix cache (vLLM's automatic prefix caching): a replica keeps the KV of every shared
+prefix it has computed, in the same paged budget as the sequences. A request whose
+prefix is resident computes and stores only its other tokens (a hit); on a miss it
+prefills the whole prompt and its prefix becomes resident. A prefix no running or
+swapped-out sequence uses stays cached until KV blocks run out, then the least
+recently used one is evicted, before any sequence is preempted. A prefix counts as
+resident from the admission of the request that computes it (a request admitted while
+it is being prefilled counts as a hit), and it takes its token count of the budget
+(partial blocks are not split out).
+
+A pool of replicas (`simulate_pool`) advances every replica to each arrival and routes
+the request to the least-loaded one: fewest requests routed there and not finished by
+then, lowest index on a tie.
 """
 
 from __future__ import annotations
 
 import heapq
 import math
-from collections import deque
+from bisect import bisect_right
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -20,6 +35,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from genz import StepCost
+from roofline import InputError
 
 from .config import SchedulerConfig
 from .workload import Workload
@@ -34,8 +50,11 @@ class RunRecord:
 
     Per request (NaN where it did not happen): ``first_token_s`` and ``finish_s``
     (absolute times, s), ``preemptions``, ``rejected`` (a prompt larger than the whole
-    KV cache). Per loop iteration: ``timeline_s`` with ``waiting``, ``running`` and
-    ``kv_tokens`` (KV tokens reserved) after it; ``kv_capacity_tokens``; ``steps``.
+    KV cache), ``prefix_hits`` (1: its prefix was cached at its first admission, 0: it
+    was not, -1: no prefix or never admitted). Per loop iteration: ``timeline_s`` with
+    ``waiting``, ``running`` and ``kv_tokens`` (KV tokens reserved, cached prefixes
+    included) after it (summed over the replicas of a pool); ``kv_capacity_tokens``
+    (of the pool); ``steps`` (of all its replicas).
     """
 
     first_token_s: NDArray[np.float64]
@@ -48,6 +67,25 @@ class RunRecord:
     kv_tokens: NDArray[np.float64]
     kv_capacity_tokens: int
     steps: int
+    prefix_hits: NDArray[np.int8]
+
+
+class _Requests:
+    """Per-request state, shared by the replicas of a pool (lists indexed by request)."""
+
+    def __init__(self, workload: Workload, prefilled: bool) -> None:
+        self.arrival = workload.arrival_s.tolist()
+        self.prompt = workload.input_tokens.tolist()  # full prompt (grows on recompute)
+        self.output = workload.output_tokens.tolist()
+        self.prefix = workload.prefixes.tolist()
+        self.prefix_tokens = workload.prefix_tokens.tolist()
+        n = len(self.arrival)
+        self.generated = [1 if prefilled else 0] * n
+        self.first = [math.nan] * n
+        self.finish = [math.nan] * n
+        self.preempted = [0] * n
+        self.rejected = [False] * n
+        self.hits = [-1] * n
 
 
 class _Engine:
@@ -55,34 +93,39 @@ class _Engine:
 
     def __init__(
         self,
-        workload: Workload,
+        requests: _Requests,
         cost: StepCost,
         config: SchedulerConfig,
         kv_capacity_tokens: int,
         prefilled: bool,
     ) -> None:
-        self.cost, self.config = cost, config
-        self.arrival = workload.arrival_s.tolist()
-        self.prompt = workload.input_tokens.tolist()  # full prompt (grows on recompute)
-        self.cached = workload.cached_tokens.tolist()
-        self.output = workload.output_tokens.tolist()
-        n = len(self.arrival)
-        self.generated = [1 if prefilled else 0] * n
-        self.first = [math.nan] * n
-        self.finish = [math.nan] * n
-        self.preempted = [0] * n
-        self.rejected = [False] * n
+        self.cost, self.config, self.r = cost, config, requests
+        self.prefilled = prefilled
+        self.arrival, self.prompt, self.output = requests.arrival, requests.prompt, requests.output
+        self.generated, self.first, self.finish = (
+            requests.generated,
+            requests.first,
+            requests.finish,
+        )
+        self.inbox: list[int] = []  # requests routed here, in arrival order
+        self.done_at: list[float] = []  # times requests left (finished or rejected), sorted
         # Requests whose KV cache waits outside the engine (swapped out, or prefilled by
         # another pool): id -> their context then.
-        self.swapped: dict[int, int] = dict(enumerate(self.prompt)) if prefilled else {}
-        self.prefix_pool = max(self.cached, default=0)
-        self.capacity = kv_capacity_tokens - self.prefix_pool
+        self.swapped: dict[int, int] = {}
+        self.capacity = kv_capacity_tokens
         self.slack = config.block_tokens - 1
+        # Prefix cache: resident prefixes in use (id -> [tokens, users]) and idle ones
+        # (id -> tokens, least recently used first); the requests holding one.
+        self.busy: dict[int, list[int]] = {}
+        self.idle: OrderedDict[int, int] = OrderedDict()
+        self.cache_tokens = 0
+        self.holding: set[int] = set()
         self.t = 0.0
+        self.limit = math.inf  # the next arrival not yet routed (pools)
         self.g = 0  # decode steps taken by the decoding set
         self.d = 0  # decoding sequences
         self.ctx_sum = 0  # their contexts (attended tokens, prefix included)
-        self.kv = 0  # KV tokens reserved (own tokens + one block's slack per sequence)
+        self.kv = 0  # KV tokens of sequences (own tokens + one block's slack each)
         self.heap: list[tuple[int, int]] = []
         # id -> (step joined, context then, step it finishes)
         self.joined: dict[int, tuple[int, int, int]] = {}
@@ -96,21 +139,47 @@ class _Engine:
     # -- bookkeeping ---------------------------------------------------------------
 
     def own(self, i: int) -> int:
-        """KV tokens request ``i`` holds when admitted (the shared prefix is pooled)."""
-        return self.swapped.get(i, self.prompt[i]) - self.cached[i]
+        """KV tokens request ``i`` holds itself when admitted."""
+        return self.own_at(i, self.swapped.get(i, self.prompt[i]))
+
+    def own_at(self, i: int, context: int) -> int:
+        """KV tokens of ``i``'s own at ``context`` (a shared prefix is the cache's)."""
+        return context - self.r.prefix_tokens[i] if self.r.prefix[i] >= 0 else context
+
+    def load(self, at: float) -> int:
+        """Requests routed here and not finished by ``at``."""
+        return len(self.inbox) - bisect_right(self.done_at, at)
+
+    def upcoming(self) -> float:
+        """When the next request may arrive here."""
+        if self.next_arrival < len(self.inbox):
+            return self.arrival[self.inbox[self.next_arrival]]
+        return self.limit
 
     def arrive(self) -> None:
-        while self.next_arrival < len(self.arrival) and self.arrival[self.next_arrival] <= self.t:
-            self.waiting.append(self.next_arrival)
+        inbox = self.inbox
+        while self.next_arrival < len(inbox) and self.arrival[inbox[self.next_arrival]] <= self.t:
+            i = inbox[self.next_arrival]
+            if self.prefilled:
+                self.swapped[i] = self.prompt[i]
+            self.waiting.append(i)
             self.next_arrival += 1
+
+    def leave(self, i: int) -> None:
+        """Request ``i`` has finished here."""
+        self.finish[i] = self.t
+        self.done_at.append(self.t)
+        self.release(i)
 
     def join_decode(self, i: int) -> None:
         """Request ``i`` has emitted a token and holds its prompt's KV: decode the rest."""
-        context = self.swapped.pop(i, self.prompt[i])
+        context = self.swapped.get(i, self.prompt[i])
+        own = self.own(i)
+        self.swapped.pop(i, None)
         remaining = self.output[i] - self.generated[i]
         if remaining <= 0:
-            self.finish[i] = self.t
-            self.kv -= context - self.cached[i] + self.slack
+            self.kv -= own + self.slack
+            self.leave(i)
             return
         self.joined[i] = (self.g, context, self.g + remaining)
         heapq.heappush(self.heap, (self.g + remaining, i))
@@ -134,8 +203,8 @@ class _Engine:
                 continue
             context = self.leave_decode(i)
             self.generated[i] = self.output[i]
-            self.finish[i] = self.t
-            self.kv -= context - self.cached[i] + self.slack
+            self.kv -= self.own_at(i, context) + self.slack
+            self.leave(i)
 
     def preempt(self) -> None:
         """Evict the most recently admitted decoding sequence (vLLM's LIFO victim)."""
@@ -143,53 +212,111 @@ class _Engine:
         joined_step = self.joined[victim][0]
         context = self.leave_decode(victim)
         self.generated[victim] += self.g - joined_step
-        self.kv -= context - self.cached[victim] + self.slack
-        self.preempted[victim] += 1
-        if self.config.preemption == "swap":
+        own = self.own_at(victim, context)
+        self.kv -= own + self.slack
+        self.r.preempted[victim] += 1
+        if self.config.preemption == "swap":  # it keeps its prefix in use meanwhile
             self.swapped[victim] = context
-            self.t += self.transfer_s(context - self.cached[victim])
+            self.t += self.transfer_s(own)
         else:  # recompute: prompt and generated tokens are prefilled again (vLLM)
             self.prompt[victim] = context + 1
+            self.release(victim)
         self.waiting.appendleft(victim)
 
     def transfer_s(self, tokens: int) -> float:
         return tokens * self.cost.kv_bytes_per_token / self.config.host_link_bytes_per_s
 
     def record(self) -> None:
-        self.timeline.append((self.t, len(self.waiting), self.d + len(self.prefilling), self.kv))
+        running = self.d + len(self.prefilling)
+        self.timeline.append((self.t, len(self.waiting), running, self.kv + self.cache_tokens))
+
+    # -- prefix cache --------------------------------------------------------------
+
+    def resident(self, prefix: int) -> bool:
+        return prefix in self.busy or prefix in self.idle
+
+    def evict(self, keep: int) -> bool:
+        """Drop the least recently used idle prefix other than ``keep``; False if none."""
+        for prefix in self.idle:
+            if prefix != keep:
+                self.cache_tokens -= self.idle.pop(prefix)
+                return True
+        return False
+
+    def acquire(self, i: int) -> None:
+        """Request ``i`` uses its prefix (computing it makes it resident)."""
+        prefix = self.r.prefix[i]
+        if self.r.hits[i] < 0:
+            self.r.hits[i] = int(self.resident(prefix))
+        if prefix in self.busy:
+            self.busy[prefix][1] += 1
+        elif prefix in self.idle:
+            self.busy[prefix] = [self.idle.pop(prefix), 1]
+        else:
+            tokens = self.r.prefix_tokens[i]
+            self.busy[prefix] = [tokens, 1]
+            self.cache_tokens += tokens
+        self.holding.add(i)
+
+    def release(self, i: int) -> None:
+        if i not in self.holding:
+            return
+        self.holding.remove(i)
+        prefix = self.r.prefix[i]
+        entry = self.busy[prefix]
+        entry[1] -= 1
+        if entry[1] == 0:
+            del self.busy[prefix]
+            self.idle[prefix] = entry[0]  # most recently used
+
+    def free(self) -> int:
+        """KV tokens neither sequences nor cached prefixes hold."""
+        return self.capacity - self.kv - self.cache_tokens
 
     # -- admission -----------------------------------------------------------------
 
-    def admit(self, token_room: int, whole: bool) -> list[int]:
-        """Take waiting requests FCFS while sequences, tokens and KV allow."""
-        taken: list[int] = []
+    def admit(self, token_room: int, whole: bool) -> list[tuple[int, int]]:
+        """Take waiting requests FCFS while sequences, tokens and KV allow; the taken
+        ones with the prompt tokens each computes."""
+        taken: list[tuple[int, int]] = []
         config = self.config
         while self.waiting and self.d + len(self.prefilling) + len(taken) < config.max_sequences:
             i = self.waiting[0]
+            prefix = self.r.prefix[i] if i not in self.holding else -1
+            cached = prefix >= 0 and self.resident(prefix)
             need = self.own(i) + self.slack
-            if need > self.capacity:  # can never fit: refuse rather than block forever
+            extra = self.r.prefix_tokens[i] if prefix >= 0 and not cached else 0
+            if need + extra > self.capacity:  # can never fit: refuse rather than block
                 self.waiting.popleft()
-                self.rejected[i] = True
+                self.r.rejected[i] = True
+                self.done_at.append(self.t)
                 continue
             # Admit only with a block of growth left for every running sequence (the
             # role of vLLM's watermark): a re-admitted victim cannot be evicted again
             # before every sequence has decoded ``block_tokens`` more tokens.
-            if self.kv + need + self.d * config.block_tokens > self.capacity:
+            while self.free() < need + extra + self.d * config.block_tokens:
+                if not self.evict(keep=prefix):
+                    break
+            if self.free() < need + extra + self.d * config.block_tokens:
                 break
             if i in self.swapped:  # KV comes back from host (or arrived from the prefill pool)
                 self.waiting.popleft()
                 self.kv += need
-                self.t += self.transfer_s(self.own(i)) if self.preempted[i] else 0.0
+                self.t += self.transfer_s(self.own(i)) if self.r.preempted[i] else 0.0
+                if prefix >= 0:
+                    self.acquire(i)
                 self.join_decode(i)
                 continue
-            compute = self.prompt[i] - self.cached[i]
+            compute = self.prompt[i] - (self.r.prefix_tokens[i] if cached else 0)
             if whole and taken and compute > token_room:
                 break
             if not whole and token_room <= 0:
                 break
             self.waiting.popleft()
             self.kv += need
-            taken.append(i)
+            if prefix >= 0:
+                self.acquire(i)
+            taken.append((i, compute))
             token_room -= compute
         return taken
 
@@ -224,15 +351,16 @@ class _Engine:
 
     def decode_run(self) -> None:
         """Decode-only steps until the next event."""
-        room = self.capacity - self.kv
+        room = self.free()
         if room < self.d:
-            self.preempt()
+            if not self.evict(keep=-1):
+                self.preempt()
             return
         steps = min(self.heap[0][0] - self.g, room // self.d)
         until = math.inf
         blocked = self.waiting or self.d + len(self.prefilling) >= self.config.max_sequences
-        if not blocked and self.next_arrival < len(self.arrival):
-            until = self.arrival[self.next_arrival]
+        if not blocked:
+            until = self.upcoming()
         d, base = self.d, self.ctx_sum
         first = self.cost.step_time(0, 0.0, 0.0, d, base + d, d, d)
         if until < math.inf:
@@ -259,23 +387,28 @@ class _Engine:
         self.kv += steps * d
         self.finish_due()
 
-    def run(self, progress: Callable[[int], None] | None) -> None:
+    def advance(self, limit: float, progress: Callable[[int], None] | None = None) -> None:
+        """Run the steps that start before ``limit`` (the next arrival not yet routed
+        anywhere; infinite once every request is routed), or until idle."""
+        self.limit = limit
         chunked = self.config.policy == "chunked"
         budget = self.config.max_batched_tokens
-        reported = 0
+        reported = self.next_arrival
         while True:
             self.arrive()
             if not (self.waiting or self.d or self.prefilling):
-                if self.next_arrival >= len(self.arrival):
+                if self.next_arrival >= len(self.inbox):
                     break
-                self.t = max(self.t, self.arrival[self.next_arrival])
+                self.t = max(self.t, self.arrival[self.inbox[self.next_arrival]])
                 continue
+            if self.t >= limit:
+                break
             if chunked:
                 self.chunked_step(budget)
             else:
                 taken = self.admit(budget, whole=True)
                 if taken:
-                    self.prefill_step([(i, self.own(i), self.prompt[i]) for i in taken], False)
+                    self.prefill_step([(i, q, self.prompt[i]) for i, q in taken], False)
                 elif self.d:
                     self.decode_run()
             self.record()
@@ -288,11 +421,12 @@ class _Engine:
     def chunked_step(self, budget: int) -> None:
         """Decode every running sequence and fill the rest of the budget with chunks."""
         room = budget - self.d
-        if self.capacity - self.kv < self.d:
-            self.preempt()
+        if self.free() < self.d:
+            if not self.evict(keep=-1):
+                self.preempt()
             return
-        for i in self.admit(room, whole=False):
-            self.prefilling.append([i, self.own(i)])
+        for i, q in self.admit(room, whole=False):
+            self.prefilling.append([i, q])
         if not self.prefilling:
             if self.d:
                 self.decode_run()
@@ -310,33 +444,68 @@ class _Engine:
         self.prefill_step(chunks, decode=True)
 
 
-def simulate_continuous(
+def simulate_pool(
     workload: Workload,
     cost: StepCost,
     config: SchedulerConfig,
     kv_capacity_tokens: int,
     *,
+    replicas: int = 1,
     prefilled: bool = False,
     progress: Callable[[int], None] | None = None,
 ) -> RunRecord:
-    """Run ``workload`` through one replica with the ``continuous`` or ``chunked`` policy.
+    """Run ``workload`` through ``replicas`` identical replicas with the
+    ``continuous`` or ``chunked`` policy, each request routed on arrival to the
+    least-loaded replica (module doc); one replica takes every request.
 
     ``prefilled`` requests arrive with their prompt's KV cache and first token (the
     decode pool of disaggregated serving). ``progress`` is called with the count of
-    newly arrived requests now and then.
+    newly arrived requests now and then (one replica only).
     """
-    engine = _Engine(workload, cost, config, kv_capacity_tokens, prefilled)
-    engine.run(progress)
-    timeline = np.asarray(engine.timeline, float).reshape(-1, 4)
+    if isinstance(replicas, bool) or not isinstance(replicas, int) or replicas < 1:
+        raise InputError(f"replicas must be an integer >= 1, got {replicas!r}")
+    requests = _Requests(workload, prefilled)
+    engines = [
+        _Engine(requests, cost, config, kv_capacity_tokens, prefilled) for _ in range(replicas)
+    ]
+    if replicas == 1:
+        engines[0].inbox = list(range(len(workload)))
+        engines[0].advance(math.inf, progress)
+    else:
+        for i, at in enumerate(requests.arrival):
+            for engine in engines:
+                engine.advance(at)
+            best = min(range(replicas), key=lambda k: engines[k].load(at))
+            engines[best].inbox.append(i)
+        for engine in engines:
+            engine.advance(math.inf)
+    timeline = _merged_timeline([engine.timeline for engine in engines])
     return RunRecord(
-        first_token_s=np.asarray(engine.first, float),
-        finish_s=np.asarray(engine.finish, float),
-        preemptions=np.asarray(engine.preempted, np.int64),
-        rejected=np.asarray(engine.rejected, bool),
+        first_token_s=np.asarray(requests.first, float),
+        finish_s=np.asarray(requests.finish, float),
+        preemptions=np.asarray(requests.preempted, np.int64),
+        rejected=np.asarray(requests.rejected, bool),
         timeline_s=timeline[:, 0],
         waiting=timeline[:, 1].astype(np.int64),
         running=timeline[:, 2].astype(np.int64),
         kv_tokens=timeline[:, 3],
-        kv_capacity_tokens=kv_capacity_tokens,
-        steps=engine.steps,
+        kv_capacity_tokens=kv_capacity_tokens * replicas,
+        steps=sum(engine.steps for engine in engines),
+        prefix_hits=np.asarray(requests.hits, np.int8),
     )
+
+
+def _merged_timeline(timelines: list[list[tuple[float, int, int, int]]]) -> NDArray[np.float64]:
+    """Rows (time, waiting, running, KV tokens) of the replicas summed: each replica's
+    values hold from its row to its next (0 before its first)."""
+    arrays = [np.asarray(rows, float).reshape(-1, 4) for rows in timelines]
+    if len(arrays) == 1:
+        return arrays[0]
+    times = np.unique(np.concatenate([rows[:, 0] for rows in arrays]))
+    total = np.zeros((len(times), 3))
+    for rows in arrays:
+        if not len(rows):
+            continue
+        at = np.searchsorted(rows[:, 0], times, side="right") - 1
+        total += np.where((at >= 0)[:, None], rows[np.maximum(at, 0), 1:], 0.0)
+    return np.column_stack([times, total])

@@ -5,6 +5,8 @@
 - Throughput counts generated tokens of finished requests over the span from the
   first arrival to the last finish; goodput counts only requests meeting every SLO
   given (DistServe's definition), per second of the same span.
+- The prefix hit rate is the share of requests carrying a shared prefix that found it
+  in their replica's prefix cache when first admitted.
 - A rate is *not sustainable* when the replica falls behind: over the second half of
   the arrival window fewer than 90 % as many requests finish as arrive (the waiting
   queue then grows without bound as the run lengthens).
@@ -115,6 +117,12 @@ def _sustainability(arrival: Floats, finish: Floats) -> tuple[bool, str]:
     return True, f"sustainable: {finished} finished / {arrived} arrived in the second half"
 
 
+def _hit_rate(hits: NDArray[np.int8]) -> float:
+    """Share of the admitted requests with a prefix that found it cached (NaN: none)."""
+    counted = hits[hits >= 0]
+    return float(counted.mean()) if len(counted) else math.nan
+
+
 def summarise(
     workload: Workload,
     first_token_s: Floats,
@@ -156,6 +164,7 @@ def summarise(
         "goodput_tokens_per_s": float(outputs[meets].sum()) / span,
         "slo_attainment": float(meets.mean()),
         "preemptions": float(record.preemptions.sum()),
+        "prefix_hit_rate": _hit_rate(record.prefix_hits),
         "kv_capacity_tokens": float(record.kv_capacity_tokens),
         "kv_occupancy_mean": float(np.average(occupancy, weights=weights)),
         "kv_occupancy_peak": float(occupancy.max(initial=0.0)),

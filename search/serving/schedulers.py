@@ -1,6 +1,6 @@
 """Replicas and policies: build a replica's step cost and KV capacity, run static
 batching, continuous batching (with or without chunked prefill) and disaggregated
-prefill/decode pools."""
+prefill/decode pools of N and M replicas."""
 
 from __future__ import annotations
 
@@ -19,10 +19,16 @@ from genz import (
     step_activation_bytes,
     step_cost,
 )
-from roofline import InputError, Platform, require_non_negative, require_positive
+from roofline import (
+    InputError,
+    Platform,
+    link_parameters,
+    require_non_negative,
+    require_positive,
+)
 
 from .config import SchedulerConfig
-from .engine import RunRecord, simulate_continuous
+from .engine import RunRecord, simulate_pool
 from .workload import Workload
 
 
@@ -97,7 +103,8 @@ def simulate_static(
     """Static batching: when the replica is idle it takes up to ``max_sequences``
     waiting requests (as many as the KV cache holds at their padded final length),
     prefills them in one step padded to the longest prompt, and decodes every row until
-    the longest output ends. A request is returned at its own last token."""
+    the longest output ends. A request is returned at its own last token. Prefixes
+    are not cached (every prompt is prefilled whole)."""
     cost, config = replica.cost, replica.config
     arrival = workload.arrival_s
     n = len(workload)
@@ -163,29 +170,128 @@ def simulate_static(
         kv_tokens=line[:, 3],
         kv_capacity_tokens=replica.kv_capacity_tokens,
         steps=steps,
+        prefix_hits=np.full(n, -1, np.int8),
     )
 
 
 def simulate_replica(
-    workload: Workload, replica: Replica, progress: Callable[[int], None] | None = None
+    workload: Workload,
+    replica: Replica,
+    progress: Callable[[int], None] | None = None,
+    replicas: int = 1,
 ) -> RunRecord:
-    """Run ``workload`` on one replica with its configured policy."""
+    """Run ``workload`` on ``replicas`` copies of ``replica`` with its configured policy
+    (several replicas: least-loaded routing, `simulate_pool`; static: one replica)."""
     if replica.config.policy == "static":
+        if replicas != 1:
+            raise InputError("static batching runs one replica; route with find-replicas")
         return simulate_static(workload, replica, progress)
-    return simulate_continuous(
-        workload, replica.cost, replica.config, replica.kv_capacity_tokens, progress=progress
+    return simulate_pool(
+        workload,
+        replica.cost,
+        replica.config,
+        replica.kv_capacity_tokens,
+        replicas=replicas,
+        progress=progress,
     )
 
 
 @dataclass(frozen=True)
+class KVLink:
+    """The path a prompt's KV cache takes from a prefill to a decode replica: per-device
+    bandwidth after efficiency, bytes/s, and latency per transfer, s."""
+
+    bandwidth_bytes_per_s: float
+    latency_s: float
+
+    def __post_init__(self) -> None:
+        require_positive("link bandwidth_bytes_per_s", self.bandwidth_bytes_per_s)
+        require_non_negative("link latency_s", self.latency_s)
+
+
+def kv_link(
+    prefill: Replica,
+    decode: Replica,
+    prefill_replicas: int = 1,
+    decode_replicas: int = 1,
+    bandwidth_bytes_per_s: float | None = None,
+) -> KVLink:
+    """The KV link between the pools from the platforms' interconnects
+    (`roofline.link_parameters`): on one platform, the pools' devices together form the
+    group (within ``devices_per_node`` the scale-up link, else the scale-out network);
+    on two platforms the transfer crosses nodes. With two, the slower bandwidth and the
+    longer latency apply. ``bandwidth_bytes_per_s`` replaces the bandwidth (taken as
+    achieved); the latency then comes from the interconnects where they are given."""
+    platforms = (prefill.platform, decode.platform)
+    if prefill.platform == decode.platform:
+        group = prefill.devices * prefill_replicas + decode.devices * decode_replicas
+    else:
+        group = 1 + max(p.interconnect.devices_per_node if p.interconnect else 1 for p in platforms)
+    missing = [p.name for p in platforms if p.interconnect is None]
+    if missing and bandwidth_bytes_per_s is None:
+        raise InputError(f"{missing[0]} has no interconnect; give the KV link bandwidth")
+    bandwidths, latencies = [], []
+    for platform in platforms:
+        if platform.interconnect is not None:
+            bandwidth, latency = link_parameters(platform, group)
+            bandwidths.append(float(bandwidth))
+            latencies.append(float(latency))
+    return KVLink(
+        bandwidth_bytes_per_s if bandwidth_bytes_per_s is not None else min(bandwidths),
+        max(latencies, default=0.0),
+    )
+
+
+def kv_transfer(
+    workload: Workload, prefill: Replica, decode: Replica, link: KVLink
+) -> tuple[np.ndarray, np.ndarray]:
+    """Bytes of each prompt's KV cache (all layers, the model's KV bits) and the
+    seconds it takes over ``link``: every device of the prefill replica sends its shard
+    while every decode device receives its own, so the larger per-device share (KV
+    bytes per token per device, `genz.StepCost`) sets the time: ``tokens x share /
+    bandwidth + latency``."""
+    tokens = workload.input_tokens.astype(float)
+    model = prefill.model
+    per_token = (
+        model.num_layers * model.kv_elements_per_token_per_layer * (prefill.precision.kv_bits / 8)
+    )
+    share = max(prefill.cost.kv_bytes_per_token, decode.cost.kv_bytes_per_token)
+    return tokens * per_token, tokens * share / link.bandwidth_bytes_per_s + link.latency_s
+
+
+@dataclass(frozen=True)
 class DisaggregatedRun:
-    """Both pools of a disaggregated run and the per-request outcome (absolute times)."""
+    """Both pools of a disaggregated run and the per-request outcome (absolute times,
+    workload order). ``combined`` is the record to summarise: per-request figures of
+    both pools (rejected in either, preemptions of both, the prefill pool's prefix
+    hits) with the decode pool's timeline and KV capacity."""
 
     prefill: RunRecord
     decode: RunRecord
     first_token_s: np.ndarray
     finish_s: np.ndarray
     kv_transfer_s: np.ndarray
+    kv_transfer_bytes: np.ndarray
+    combined: RunRecord
+
+
+def prefill_pool(
+    workload: Workload,
+    prefill: Replica,
+    replicas: int = 1,
+    progress: Callable[[int], None] | None = None,
+) -> RunRecord:
+    """The prefill pool's run: every prompt with an output of one token; its
+    ``finish_s`` is each request's first token."""
+    one_token = Workload(
+        workload.arrival_s,
+        workload.input_tokens,
+        np.ones(len(workload), np.int64),
+        workload.prefix_tokens,
+        workload.source,
+        workload.prefixes,
+    )
+    return simulate_replica(one_token, prefill, progress, replicas)
 
 
 def simulate_disaggregated(
@@ -193,30 +299,28 @@ def simulate_disaggregated(
     prefill: Replica,
     decode: Replica,
     *,
-    link_bytes_per_s: float,
-    link_latency_s: float = 10e-6,
+    link: KVLink,
+    prefill_replicas: int = 1,
+    decode_replicas: int = 1,
     progress: Callable[[int], None] | None = None,
+    prefilled: RunRecord | None = None,
 ) -> DisaggregatedRun:
-    """Prefill pool then decode pool (Splitwise / DistServe style).
+    """A pool of ``prefill_replicas`` prefill replicas feeding a pool of
+    ``decode_replicas`` decode replicas (Splitwise / DistServe style).
 
-    The prefill replica runs every prompt (its continuous batching, output of one
-    token); each request's KV cache (its own prompt tokens x KV bytes per token per
-    device) then crosses the link at ``link_bytes_per_s`` per device, and the decode
-    replica admits it with the cache in place and generates the other tokens. TTFT is
-    when the prefill pool emits the first token.
+    The prefill pool runs every prompt (`prefill_pool`: continuous batching, prefix
+    caching per replica); each request's whole prompt KV cache then crosses ``link``
+    (`kv_transfer`), and a decode replica admits it with the cache in place and
+    generates the other tokens. Each pool routes a request, as it arrives there, to its
+    least-loaded replica. TTFT is when the prefill pool emits the first token.
+    ``prefilled`` reuses a `prefill_pool` run of this workload and pool.
     """
-    require_positive("link_bytes_per_s", link_bytes_per_s)
-    require_non_negative("link_latency_s", link_latency_s)
-    one_token = Workload(
-        workload.arrival_s,
-        workload.input_tokens,
-        np.ones(len(workload), np.int64),
-        workload.cached_tokens,
-        workload.source,
-    )
-    first_pool = simulate_replica(one_token, prefill, progress)
-    own = workload.input_tokens - workload.cached_tokens
-    transfer = own * prefill.cost.kv_bytes_per_token / link_bytes_per_s + link_latency_s
+    if decode.model.name != prefill.model.name:
+        raise InputError(
+            f"the pools must serve one model, got {prefill.model.name} and {decode.model.name}"
+        )
+    first_pool = prefilled or prefill_pool(workload, prefill, prefill_replicas, progress)
+    size, transfer = kv_transfer(workload, prefill, decode, link)
     ready = first_pool.finish_s + transfer
     done = np.isfinite(ready)
     order = np.argsort(np.where(done, ready, np.inf), kind="stable")[: int(done.sum())]
@@ -224,13 +328,37 @@ def simulate_disaggregated(
         ready[order],
         workload.input_tokens[order],
         workload.output_tokens[order],
-        workload.cached_tokens[order],
+        np.zeros(len(order), np.int64),
         workload.source,
     )
-    second = simulate_continuous(
-        arrivals, decode.cost, decode.config, decode.kv_capacity_tokens, prefilled=True
+    second = simulate_pool(
+        arrivals,
+        decode.cost,
+        decode.config,
+        decode.kv_capacity_tokens,
+        replicas=decode_replicas,
+        prefilled=True,
     )
     finish = np.full(len(workload), math.nan)
     finish[order] = second.finish_s
     finish = np.where(workload.output_tokens == 1, first_pool.finish_s, finish)
-    return DisaggregatedRun(first_pool, second, first_pool.finish_s, finish, transfer)
+    rejected = first_pool.rejected.copy()
+    rejected[order] |= second.rejected
+    preemptions = first_pool.preemptions.copy()
+    preemptions[order] += second.preemptions
+    combined = RunRecord(
+        first_token_s=first_pool.finish_s,
+        finish_s=finish,
+        preemptions=preemptions,
+        rejected=rejected,
+        timeline_s=second.timeline_s,
+        waiting=second.waiting,
+        running=second.running,
+        kv_tokens=second.kv_tokens,
+        kv_capacity_tokens=second.kv_capacity_tokens,
+        steps=first_pool.steps + second.steps,
+        prefix_hits=first_pool.prefix_hits,
+    )
+    return DisaggregatedRun(
+        first_pool, second, first_pool.finish_s, finish, transfer, size, combined
+    )

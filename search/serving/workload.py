@@ -8,9 +8,12 @@
   a lognormal fitted to a trace's lengths, or the trace's own lengths; ShareGPT-like
   pairs (`sharegpt_lengths`: lognormal of given means under the benchmark scripts'
   length filter).
-- Shared prefixes: a share ``prefix_hit_rate`` of requests re-send the same
-  ``prefix_tokens``-token prefix (system prompt, agent context) that the engine keeps
-  cached once: those requests compute and store only their other tokens.
+- Shared prefixes: a share ``prefix_share`` of requests start with one of
+  ``prefix_count`` shared prefixes of ``prefix_tokens`` tokens (system prompts, agent
+  contexts, earlier turns), drawn with Zipf popularity (weight of the k-th most popular
+  prefix proportional to ``1 / k**prefix_zipf``; 0 is uniform), or the ``prefix_id``
+  column of a trace. Whether a request finds its prefix cached is decided by the
+  replica's prefix cache (`search.serving.engine`), not here.
 
 A seed fixes every draw.
 """
@@ -33,6 +36,10 @@ MAX_TRACE_BYTES = 64_000_000
 #: Largest prompt or output length drawn, tokens.
 MAX_LENGTH = 1_000_000
 TRACE_COLUMNS = ("arrival_s", "input_tokens", "output_tokens")
+#: Optional trace columns naming each request's shared prefix and its length.
+PREFIX_COLUMNS = ("prefix_id", "prefix_tokens")
+#: Largest prefix id a trace may use.
+MAX_PREFIX_ID = 2**31 - 1
 
 Ints = NDArray[np.int64]
 Floats = NDArray[np.float64]
@@ -40,17 +47,38 @@ Floats = NDArray[np.float64]
 
 @dataclass(frozen=True)
 class Workload:
-    """Requests sorted by arrival: times (s), prompt and output tokens, and the cached
-    prefix tokens of each (0 on a miss). ``source`` says how it was made."""
+    """Requests sorted by arrival: times (s), prompt and output tokens, and the tokens
+    of the shared prefix each prompt starts with (0: none; included in the prompt).
+    ``prefix_id`` names that prefix (-1: none); None means one prefix shared by every
+    request with ``prefix_tokens > 0``. ``source`` says how it was made."""
 
     arrival_s: Floats
     input_tokens: Ints
     output_tokens: Ints
-    cached_tokens: Ints
+    prefix_tokens: Ints
     source: str
+    prefix_id: Ints | None = None
 
     def __len__(self) -> int:
         return len(self.arrival_s)
+
+    @property
+    def prefixes(self) -> Ints:
+        """Prefix id of every request (-1: none)."""
+        if self.prefix_id is not None:
+            return self.prefix_id
+        return np.where(self.prefix_tokens > 0, 0, -1).astype(np.int64)
+
+    def subset(self, index: NDArray[np.intp] | slice, source: str) -> Workload:
+        """The requests at ``index`` (kept in the given order)."""
+        return Workload(
+            self.arrival_s[index],
+            self.input_tokens[index],
+            self.output_tokens[index],
+            self.prefix_tokens[index],
+            source,
+            self.prefixes[index],
+        )
 
     @property
     def duration_s(self) -> float:
@@ -59,12 +87,8 @@ class Workload:
 
     def thinned(self, replicas: int, index: int = 0) -> Workload:
         """The requests one of ``replicas`` replicas receives under round-robin routing."""
-        part = slice(index, None, replicas)
-        return Workload(
-            self.arrival_s[part],
-            self.input_tokens[part],
-            self.output_tokens[part],
-            self.cached_tokens[part],
+        return self.subset(
+            slice(index, None, replicas),
             f"{self.source}, replica {index + 1} of {replicas} (round-robin)",
         )
 
@@ -139,20 +163,40 @@ def sharegpt_lengths(
     return np.concatenate(inputs)[:size], np.concatenate(outputs)[:size]
 
 
+def zipf_weights(count: int, exponent: float) -> Floats:
+    """Popularity of ``count`` prefixes: ``1 / k**exponent`` for k = 1..count, summing to 1."""
+    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= 1_000_000:
+        raise InputError(f"prefix_count must be an integer in [1, 1000000], got {count!r}")
+    require_non_negative("prefix_zipf", exponent)
+    weights = np.arange(1, count + 1, dtype=float) ** -float(exponent)
+    return weights / weights.sum()
+
+
 def _prefixes(
-    inputs: Ints, hit_rate: float, prefix_tokens: int, rng: np.random.Generator
-) -> tuple[Ints, Ints]:
-    """Prompts with the shared prefix on a hit (a hit's prompt is at least the prefix
-    plus one token) and the cached tokens of each request."""
-    if not 0 <= hit_rate <= 1:
-        raise InputError(f"prefix_hit_rate must be in [0, 1], got {hit_rate!r}")
+    inputs: Ints,
+    share: float,
+    prefix_tokens: int,
+    weights: Floats,
+    rng: np.random.Generator,
+) -> tuple[Ints, Ints, Ints]:
+    """Prompts (a request with a prefix is at least the prefix plus one token), the
+    prefix tokens and the prefix id (-1: none) of each request; ids are drawn from
+    ``weights`` (only when there is more than one prefix)."""
+    if not 0 <= share <= 1:
+        raise InputError(f"prefix_share must be in [0, 1], got {share!r}")
     if prefix_tokens < 0:
         raise InputError(f"prefix_tokens must be >= 0, got {prefix_tokens!r}")
-    if hit_rate == 0 or prefix_tokens == 0:
-        return inputs, np.zeros_like(inputs)
-    hits = rng.random(len(inputs)) < hit_rate
-    prompts = np.where(hits, np.maximum(inputs, prefix_tokens + 1), inputs)
-    return prompts, np.where(hits, prefix_tokens, 0).astype(np.int64)
+    none = np.full(len(inputs), -1, np.int64)
+    if share == 0 or prefix_tokens == 0:
+        return inputs, np.zeros_like(inputs), none
+    shared = rng.random(len(inputs)) < share
+    prompts = np.where(shared, np.maximum(inputs, prefix_tokens + 1), inputs)
+    ids = rng.choice(len(weights), size=len(inputs), p=weights) if len(weights) > 1 else 0
+    return (
+        prompts,
+        np.where(shared, prefix_tokens, 0).astype(np.int64),
+        np.where(shared, ids, -1).astype(np.int64),
+    )
 
 
 def synthetic_workload(
@@ -164,35 +208,92 @@ def synthetic_workload(
     output_tokens: float | None = None,
     length_cv: float = 0.5,
     arrival_cv: float = 1.0,
-    prefix_hit_rate: float = 0.0,
+    prefix_share: float = 0.0,
     prefix_tokens: int = 0,
+    prefix_count: int = 1,
+    prefix_zipf: float = 1.0,
     seed: int = 0,
 ) -> Workload:
     """Requests over ``duration_s`` seconds at ``rate`` requests/s.
 
     Mean lengths come from the use case unless ``input_tokens`` / ``output_tokens``
-    are given; ``length_cv`` is the spread of both (lognormal).
+    are given; ``length_cv`` is the spread of both (lognormal). A share
+    ``prefix_share`` of the prompts starts with one of ``prefix_count`` prefixes of
+    ``prefix_tokens`` tokens, Zipf-popular with exponent ``prefix_zipf``.
     """
     rng = np.random.default_rng(seed)
     case = use_case(use_case_name)
     arrivals = arrival_times(rate, duration_s, rng, arrival_cv)
     inputs = lognormal_lengths(input_tokens or case.input_tokens, length_cv, len(arrivals), rng)
     outputs = lognormal_lengths(output_tokens or case.output_tokens, length_cv, len(arrivals), rng)
-    prompts, cached = _prefixes(inputs, prefix_hit_rate, prefix_tokens, rng)
+    weights = zipf_weights(prefix_count, prefix_zipf)
+    prompts, prefix, ids = _prefixes(inputs, prefix_share, prefix_tokens, weights, rng)
     kind = "Poisson" if arrival_cv == 1 else f"gamma (cv {arrival_cv:g})"
+    shared = ""
+    if prefix.any():
+        shared = (
+            f"; {prefix_share:.0%} share one of {prefix_count} {prefix_tokens}-token prefixes"
+            + (f" (Zipf {prefix_zipf:g})" if prefix_count > 1 else "")
+        )
     return Workload(
         arrivals,
         prompts,
         outputs,
-        cached,
+        prefix,
         f"{kind} arrivals at {rate:g}/s for {duration_s:g} s; {use_case_name} lengths "
-        f"(lognormal, cv {length_cv:g}); seed {seed}",
+        f"(lognormal, cv {length_cv:g}){shared}; seed {seed}",
+        ids,
     )
+
+
+def _prefix_columns(header: list[str], source: Path) -> tuple[int, int] | None:
+    """Positions of ``prefix_id`` and ``prefix_tokens`` (None when the trace has none)."""
+    if "cached_tokens" in header:
+        raise InputError(
+            f"{source}: line 1: column 'cached_tokens' is not read (hits come from the "
+            "prefix cache); give prefix_id and prefix_tokens instead"
+        )
+    present = [name for name in PREFIX_COLUMNS if name in header]
+    if not present:
+        return None
+    if len(present) == 1:
+        other = next(name for name in PREFIX_COLUMNS if name not in present)
+        raise InputError(f"{source}: line 1: column {present[0]!r} needs a column {other!r}")
+    return header.index("prefix_id"), header.index("prefix_tokens")
+
+
+def _prefix_of(
+    row: list[str], columns: tuple[int, int], n_in: int, source: Path, line: int
+) -> tuple[int, int]:
+    """A row's (prefix id, prefix tokens); an empty ``prefix_id`` cell is no prefix."""
+    id_cell, tokens_cell = (row[i].strip() if i < len(row) else "" for i in columns)
+    if not id_cell:
+        return -1, 0
+    try:
+        prefix, tokens = int(id_cell), int(tokens_cell)
+    except ValueError:
+        raise InputError(
+            f"{source}: line {line}: prefix_id and prefix_tokens must be integers, got "
+            f"{id_cell!r} and {tokens_cell!r}"
+        ) from None
+    if not 0 <= prefix <= MAX_PREFIX_ID:
+        raise InputError(
+            f"{source}: line {line}: prefix_id must be in [0, {MAX_PREFIX_ID}] (empty: no "
+            f"prefix), got {prefix}"
+        )
+    if not 1 <= tokens < n_in:
+        raise InputError(
+            f"{source}: line {line}: prefix_tokens must be in [1, input_tokens) = [1, {n_in}), "
+            f"got {tokens}"
+        )
+    return prefix, tokens
 
 
 def load_trace(path: str | Path) -> Workload:
     """A trace CSV with columns ``arrival_s, input_tokens, output_tokens`` (more
-    columns are ignored; ``cached_tokens`` is read when present), sorted by time."""
+    columns are ignored), sorted by time. Optional ``prefix_id`` (an integer naming a
+    shared prefix; empty: none) and ``prefix_tokens`` (its length, part of the prompt;
+    the same on every row of one prefix) give shared prefixes."""
     source, text = read_user_text(path, kind="trace CSV", max_bytes=MAX_TRACE_BYTES)
     reader = csv.reader(io.StringIO(text))
     header = [name.strip() for name in next(reader, [])]
@@ -202,8 +303,9 @@ def load_trace(path: str | Path) -> Workload:
             f"{source}: line 1: missing column {missing[0]!r}; needs {', '.join(TRACE_COLUMNS)}"
         )
     columns = [header.index(name) for name in TRACE_COLUMNS]
-    cached_at = header.index("cached_tokens") if "cached_tokens" in header else None
-    times, inputs, outputs, cached = [], [], [], []
+    prefix_at = _prefix_columns(header, source)
+    times, inputs, outputs, prefix_tokens, prefix_ids = [], [], [], [], []
+    lengths: dict[int, tuple[int, int]] = {}  # prefix id -> (tokens, first line)
     last = 0.0
     for line, row in enumerate(reader, start=2):
         if not row or all(not cell.strip() for cell in row):
@@ -211,7 +313,6 @@ def load_trace(path: str | Path) -> Workload:
         try:
             t = float(row[columns[0]])
             n_in, n_out = int(row[columns[1]]), int(row[columns[2]])
-            n_cached = int(row[cached_at]) if cached_at is not None else 0
         except (ValueError, IndexError):
             raise InputError(
                 f"{source}: line {line}: needs a number in each of {', '.join(TRACE_COLUMNS)}"
@@ -228,23 +329,31 @@ def load_trace(path: str | Path) -> Workload:
                 f"{source}: line {line}: input_tokens and output_tokens must be in "
                 f"[1, {MAX_LENGTH}], got {n_in} and {n_out}"
             )
-        if not 0 <= n_cached < n_in:
-            raise InputError(
-                f"{source}: line {line}: cached_tokens must be in [0, input_tokens), got {n_cached}"
-            )
+        prefix, tokens = (
+            (-1, 0) if prefix_at is None else _prefix_of(row, prefix_at, n_in, source, line)
+        )
+        if prefix >= 0:
+            seen, first = lengths.setdefault(prefix, (tokens, line))
+            if seen != tokens:
+                raise InputError(
+                    f"{source}: line {line}: prefix {prefix} has {tokens} prefix_tokens here "
+                    f"but {seen} at line {first}"
+                )
         last = t
         times.append(t)
         inputs.append(n_in)
         outputs.append(n_out)
-        cached.append(n_cached)
+        prefix_tokens.append(tokens)
+        prefix_ids.append(prefix)
     if not times:
         raise InputError(f"{source}: no requests after the header line")
     return Workload(
         np.asarray(times, float),
         np.asarray(inputs, np.int64),
         np.asarray(outputs, np.int64),
-        np.asarray(cached, np.int64),
+        np.asarray(prefix_tokens, np.int64),
         f"trace {source.name} ({len(times)} requests)",
+        np.asarray(prefix_ids, np.int64),
     )
 
 
@@ -252,19 +361,35 @@ def fitted_workload(
     trace: Workload, rate: float, duration_s: float, *, arrival_cv: float = 1.0, seed: int = 0
 ) -> Workload:
     """New arrivals at ``rate`` with lognormal lengths fitted to ``trace``'s (the mean
-    and standard deviation of the log lengths)."""
+    and standard deviation of the log lengths) and its shared prefixes: the same share
+    of requests carries a prefix, drawn with the trace's prefix frequencies as weights."""
     rng = np.random.default_rng(seed)
     arrivals = arrival_times(rate, duration_s, rng, arrival_cv)
+    n = len(arrivals)
 
     def draw(lengths: Ints) -> Ints:
         logs = np.log(lengths.astype(float))
-        values = rng.lognormal(logs.mean(), logs.std(), size=len(arrivals))
+        values = rng.lognormal(logs.mean(), logs.std(), size=n)
         return np.clip(np.rint(values), 1, MAX_LENGTH).astype(np.int64)
 
+    inputs, outputs = draw(trace.input_tokens), draw(trace.output_tokens)
+    ids = np.full(n, -1, np.int64)
+    prefix = np.zeros(n, np.int64)
+    carried = trace.prefixes >= 0
+    if carried.any():
+        known, first, counts = np.unique(
+            trace.prefixes[carried], return_index=True, return_counts=True
+        )
+        shared = rng.random(n) < carried.mean()
+        pick = rng.choice(len(known), size=n, p=counts / counts.sum())
+        ids = np.where(shared, known[pick], -1)
+        prefix = np.where(shared, trace.prefix_tokens[carried][first][pick], 0)
+        inputs = np.where(shared, np.maximum(inputs, prefix + 1), inputs)
     return Workload(
         arrivals,
-        draw(trace.input_tokens),
-        draw(trace.output_tokens),
-        np.zeros(len(arrivals), np.int64),
+        inputs,
+        outputs,
+        prefix.astype(np.int64),
         f"lognormal lengths fitted to {trace.source}; arrivals at {rate:g}/s; seed {seed}",
+        ids.astype(np.int64),
     )
