@@ -1,11 +1,13 @@
-"""``codesign serve``: a replica under load (continuous batching simulation),
-latency percentiles, goodput, and capacity planning (``--find-max-rate``,
-``--find-replicas``)."""
+"""``codesign serve``: a replica (or disaggregated prefill and decode pools) under
+load (continuous batching simulation), latency percentiles, goodput, prefix-cache
+hits, capacity planning (``--find-max-rate``, ``--find-replicas``) and sweeps over
+rates and policies (``--sweep-rates``, serial or on Ray)."""
 
 from __future__ import annotations
 
 import argparse
 import csv
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -38,11 +40,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     load.add_argument("--length-cv", type=float, default=0.5, help="lognormal CV of lengths (0.5)")
     load.add_argument("--burst-cv", type=float, default=1.0, help="gamma CV of gaps (1 = Poisson)")
     load.add_argument(
-        "--prefix-hit-rate", type=float, default=0.0, help="share re-sending a prefix"
+        "--prefix-share",
+        type=float,
+        default=0.0,
+        help="share of prompts starting with a shared prefix, in [0, 1] (0)",
     )
-    load.add_argument("--prefix-tokens", type=int, default=0, help="tokens of that shared prefix")
+    load.add_argument("--prefix-tokens", type=int, default=0, help="tokens of each shared prefix")
     load.add_argument(
-        "--trace", help="CSV with arrival_s,input_tokens,output_tokens (replaces rate)"
+        "--prefix-count", type=int, default=1, help="distinct shared prefixes K (default 1)"
+    )
+    load.add_argument(
+        "--prefix-zipf",
+        type=float,
+        default=1.0,
+        help="Zipf exponent s of prefix popularity, weight 1/k^s (1; 0 uniform)",
+    )
+    load.add_argument(
+        "--trace",
+        help="CSV with arrival_s,input_tokens,output_tokens and optional "
+        "prefix_id,prefix_tokens (replaces rate)",
     )
     load.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     sched = parser.add_argument_group("scheduler")
@@ -54,35 +70,69 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sched.add_argument("--block-tokens", type=int, default=16, help="KV block size (16)")
     sched.add_argument("--gpu-memory-utilization", type=float, default=0.9)
     sched.add_argument("--preemption", choices=("recompute", "swap"), default="recompute")
-    sched.add_argument(
+    pools = parser.add_argument_group("disaggregated pools (--policy disaggregated)")
+    for pool in ("prefill", "decode"):
+        pools.add_argument(
+            f"--{pool}-replicas",
+            type=int,
+            default=1,
+            help=f"{pool} replicas N (default 1)" if pool == "prefill" else "decode replicas M (1)",
+        )
+        pools.add_argument(f"--{pool}-tp", type=int, help=f"tensor parallel of a {pool} replica")
+        pools.add_argument(f"--{pool}-hw", help=f"hardware of the {pool} pool (default --hw)")
+    pools.add_argument(
         "--link-gb-per-s",
         type=float,
-        help="disaggregated KV link per device, GB/s (default: scale-out)",
+        help="KV link per device, GB/s (default: the interconnect's, after efficiency)",
     )
     slo = parser.add_argument_group("SLO and capacity planning")
     slo.add_argument("--slo-ttft-p99-s", type=float, help="P99 time to first token limit, s")
     slo.add_argument("--slo-tpot-p99-ms", type=float, help="P99 time per output token limit, ms")
     search = slo.add_mutually_exclusive_group()
     search.add_argument("--find-max-rate", action="store_true", help="highest rate meeting the SLO")
-    search.add_argument("--find-replicas", action="store_true", help="fewest replicas for --rate")
-    parser.add_argument("--out", help="write the per-request CSV here")
+    search.add_argument(
+        "--find-replicas",
+        action="store_true",
+        help="fewest replicas for --rate (disaggregated: fewest prefill and decode)",
+    )
+    sweep = parser.add_argument_group("sweeps")
+    search.add_argument(
+        "--sweep-rates", help="comma-separated rates, one summary row each (e.g. 5,10,20)"
+    )
+    sweep.add_argument(
+        "--sweep-policies", help="comma-separated policies to sweep with the rates (--policy)"
+    )
+    sweep.add_argument(
+        "--parallel",
+        choices=("serial", "ray"),
+        default="serial",
+        help="run sweep points here or as Ray tasks (pip install '.[distributed]')",
+    )
+    parser.add_argument("--out", help="write the per-request (sweep: per-point) CSV here")
     parser.add_argument("--json", action="store_true", help="machine-readable summary")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(func=run_serve)
 
 
-def _replica_builder(args: argparse.Namespace, policy: str) -> Any:
+def _replica_builder(args: argparse.Namespace, policy: str, pool: str | None = None) -> Any:
+    """A function building the replica for a workload, and its platform; ``pool``
+    (prefill or decode) applies that pool's ``--<pool>-tp`` and ``--<pool>-hw``."""
     from genz import Parallelism, Precision, load_model
     from search.serving import SchedulerConfig, build_replica
 
-    model, platform = load_model(args.model), platform_from_args(args)
+    tp, hw = args.tp, args.hw
+    if pool is not None:
+        tp = getattr(args, f"{pool}_tp") or tp
+        hw = getattr(args, f"{pool}_hw") or hw
+    model = load_model(args.model)
+    platform = platform_from_args(argparse.Namespace(**{**vars(args), "hw": hw}))
     runtime = runtime_from_args(args)
     precision = Precision(
         weight_bits=args.wbits or model.default_weight_bits,
         activation_bits=args.abits,
         kv_bits=args.kvbits,
     )
-    parallelism = Parallelism(tp=args.tp, pp=args.pp, ep=args.ep)
+    parallelism = Parallelism(tp=tp, pp=args.pp, ep=args.ep)
     budget = args.max_batched_tokens or (512 if policy == "chunked" else 8192)
     config = SchedulerConfig(
         policy=policy,
@@ -119,26 +169,86 @@ def _workload_maker(args: argparse.Namespace) -> Any:
             output_tokens=args.output,
             length_cv=args.length_cv,
             arrival_cv=args.burst_cv,
-            prefix_hit_rate=args.prefix_hit_rate,
+            prefix_share=args.prefix_share,
             prefix_tokens=args.prefix_tokens,
+            prefix_count=args.prefix_count,
+            prefix_zipf=args.prefix_zipf,
             seed=args.seed,
         )
 
     return make
 
 
+def _check_pool_flags(args: argparse.Namespace, policies: list[str]) -> None:
+    """Pool flags only with the disaggregated policy; replica counts >= 1."""
+    from roofline import require_positive
+
+    flags = [f"--{pool}-{what}" for pool in ("prefill", "decode") for what in ("tp", "hw")]
+    given = [flag for flag in flags if getattr(args, flag[2:].replace("-", "_")) is not None]
+    given += [
+        flag
+        for flag in ("--prefill-replicas", "--decode-replicas")
+        if getattr(args, flag[2:].replace("-", "_")) != 1
+    ]
+    if args.link_gb_per_s is not None:
+        require_positive("--link-gb-per-s", args.link_gb_per_s)
+        given.append("--link-gb-per-s")
+    if given and "disaggregated" not in policies:
+        raise InputError(f"{given[0]} sets a disaggregated pool; add --policy disaggregated")
+    for flag in ("--prefill-replicas", "--decode-replicas"):
+        value = getattr(args, flag[2:].replace("-", "_"))
+        if not 1 <= value <= 4096:
+            raise InputError(f"{flag} must be an integer in [1, 4096], got {value}")
+
+
+def _policies(args: argparse.Namespace) -> list[str]:
+    if not args.sweep_policies:
+        return [args.policy]
+    names = [name.strip() for name in args.sweep_policies.split(",") if name.strip()]
+    for name in names:
+        if name not in POLICY_CHOICES:
+            raise InputError(
+                f"--sweep-policies: {name!r} is not one of {', '.join(POLICY_CHOICES)}"
+            )
+    if not names:
+        raise InputError("--sweep-policies needs at least one policy, e.g. continuous,chunked")
+    return names
+
+
+def _rates(text: str) -> list[float]:
+    try:
+        rates = [float(item) for item in text.split(",") if item.strip()]
+    except ValueError:
+        raise InputError(f"--sweep-rates must be comma-separated numbers, got {text!r}") from None
+    if not rates or not all(0 < rate < 1e6 for rate in rates):
+        raise InputError(f"--sweep-rates must be rates in (0, 1e6) requests/s, got {text!r}")
+    return rates
+
+
 def run_serve(args: argparse.Namespace) -> None:
-    """Simulate, or search for the max rate / the fewest replicas, and print."""
+    """Simulate, sweep, or search for the max rate / the fewest replicas, and print."""
     from search.serving import SLO, find_max_rate, find_replicas, load_trace
 
     slo = SLO(
         ttft_s=args.slo_ttft_p99_s,
         tpot_s=None if args.slo_tpot_p99_ms is None else args.slo_tpot_p99_ms / 1e3,
     )
+    policies = _policies(args)
+    _check_pool_flags(args, policies)
     make = _workload_maker(args)
+    if args.sweep_policies and not args.sweep_rates:
+        raise InputError("--sweep-policies goes with --sweep-rates")
+    if args.sweep_rates:
+        if args.trace:
+            raise InputError("--sweep-rates draws a workload per rate; drop --trace")
+        _print_sweep(args, _rates(args.sweep_rates), policies, slo)
+        return
     if args.find_max_rate:
         if args.trace or args.policy == "disaggregated":
-            raise InputError("--find-max-rate draws its own workload on one replica; drop --trace")
+            raise InputError(
+                "--find-max-rate draws its own workload on one colocated replica; drop "
+                "--trace and pick a policy other than disaggregated"
+            )
         build, _ = _replica_builder(args, args.policy)
         found = find_max_rate(make, build, slo, start_rate=args.rate or 1.0)
         _print_capacity(args, found, "rate")
@@ -151,7 +261,8 @@ def run_serve(args: argparse.Namespace) -> None:
         workload = make(args.rate)
     if args.find_replicas:
         if args.policy == "disaggregated":
-            raise InputError("--find-replicas runs one colocated policy; pick another --policy")
+            _print_capacity(args, _find_pools(args, workload, slo), "replicas")
+            return
         build, _ = _replica_builder(args, args.policy)
         _print_capacity(args, find_replicas(workload, build, slo), "replicas")
         return
@@ -161,17 +272,48 @@ def run_serve(args: argparse.Namespace) -> None:
     _print_result(args, workload, result)
 
 
-def _simulate(args: argparse.Namespace, workload: Any, slo: Any) -> Any:
+def _pools(args: argparse.Namespace, workload: Any) -> tuple[Any, Any, Any]:
+    """The prefill and decode replicas for ``workload`` and the KV link of N and M."""
+    from search.serving import kv_link
+
+    prefill = _replica_builder(args, "continuous", "prefill")[0](workload)
+    decode = _replica_builder(args, "continuous", "decode")[0](workload)
+    bandwidth = None if args.link_gb_per_s is None else args.link_gb_per_s * 1e9
+
+    def link_for(n: int, m: int) -> Any:
+        return kv_link(prefill, decode, n, m, bandwidth)
+
+    return prefill, decode, link_for
+
+
+def _find_pools(args: argparse.Namespace, workload: Any, slo: Any) -> Any:
+    from search.serving import find_disaggregated_replicas
+
+    prefill, decode, link_for = _pools(args, workload)
+    return find_disaggregated_replicas(workload, prefill, decode, slo, link_for)
+
+
+def _simulate(
+    args: argparse.Namespace, workload: Any, slo: Any, progress: bool | None = None
+) -> Any:
     from search.serving import run, run_disaggregated
 
+    show = not args.no_progress and len(workload) >= 20_000 if progress is None else progress
     if args.policy == "disaggregated":
-        build, platform = _replica_builder(args, "continuous")
-        replica = build(workload)
-        link = args.link_gb_per_s * 1e9 if args.link_gb_per_s else _default_link(platform)
-        return run_disaggregated(workload, replica, replica, link, slo)
+        prefill, decode, link_for = _pools(args, workload)
+        n, m = args.prefill_replicas, args.decode_replicas
+        return run_disaggregated(
+            workload,
+            prefill,
+            decode,
+            link_for(n, m),
+            slo,
+            prefill_replicas=n,
+            decode_replicas=m,
+        )
     build, _ = _replica_builder(args, args.policy)
     replica = build(workload)
-    if args.no_progress or len(workload) < 20_000:
+    if not show:
         return run(workload, replica, slo)
     from tqdm import tqdm
 
@@ -179,11 +321,62 @@ def _simulate(args: argparse.Namespace, workload: Any, slo: Any) -> Any:
         return run(workload, replica, slo, progress=bar.update)
 
 
-def _default_link(platform: Any) -> float:
-    link = platform.interconnect
-    if link is None:
-        raise InputError(f"{platform.name} has no interconnect; pass --link-gb-per-s")
-    return float(link.scaleout_bandwidth_bytes_per_s or link.link_bandwidth_bytes_per_s)
+def sweep_point(args: argparse.Namespace, point: tuple[float, str]) -> dict[str, Any]:
+    """One sweep row: the workload at the point's rate under its policy (module-level,
+    so Ray can ship it to a worker)."""
+    from search.serving import SLO, sweep_row
+
+    rate, policy = point
+    slo = SLO(
+        ttft_s=args.slo_ttft_p99_s,
+        tpot_s=None if args.slo_tpot_p99_ms is None else args.slo_tpot_p99_ms / 1e3,
+    )
+    here = argparse.Namespace(**{**vars(args), "policy": policy, "rate": rate})
+    result = _simulate(here, _workload_maker(here)(rate), slo, progress=False)
+    return sweep_row(rate, policy, result)
+
+
+def _print_sweep(
+    args: argparse.Namespace, rates: list[float], policies: list[str], slo: Any
+) -> None:
+    from search.serving import SWEEP_COLUMNS, run_sweep
+
+    from .formatting import print_json, print_table
+
+    points = [(rate, policy) for policy in policies for rate in rates]
+    rows = run_sweep(
+        functools.partial(sweep_point, args), points, args.parallel, not args.no_progress
+    )
+    if args.out:
+        _write_csv(args.out, {name: [row[name] for row in rows] for name in SWEEP_COLUMNS})
+    if args.json:
+        print_json(rows)
+        return
+    table = [
+        {
+            "rate/s": row["rate"],
+            "policy": row["policy"],
+            "TTFT P50 ms": round(float(row["ttft_s_p50"]) * 1e3, 1),
+            "TTFT P99 ms": round(float(row["ttft_s_p99"]) * 1e3, 1),
+            "TPOT P50 ms": round(float(row["tpot_s_p50"]) * 1e3, 2),
+            "TPOT P99 ms": round(float(row["tpot_s_p99"]) * 1e3, 2),
+            "tokens/s": round(float(row["throughput_tokens_per_s"])),
+            "goodput req/s": round(float(row["goodput_requests_per_s"]), 2),
+            "sustainable": "yes" if row["sustainable"] else "NO",
+        }
+        for row in rows
+    ]
+    print_table(table)
+    print(f"({len(rows)} points, {args.parallel}; SLO {_slo_text(slo)})")
+
+
+def _slo_text(slo: Any) -> str:
+    parts = []
+    if slo.ttft_s is not None:
+        parts.append(f"P99 TTFT <= {slo.ttft_s:g} s")
+    if slo.tpot_s is not None:
+        parts.append(f"P99 TPOT <= {slo.tpot_s * 1e3:g} ms")
+    return ", ".join(parts) or "none: goodput counts every finished request"
 
 
 def _write_csv(path: str, columns: dict[str, Any]) -> None:
@@ -194,7 +387,10 @@ def _write_csv(path: str, columns: dict[str, Any]) -> None:
     with target.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(names)
-        writer.writerows(zip(*(columns[name].tolist() for name in names), strict=True))
+        values = [columns[name] for name in names]
+        writer.writerows(
+            zip(*(v.tolist() if hasattr(v, "tolist") else list(v) for v in values), strict=True)
+        )
 
 
 def _ms(value: float) -> str:
@@ -251,16 +447,31 @@ def _print_result(args: argparse.Namespace, workload: Any, result: Any) -> None:
                 f"mean {summary['queue_mean']:.1f}, peak {summary['queue_peak']:.0f}; "
                 f"preemptions {summary['preemptions']:.0f}",
             ),
+            *_prefix_line(summary),
             ("verdict", result.verdict),
         ]
     )
 
 
+def _prefix_line(summary: dict[str, float]) -> list[tuple[str, str]]:
+    rate = summary["prefix_hit_rate"]
+    if rate != rate:  # NaN: no request carries a shared prefix
+        return []
+    return [("prefix cache", f"hit rate {rate:.1%} of requests with a shared prefix")]
+
+
 def _replicas(args: argparse.Namespace) -> str:
-    devices = f"{args.tp * args.pp * args.ep} x {args.hw}"
+    def mesh(pool: str | None) -> str:
+        tp = (getattr(args, f"{pool}_tp") if pool else None) or args.tp
+        hw = (getattr(args, f"{pool}_hw") if pool else None) or args.hw
+        return f"{tp * args.pp * args.ep} x {hw}"
+
     if args.policy == "disaggregated":
-        return f"a prefill replica and a decode replica of {devices} each"
-    return f"one replica of {devices}"
+        return (
+            f"{args.prefill_replicas} prefill replica(s) of {mesh('prefill')} and "
+            f"{args.decode_replicas} decode replica(s) of {mesh('decode')}"
+        )
+    return f"one replica of {mesh(None)}"
 
 
 def _print_capacity(args: argparse.Namespace, found: Any, what: str) -> None:
@@ -273,15 +484,28 @@ def _print_capacity(args: argparse.Namespace, found: Any, what: str) -> None:
                 "status": found.status,
                 "message": found.message,
                 what: found.value,
+                **(
+                    {}
+                    if found.pools is None
+                    else {"prefill_replicas": found.pools[0], "decode_replicas": found.pools[1]}
+                ),
                 "evaluations": [list(item) for item in found.evaluations],
+                **({"evaluation_pools": list(found.labels)} if found.labels else {}),
                 "summary": None if found.result is None else found.result.to_dict(),
                 "economics": None if found.economics is None else vars(found.economics),
             }
         )
         return
     pairs = [("search", found.message)]
+    labels = found.labels or ("",) * len(found.evaluations)
     pairs.append(
-        ("evaluations", ", ".join(f"{v:g}{'+' if ok else '-'}" for v, ok in found.evaluations))
+        (
+            "evaluations",
+            ", ".join(
+                f"{label + ' ' if label else ''}{v:g}{'+' if ok else '-'}"
+                for label, (v, ok) in zip(labels, found.evaluations, strict=True)
+            ),
+        )
     )
     if found.result is not None:
         summary = found.result.summary
@@ -300,4 +524,7 @@ def _print_capacity(args: argparse.Namespace, found: Any, what: str) -> None:
             pairs.append(
                 ("cost", f"${money.usd_per_million_output_tokens:.3g} per million output tokens")
             )
+            pairs.append(("tokens per dollar", f"{money.output_tokens_per_usd:.4g}"))
+        if money.j_per_output_token is not None:
+            pairs.append(("tokens per joule", f"{1 / money.j_per_output_token:.3g} (at TDP)"))
     print_key_values(pairs)
