@@ -72,13 +72,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sched.add_argument("--preemption", choices=("recompute", "swap"), default="recompute")
     pools = parser.add_argument_group("disaggregated pools (--policy disaggregated)")
     for pool in ("prefill", "decode"):
+        count = "N" if pool == "prefill" else "M"
         pools.add_argument(
-            f"--{pool}-replicas",
-            type=int,
-            default=1,
-            help=f"{pool} replicas N (default 1)" if pool == "prefill" else "decode replicas M (1)",
+            f"--{pool}-replicas", type=int, default=1, help=f"{pool} replicas {count} (default 1)"
         )
-        pools.add_argument(f"--{pool}-tp", type=int, help=f"tensor parallel of a {pool} replica")
+        pools.add_argument(
+            f"--{pool}-tp", type=int, help=f"tensor-parallel degree of a {pool} replica (--tp)"
+        )
         pools.add_argument(f"--{pool}-hw", help=f"hardware of the {pool} pool (default --hw)")
     pools.add_argument(
         "--link-gb-per-s",
@@ -96,7 +96,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="fewest replicas for --rate (disaggregated: fewest prefill and decode)",
     )
     sweep = parser.add_argument_group("sweeps")
-    search.add_argument(
+    sweep.add_argument(
         "--sweep-rates", help="comma-separated rates, one summary row each (e.g. 5,10,20)"
     )
     sweep.add_argument(
@@ -239,8 +239,11 @@ def run_serve(args: argparse.Namespace) -> None:
     if args.sweep_policies and not args.sweep_rates:
         raise InputError("--sweep-policies goes with --sweep-rates")
     if args.sweep_rates:
-        if args.trace:
-            raise InputError("--sweep-rates draws a workload per rate; drop --trace")
+        if args.trace or args.find_max_rate or args.find_replicas:
+            raise InputError(
+                "--sweep-rates draws a workload per rate and simulates it; drop --trace, "
+                "--find-max-rate and --find-replicas"
+            )
         _print_sweep(args, _rates(args.sweep_rates), policies, slo)
         return
     if args.find_max_rate:

@@ -107,6 +107,7 @@ class _Engine:
             requests.first,
             requests.finish,
         )
+        self.prefix, self.prefix_tokens = requests.prefix, requests.prefix_tokens
         self.inbox: list[int] = []  # requests routed here, in arrival order
         self.done_at: list[float] = []  # times requests left (finished or rejected), sorted
         # Requests whose KV cache waits outside the engine (swapped out, or prefilled by
@@ -140,11 +141,12 @@ class _Engine:
 
     def own(self, i: int) -> int:
         """KV tokens request ``i`` holds itself when admitted."""
-        return self.own_at(i, self.swapped.get(i, self.prompt[i]))
+        context = self.swapped.get(i, self.prompt[i]) if self.swapped else self.prompt[i]
+        return context - self.prefix_tokens[i] if self.prefix[i] >= 0 else context
 
     def own_at(self, i: int, context: int) -> int:
         """KV tokens of ``i``'s own at ``context`` (a shared prefix is the cache's)."""
-        return context - self.r.prefix_tokens[i] if self.r.prefix[i] >= 0 else context
+        return context - self.prefix_tokens[i] if self.prefix[i] >= 0 else context
 
     def load(self, at: float) -> int:
         """Requests routed here and not finished by ``at``."""
@@ -245,7 +247,7 @@ class _Engine:
 
     def acquire(self, i: int) -> None:
         """Request ``i`` uses its prefix (computing it makes it resident)."""
-        prefix = self.r.prefix[i]
+        prefix = self.prefix[i]
         if self.r.hits[i] < 0:
             self.r.hits[i] = int(self.resident(prefix))
         if prefix in self.busy:
@@ -253,7 +255,7 @@ class _Engine:
         elif prefix in self.idle:
             self.busy[prefix] = [self.idle.pop(prefix), 1]
         else:
-            tokens = self.r.prefix_tokens[i]
+            tokens = self.prefix_tokens[i]
             self.busy[prefix] = [tokens, 1]
             self.cache_tokens += tokens
         self.holding.add(i)
@@ -262,7 +264,7 @@ class _Engine:
         if i not in self.holding:
             return
         self.holding.remove(i)
-        prefix = self.r.prefix[i]
+        prefix = self.prefix[i]
         entry = self.busy[prefix]
         entry[1] -= 1
         if entry[1] == 0:
@@ -282,10 +284,10 @@ class _Engine:
         config = self.config
         while self.waiting and self.d + len(self.prefilling) + len(taken) < config.max_sequences:
             i = self.waiting[0]
-            prefix = self.r.prefix[i] if i not in self.holding else -1
+            prefix = self.prefix[i] if i not in self.holding else -1
             cached = prefix >= 0 and self.resident(prefix)
             need = self.own(i) + self.slack
-            extra = self.r.prefix_tokens[i] if prefix >= 0 and not cached else 0
+            extra = self.prefix_tokens[i] if prefix >= 0 and not cached else 0
             if need + extra > self.capacity:  # can never fit: refuse rather than block
                 self.waiting.popleft()
                 self.r.rejected[i] = True
@@ -294,10 +296,10 @@ class _Engine:
             # Admit only with a block of growth left for every running sequence (the
             # role of vLLM's watermark): a re-admitted victim cannot be evicted again
             # before every sequence has decoded ``block_tokens`` more tokens.
-            while self.free() < need + extra + self.d * config.block_tokens:
-                if not self.evict(keep=prefix):
-                    break
-            if self.free() < need + extra + self.d * config.block_tokens:
+            want = need + extra + self.d * config.block_tokens
+            while self.free() < want and self.evict(keep=prefix):
+                pass
+            if self.free() < want:
                 break
             if i in self.swapped:  # KV comes back from host (or arrived from the prefill pool)
                 self.waiting.popleft()
@@ -307,7 +309,7 @@ class _Engine:
                     self.acquire(i)
                 self.join_decode(i)
                 continue
-            compute = self.prompt[i] - (self.r.prefix_tokens[i] if cached else 0)
+            compute = self.prompt[i] - (self.prefix_tokens[i] if cached else 0)
             if whole and taken and compute > token_room:
                 break
             if not whole and token_room <= 0:

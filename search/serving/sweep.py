@@ -78,7 +78,7 @@ def run_sweep(
     if started:
         ray.init(include_dashboard=False, logging_level=logging.ERROR)
     try:
-        task = ray.remote(_evaluate)
+        task: Any = ray.remote(_evaluate)
         shipped = ray.put(evaluate)
         futures = [task.remote(shipped, point) for point in points]
         position = {future: index for index, future in enumerate(futures)}
