@@ -14,6 +14,7 @@ from search.serving import (
     SLO,
     KVLink,
     SchedulerConfig,
+    Workload,
     build_replica,
     find_disaggregated_replicas,
     fitted_workload,
@@ -107,6 +108,39 @@ def test_hit_rate_falls_as_prefixes_outgrow_the_cache(llama8b, h100):
     assert rates == sorted(rates, reverse=True) and len(set(rates)) == 4
     assert rates[-1] < 0.3 < 0.95 < rates[0]
     assert ttfts == sorted(ttfts)
+
+
+@pytest.mark.parametrize("preemption", ["recompute", "swap"])
+def test_preemption_with_many_prefixes_finishes_every_request(llama8b, h100, preemption):
+    """Tight KV, long outputs, 12 prefixes: sequences are preempted (a swapped one takes
+    its prefix blocks along) and prefixes evicted, and every request still finishes."""
+    workload = synthetic_workload(
+        8.0, 60.0, input_tokens=2500, output_tokens=1500, prefix_share=0.8, prefix_tokens=1500,
+        prefix_count=12, seed=4,
+    )  # fmt: skip
+    replica = _replica(llama8b, h100, workload, memory_utilization=0.25, preemption=preemption)
+    result = run(workload, replica)
+    assert result.summary["preemptions"] > 0
+    assert result.summary["finished"] == len(workload)
+    assert result.summary["kv_occupancy_peak"] <= 1.0
+    assert 0 < result.summary["prefix_hit_rate"] < 1
+
+
+def test_a_prompt_that_fits_only_without_its_prefix_is_rejected(llama8b, h100, tmp_path):
+    """Its prefix must be resident beside it: a prompt as large as the KV cache is
+    refused even when its own tokens alone would fit (it never blocks the queue)."""
+    sizing = Workload(np.zeros(1), np.array([100_000]), np.array([5]), np.zeros(1, np.int64), "")
+    replica = _replica(llama8b, h100, sizing, memory_utilization=0.3)
+    capacity = replica.kv_capacity_tokens
+    assert 1000 < capacity < 100_000
+    path = tmp_path / "trace.csv"
+    path.write_text(
+        "arrival_s,input_tokens,output_tokens,prefix_id,prefix_tokens\n"
+        f"0,100,5,1,50\n1,{capacity},5,1,50\n2,100,5,1,50\n"
+    )
+    result = run(load_trace(path), replica)
+    assert result.rejected.tolist() == [False, True, False]
+    assert result.summary["finished"] == 2
 
 
 def test_zipf_popularity():

@@ -12,7 +12,10 @@ prefix it has computed, in the same paged budget as the sequences. A request who
 prefix is resident computes and stores only its other tokens (a hit); on a miss it
 prefills the whole prompt and its prefix becomes resident. A prefix no running or
 swapped-out sequence uses stays cached until KV blocks run out, then the least
-recently used one is evicted, before any sequence is preempted. A prefix counts as
+recently used one is evicted, before any sequence is preempted. A sequence swapped out
+takes all its blocks to host, its prefix's too, and brings them back as its own (vLLM's
+swap copies every block of the sequence); a recomputed one looks its prefix up again
+when re-admitted. A prefix counts as
 resident from the admission of the request that computes it (a request admitted while
 it is being prefilled counts as a hit), and it takes its token count of the budget
 (partial blocks are not split out).
@@ -217,12 +220,13 @@ class _Engine:
         own = self.own_at(victim, context)
         self.kv -= own + self.slack
         self.r.preempted[victim] += 1
-        if self.config.preemption == "swap":  # it keeps its prefix in use meanwhile
+        self.release(victim)
+        if self.config.preemption == "swap":  # all its blocks go to host, shared ones too
+            self.prefix[victim] = -1  # and come back as its own
             self.swapped[victim] = context
-            self.t += self.transfer_s(own)
+            self.t += self.transfer_s(context)
         else:  # recompute: prompt and generated tokens are prefilled again (vLLM)
             self.prompt[victim] = context + 1
-            self.release(victim)
         self.waiting.appendleft(victim)
 
     def transfer_s(self, tokens: int) -> float:
@@ -284,11 +288,12 @@ class _Engine:
         config = self.config
         while self.waiting and self.d + len(self.prefilling) + len(taken) < config.max_sequences:
             i = self.waiting[0]
-            prefix = self.prefix[i] if i not in self.holding else -1
+            prefix = self.prefix[i]
             cached = prefix >= 0 and self.resident(prefix)
             need = self.own(i) + self.slack
             extra = self.prefix_tokens[i] if prefix >= 0 and not cached else 0
-            if need + extra > self.capacity:  # can never fit: refuse rather than block
+            # Can never fit (with its prefix resident): refuse rather than block.
+            if need + (self.prefix_tokens[i] if prefix >= 0 else 0) > self.capacity:
                 self.waiting.popleft()
                 self.r.rejected[i] = True
                 self.done_at.append(self.t)
