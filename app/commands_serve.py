@@ -122,7 +122,7 @@ def _replica_builder(args: argparse.Namespace, policy: str, pool: str | None = N
 
     tp, hw = args.tp, args.hw
     if pool is not None:
-        tp = getattr(args, f"{pool}_tp") or tp
+        tp = tp if getattr(args, f"{pool}_tp") is None else getattr(args, f"{pool}_tp")
         hw = getattr(args, f"{pool}_hw") or hw
     model = load_model(args.model)
     platform = platform_from_args(argparse.Namespace(**{**vars(args), "hw": hw}))
@@ -195,9 +195,9 @@ def _check_pool_flags(args: argparse.Namespace, policies: list[str]) -> None:
         given.append("--link-gb-per-s")
     if given and "disaggregated" not in policies:
         raise InputError(f"{given[0]} sets a disaggregated pool; add --policy disaggregated")
-    for flag in ("--prefill-replicas", "--decode-replicas"):
+    for flag in ("--prefill-replicas", "--decode-replicas", "--prefill-tp", "--decode-tp"):
         value = getattr(args, flag[2:].replace("-", "_"))
-        if not 1 <= value <= 4096:
+        if value is not None and not 1 <= value <= 4096:
             raise InputError(f"{flag} must be an integer in [1, 4096], got {value}")
 
 
@@ -465,7 +465,8 @@ def _prefix_line(summary: dict[str, float]) -> list[tuple[str, str]]:
 
 def _replicas(args: argparse.Namespace) -> str:
     def mesh(pool: str | None) -> str:
-        tp = (getattr(args, f"{pool}_tp") if pool else None) or args.tp
+        own = getattr(args, f"{pool}_tp") if pool else None
+        tp = args.tp if own is None else own
         hw = (getattr(args, f"{pool}_hw") if pool else None) or args.hw
         return f"{tp * args.pp * args.ep} x {hw}"
 

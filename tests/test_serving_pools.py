@@ -316,6 +316,8 @@ def test_cli_pools(capsys):
     assert "add --policy disaggregated" in capsys.readouterr().err
     assert main([*args, "--decode-replicas", "0"]) == 2
     assert "--decode-replicas must be an integer in [1, 4096]" in capsys.readouterr().err
+    assert main([*args, "--prefill-tp", "0"]) == 2
+    assert "--prefill-tp must be an integer in [1, 4096], got 0" in capsys.readouterr().err
 
 
 def test_cli_prefix_cache_line(capsys):
