@@ -7,7 +7,14 @@ import shlex
 
 import numpy as np
 
-from genz import calibrate_runtime, load_formats, load_measurements, write_profile
+from genz import (
+    MEASUREMENT_RUNTIMES,
+    calibrate_runtime,
+    load_formats,
+    load_measurements,
+    write_profile,
+)
+from roofline import unknown_name
 
 from .commands import add_command
 from .formatting import print_table
@@ -63,6 +70,8 @@ def _summary(label: str, errors: np.ndarray) -> dict[str, object]:
 
 def run_calibrate(args: argparse.Namespace) -> None:
     """Fit, report and write the profile."""
+    if args.runtime not in MEASUREMENT_RUNTIMES:
+        raise unknown_name("runtime", args.runtime, MEASUREMENT_RUNTIMES)
     formats, sources = load_formats(args.formats) if args.formats else ((), {})
     hardware = tuple(name.strip() for name in args.hw.split(",")) if args.hw else ()
     result = calibrate_runtime(

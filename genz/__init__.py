@@ -33,6 +33,7 @@ from .axes import (
     Axis,
 )
 from .economics import CostModel, DeviceHourCost, Economics, device_hour_cost, economics
+from .measurements import RUNTIMES as MEASUREMENT_RUNTIMES
 from .measurements import Measurement, load_measurements, parse_measurements, write_measurements
 from .model import (
     MAX_CONFIG_BYTES,
@@ -119,6 +120,7 @@ __all__ = [
     "DEFAULT_OUTPUT_TOKENS",
     "GRID_AXES",
     "MAX_CONFIG_BYTES",
+    "MEASUREMENT_RUNTIMES",
     "MESH_AXES",
     "REPLICA_AXES",
     "SCALE_AXES",

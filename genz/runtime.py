@@ -44,7 +44,7 @@ from typing import Any
 
 from numpy.typing import NDArray
 
-from roofline import InputError, Platform, data_dir, load_user_document
+from roofline import InputError, Platform, data_dir, load_user_document, unknown_name
 
 Array = NDArray[Any]
 
@@ -213,10 +213,7 @@ def load_runtime(name_or_path: str | Path) -> RuntimeProfile:
     if path.suffix not in (".yaml", ".yml"):
         path = runtimes_dir() / f"{name_or_path}.yaml"
         if not path.is_file():
-            raise InputError(
-                f"unknown runtime {str(name_or_path)!r}; accepted: "
-                f"{', '.join(list_runtimes())} or a .yaml file"
-            )
+            raise unknown_name("runtime", str(name_or_path), list_runtimes(), "or a .yaml file")
     document = load_user_document(
         path, kind="runtime profile", max_bytes=MAX_PROFILE_BYTES, fmt="yaml"
     )

@@ -307,7 +307,12 @@ def _hardware(section: dict[str, Any], root: Path) -> HardwareSpace:
         raise InputError(f"{where}.runtime must be a runtime profile name or YAML file")
     profile = None
     if runtime is not None:
-        profile = load_runtime(root / runtime if runtime.endswith((".yaml", ".yml")) else runtime)
+        try:
+            profile = load_runtime(
+                root / runtime if runtime.endswith((".yaml", ".yml")) else runtime
+            )
+        except InputError as error:
+            raise InputError(f"{where}.runtime: {error}") from None
     return HardwareSpace(platforms=tuple(platforms), devices=devices, runtime=profile, **scales)
 
 
