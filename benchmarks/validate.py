@@ -7,7 +7,9 @@ predicted out of sample (leave one hardware out: calibrated on all other hardwar
 and, separately, by uncalibrated physics (``ideal``). Prints, per runtime x hardware
 x metric and for the MoE and tp > 1 groups, the count, MAPE, median and p90
 absolute error and bias of both, then one met / missed line per acceptance target
-of issue #12. ``--out`` writes every row.
+of issue #12; then energy per token against the power rows (`energy_accuracy`) and the
+FP8 / INT8 weight and KV-cache rows beside their 16-bit counterparts (`quant_accuracy`).
+``--out`` writes every row.
 
 Row mapping of ``measurements.csv`` (used by ``convert_measurements.py``):
 - llama.cpp quantisation -> bits per weight: Q4_0 4.5, Q4_K_M 4.85, Q8_0 8.5, F16 16;
@@ -34,10 +36,12 @@ import sys
 from pathlib import Path
 
 import pandas as pd
-from serving_accuracy import RUNTIME_DATA, runtime_frame, summary
+from energy_accuracy import energy_frame, print_energy
+from quant_accuracy import print_quant, quant_frame
+from serving_accuracy import BENCH, RUNTIME_DATA, runtime_frame, summary
 
-from genz import Parallelism, Precision, Prediction, Scenario
-from roofline import load_platform
+from genz import Parallelism, Precision, Prediction, Scenario, load_measurements
+from roofline import data_dir, load_platform
 
 HARDWARE = {
     "RTX 3070 8GB": "rtx-3070",
@@ -279,6 +283,9 @@ def main(argv: list[str] | None = None) -> int:
                     f"{detail['out-of-sample MAPE']:.1f}%, bias {detail['out-of-sample bias']:+.1f}% "
                     f"({', '.join(sorted(set(share.hw)))})"
                 )
+    bench_rows = load_measurements(data_dir().parent / BENCH)
+    print_energy(energy_frame(frame, bench_rows))
+    print_quant(quant_frame(frame, bench_rows))
     if args.out is not None:
         frame.to_csv(args.out, index=False)
         print(f"\nwrote {args.out}")
