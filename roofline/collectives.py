@@ -1,10 +1,15 @@
 """Collective-communication times on a platform's interconnect (seconds).
 
-Alpha-beta models, ``time = steps * latency + bytes_on_the_wire / (link_bw * eff)``:
+Alpha-beta models, ``time = base + steps * latency + bytes_on_the_wire / (link_bw * eff)``:
 
-- ring all-reduce of S bytes over n devices: ``2(n-1)/n * S / bw + 2(n-1) * latency``
-- ring all-gather / all-to-all: ``(n-1)/n * S / bw + (n-1) * latency``
+- ring all-reduce of S bytes over n devices: ``base + 2(n-1)/n * S / bw + 2(n-1) * latency``
+- ring all-gather / all-to-all: ``base + (n-1)/n * S / bw + (n-1) * latency``
 - point-to-point: ``S / bw + latency``
+
+``latency`` is ``Interconnect.link_latency_s`` (per hop) and ``base`` is
+``Interconnect.collective_latency_s``, paid once per collective on n >= 2 devices
+(0 unless the platform sets it; `benchmarks/validate_collectives.py` compares both
+terms with published all-reduce times).
 
 Groups larger than ``devices_per_node`` use the scale-out network when the
 platform gives one (the slowest link in a ring sets its pace). Every function
@@ -18,6 +23,13 @@ from numpy.typing import ArrayLike, NDArray
 
 from .errors import InputError
 from .platform import Platform
+
+
+def collective_base_s(platform: Platform, group_size: ArrayLike) -> NDArray[np.float64]:
+    """``Interconnect.collective_latency_s`` where ``group_size`` >= 2, else 0, seconds."""
+    n = np.asarray(group_size, float)
+    base = 0.0 if platform.interconnect is None else platform.interconnect.collective_latency_s
+    return np.where(n > 1, base, 0.0)
 
 
 def link_parameters(
@@ -58,7 +70,8 @@ def _ring(
     # n >= 1, so the division is safe; one device has no hops (and no link: infinite
     # bandwidth), so both terms are exactly 0 without special-casing it.
     hops = passes * (n - 1)
-    return np.asarray(hops / n * message / bandwidth + hops * latency)
+    wire = hops / n * message / bandwidth + hops * latency
+    return np.asarray(wire + collective_base_s(platform, n))
 
 
 def all_reduce_time(

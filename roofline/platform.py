@@ -38,7 +38,10 @@ class Interconnect:
 
     ``link_bandwidth_bytes_per_s`` is the per-device, per-direction bandwidth of the
     scale-up fabric (NVLink, Infinity Fabric, PCIe); ``scaleout_*`` describe the
-    network between nodes of ``devices_per_node`` devices.
+    network between nodes of ``devices_per_node`` devices. ``link_latency_s`` is paid
+    once per ring hop; ``collective_latency_s`` once per collective call on two or more
+    devices, whatever the group size (launch and synchronisation: the base latency of
+    NCCL's own cost model, ``baseLat`` in its ``src/graph/tuning.cc``). Default 0.
     """
 
     link_bandwidth_bytes_per_s: float
@@ -46,10 +49,12 @@ class Interconnect:
     devices_per_node: int = 1
     scaleout_bandwidth_bytes_per_s: float | None = None
     scaleout_latency_s: float | None = None
+    collective_latency_s: float = 0.0
 
     def __post_init__(self) -> None:
         require_positive("interconnect.link_bandwidth_bytes_per_s", self.link_bandwidth_bytes_per_s)
         require_non_negative("interconnect.link_latency_s", self.link_latency_s)
+        require_non_negative("interconnect.collective_latency_s", self.collective_latency_s)
         if not isinstance(self.devices_per_node, int) or self.devices_per_node < 1:
             raise InputError(
                 f"interconnect.devices_per_node must be an integer >= 1, got {self.devices_per_node!r}"

@@ -2,7 +2,7 @@
 
 Files hold human units, converted to SI on load: ``peak_tflops`` (1e12 FLOP/s,
 dense), ``bandwidth_gb_per_s`` (decimal GB/s, 1e9 bytes/s), ``capacity_gb``
-(decimal GB), ``link_latency_us`` (microseconds). Unknown keys are rejected by
+(decimal GB), ``link_latency_us`` and ``collective_latency_us`` (microseconds). Unknown keys are rejected by
 name; every preset must carry a ``source``. Errors name the file and the key and
 echo the value in the file's unit (``h.yaml: memory[0].bandwidth_gb_per_s must be a
 finite number > 0, got -3350``), never its SI conversion.
@@ -43,6 +43,7 @@ INTERCONNECT_KEYS = {
     "devices_per_node",
     "scaleout_bandwidth_gb_per_s",
     "scaleout_latency_us",
+    "collective_latency_us",
 }
 EFFICIENCY_KEYS = {"compute", "memory", "interconnect"}
 
@@ -153,6 +154,14 @@ def _interconnect(section: Any, origin: str) -> Interconnect | None:
         "scaleout_bandwidth_bytes_per_s": None if scaleout_bw is None else scaleout_bw * 1e9,
         "scaleout_latency_s": None if scaleout_latency is None else scaleout_latency * 1e-6,
     }
+    if section.get("collective_latency_us") is not None:
+        fields["collective_latency_s"] = (
+            require_non_negative(
+                f"{where}.collective_latency_us",
+                _number(section, "collective_latency_us", where),
+            )
+            * 1e-6
+        )
     return _in_file(origin, Interconnect, fields)
 
 

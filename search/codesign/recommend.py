@@ -91,6 +91,8 @@ def platform_to_dict(platform: Platform, source: str) -> dict[str, Any]:
             )
         if link.scaleout_latency_s is not None:
             document["interconnect"]["scaleout_latency_us"] = link.scaleout_latency_s * 1e6
+        if link.collective_latency_s:
+            document["interconnect"]["collective_latency_us"] = link.collective_latency_s * 1e6
     efficiency = platform.efficiency
     document["efficiency"] = {
         "compute": efficiency.compute,
