@@ -60,6 +60,8 @@ def energy_frame(frame: pd.DataFrame, rows: Sequence[Measurement]) -> pd.DataFra
             {
                 "runtime": line.runtime,
                 "hw": row.hw,
+                "model": row.model,
+                "batch": row.batch,
                 "source": row.source,
                 "measured_w": row.power_w,
                 "board_w": board_w * row.devices,
@@ -137,3 +139,11 @@ def print_energy(energy: pd.DataFrame) -> None:
         f"{latency['MAPE']:.1f}%, bias {latency['bias']:+.1f}%; measured draw "
         f"{100 * drawn.min():.0f}-{100 * drawn.max():.0f}% of board power"
     )
+    if not met:
+        series = energy.sort_values("batch").groupby(["runtime", "hw", "model"]).measured_w
+        rising = sum(watts.iloc[-1] > watts.iloc[0] for _, watts in series)
+        print(
+            f"         reason: one power fraction per device (taken from the other device) "
+            f"cannot follow a draw that rises from the smallest to the largest batch in "
+            f"{rising} of {series.ngroups} runtime x hardware x model series"
+        )
