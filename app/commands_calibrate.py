@@ -97,10 +97,10 @@ def run_calibrate(args: argparse.Namespace) -> None:
     for label, fit in fits.items():
         for name in fit.held:
             print(f"{label}: {name} held at the default's value (its rows cannot identify it)")
-        for name in fit.unused:
-            print(
-                f"{label}: {name} not fitted (no row depends on it; the physics' own model is kept)"
-            )
+        for name, reason in fit.unused.items():
+            print(f"{label}: {name} not fitted ({reason}; the physics' own model is kept)")
+        for name, reason in fit.refused.items():
+            print(f"{label}: {name} not fitted, left at its neutral value: {reason}")
         print(
             f"\nfitted, {label}: {fit.rows} rows ({fit.message.rstrip('.')}; "
             f"Jacobian condition {fit.condition:.3g}):"

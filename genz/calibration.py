@@ -34,6 +34,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -55,7 +56,11 @@ BOUNDS = {
     "sequence_overhead_s": (0.0, 0.01, False),
     "all_reduce_latency_s": (0.0, 0.01, False),
     "memory_efficiency_scale": (0.05, 2.0, True),
+    "routing_independence": (0.0, 1.0, False),
 }
+#: Optional terms: a term the rows cannot identify is left at its neutral value (1,
+#: the physics) and reported, instead of refusing the whole fit.
+OPTIONAL = ("routing_independence",)
 START = {
     "compute_efficiency": 0.5,
     "memory_efficiency": 0.7,
@@ -63,6 +68,7 @@ START = {
     "sequence_overhead_s": 1e-5,
     "all_reduce_latency_s": 1e-5,
     "memory_efficiency_scale": 1.0,
+    "routing_independence": 0.5,
 }
 METRICS = ("batch_latency_s", "ttft_s", "itl_s")
 
@@ -74,7 +80,8 @@ class Fit:
     profile: RuntimeProfile
     values: dict[str, float]
     intervals: dict[str, tuple[float, float]]
-    unused: tuple[str, ...]
+    unused: dict[str, str]
+    refused: dict[str, str]
     held: tuple[str, ...]
     rows: int
     residuals: int
@@ -92,6 +99,7 @@ def parameter_names(data: CalibrationRows, formats: Sequence[WeightFormat]) -> l
         "step_overhead_s",
         "sequence_overhead_s",
         "all_reduce_latency_s",
+        *OPTIONAL,
     ]
     present = set(np.round(data.nominal_bits, 6).tolist())
     for fmt in formats:
@@ -117,6 +125,7 @@ def build_profile(
         memory_efficiency=values["memory_efficiency"],
         step_overhead_s=values["step_overhead_s"],
         sequence_overhead_s=values.get("sequence_overhead_s", 0.0),
+        **{term: values[term] for term in OPTIONAL if term in values},
     )
     scaled = tuple(
         dataclasses.replace(
@@ -183,6 +192,109 @@ def _jacobian(residuals: Callable[[Array], Array], x: Array, names: Sequence[str
     return np.stack(columns, axis=1)
 
 
+def _unused(data: CalibrationRows) -> dict[str, str]:
+    """Parameters no row depends on, with the reason (the physics' own model is kept)."""
+    unused = {}
+    if not np.any(data.prefill.all_reduces + data.decode.all_reduces > 0):
+        unused["all_reduce_latency_s"] = "no row runs an all-reduce (all tp 1)"
+    if np.all(data.decode.sequences == data.decode.sequences[0]):
+        unused["sequence_overhead_s"] = "one batch size: the same as the step cost"
+    moe = data.decode.num_experts > 0
+    if not np.any(moe):
+        unused["routing_independence"] = "no mixture-of-experts row"
+    elif not np.any(moe & (data.decode.routed_tokens > 1)):
+        unused["routing_independence"] = "no mixture-of-experts row decodes two or more sequences"
+    return unused
+
+
+def _solve(
+    data: CalibrationRows,
+    name: str,
+    formats: Sequence[WeightFormat],
+    held: Mapping[str, float],
+    names: Sequence[str],
+    weights: Array,
+) -> tuple[Any, Array, float, tuple[tuple[str, ...], str] | None]:
+    """Robust least squares over ``names``; the Jacobian at the optimum, its condition
+    number and, when the rows cannot identify the parameters, the ones involved (most
+    involved first) and the refusal message."""
+    from scipy.optimize import least_squares
+
+    bounds = [
+        [
+            np.log(BOUNDS[_kind(n)][side]) if BOUNDS[_kind(n)][2] else BOUNDS[_kind(n)][side]
+            for n in names
+        ]
+        for side in (0, 1)
+    ]
+
+    def residuals(x: Array) -> Array:
+        profile = build_profile(name, {**held, **_to_values(x, names)}, formats)
+        return weights * _residuals(data, profile)
+
+    x0 = _to_coordinates({n: START[_kind(n)] for n in names}, names)
+    scale = np.array([1.0 if BOUNDS[_kind(n)][2] else START[_kind(n)] for n in names])
+    result = least_squares(
+        residuals, x0, bounds=bounds, loss="soft_l1", f_scale=0.05, x_scale=scale
+    )
+    jac = _jacobian(residuals, result.x, names)
+    norms = np.linalg.norm(jac, axis=0)
+    if np.any(norms == 0):
+        flat = names[int(np.argmin(norms))]
+        return result, jac, float("inf"), ((flat,), f"no measured row depends on {flat}")
+    _, singular, vt = np.linalg.svd(jac / norms)
+    condition = float(singular[0] / singular[-1]) if singular[-1] > 0 else float("inf")
+    if condition <= MAX_CONDITION:
+        return result, jac, condition, None
+    order = np.argsort(-np.abs(vt[-1]))[:2]
+    involved = " and ".join(names[i] for i in sorted(order))
+    message = (
+        f"the measurements cannot separate {involved} (Jacobian condition number "
+        f"{condition:.3g} > {MAX_CONDITION:g}): add rows that vary batch, tokens or model size"
+    )
+    return result, jac, condition, (tuple(names[i] for i in order), message)
+
+
+def _intervals(
+    x: Array, jac: Array, raw: Array, weights: Array, names: Sequence[str]
+) -> dict[str, tuple[float, float]]:
+    """95 % intervals of the parameters (sandwich covariance, see the module doc),
+    clipped to their bounds."""
+    spread = 1.4826 * float(np.median(np.abs(raw - np.median(raw))))
+    try:  # sandwich covariance of the weighted fit, residual scale from the raw ones
+        bread = np.linalg.inv(jac.T @ jac)
+        meat = spread**2 * (jac * weights[:, None] ** 2).T @ jac
+        half = 1.96 * np.sqrt(np.clip(np.diag(bread @ meat @ bread), 0, None))
+    except np.linalg.LinAlgError:
+        half = np.full(len(names), np.inf)
+    intervals = {}
+    for index, parameter in enumerate(names):
+        low, high, log = BOUNDS[_kind(parameter)]
+        ends = x[index] + np.array([-half[index], half[index]])
+        ends = np.exp(np.clip(ends, -50, 50)) if log else ends
+        intervals[parameter] = (
+            float(np.clip(ends[0], low, high)),
+            float(np.clip(ends[1], low, high)),
+        )
+    return intervals
+
+
+def _unconstrained(
+    intervals: Mapping[str, tuple[float, float]],
+) -> tuple[tuple[str, ...], str] | None:
+    """An optional term whose 95 % interval spans its whole accepted range (the rows do
+    not constrain it), and the message; None when there is none."""
+    for parameter in OPTIONAL:
+        if parameter in intervals:
+            low, high, _ = BOUNDS[_kind(parameter)]
+            if intervals[parameter] == (low, high):
+                return (parameter,), (
+                    f"the measurements do not constrain {parameter}: its 95% interval "
+                    f"covers the whole range [{low:g}, {high:g}]"
+                )
+    return None
+
+
 def fit_profile(
     data: CalibrationRows,
     name: str,
@@ -196,75 +308,40 @@ def fit_profile(
 
     ``held`` parameters keep the values given (not fitted, no interval).
     ``check=False`` skips the identifiability refusal (cross-validation folds).
-    Raises `InputError` naming the parameters the data cannot separate.
+    Raises `InputError` naming the parameters the data cannot separate; an optional
+    term (`OPTIONAL`) the data cannot identify is left out instead (``refused``).
     """
-    from scipy.optimize import least_squares
-
     if len(data.rows) < 3:
         raise InputError(f"calibration needs at least 3 measured rows, got {len(data.rows)}")
     held = dict(held or {})
-    unused = []
-    if not np.any(data.prefill.all_reduces + data.decode.all_reduces > 0):
-        unused.append("all_reduce_latency_s")  # no row runs an all-reduce (all tp 1)
-    if np.all(data.decode.sequences == data.decode.sequences[0]):
-        unused.append("sequence_overhead_s")  # one batch size: same as the step cost
+    unused = {n: why for n, why in _unused(data).items() if n not in held}
     names = [n for n in parameter_names(data, formats) if n not in unused and n not in held]
-    bounds = [
-        [
-            np.log(BOUNDS[_kind(n)][side]) if BOUNDS[_kind(n)][2] else BOUNDS[_kind(n)][side]
-            for n in names
-        ]
-        for side in (0, 1)
-    ]
-
     weights = _weights(data)
-
-    def raw_residuals(x: Array) -> Array:
-        return _residuals(data, build_profile(name, {**held, **_to_values(x, names)}, formats))
-
-    def residuals(x: Array) -> Array:
-        return weights * raw_residuals(x)
-
-    x0 = _to_coordinates({n: START[_kind(n)] for n in names}, names)
-    scale = np.array([1.0 if BOUNDS[_kind(n)][2] else START[_kind(n)] for n in names])
-    result = least_squares(
-        residuals, x0, bounds=bounds, loss="soft_l1", f_scale=0.05, x_scale=scale
-    )
-    jac = _jacobian(residuals, result.x, names)
-    norms = np.linalg.norm(jac, axis=0)
-    if check and np.any(norms == 0):
-        raise InputError(f"no measured row depends on {names[int(np.argmin(norms))]}")
-    _, singular, vt = np.linalg.svd(jac / np.where(norms > 0, norms, 1.0))
-    condition = float(singular[0] / singular[-1]) if singular[-1] > 0 else float("inf")
-    if check and condition > MAX_CONDITION:
-        involved = " and ".join(names[i] for i in sorted(np.argsort(-np.abs(vt[-1]))[:2]))
-        raise InputError(
-            f"the measurements cannot separate {involved} (Jacobian condition number "
-            f"{condition:.3g} > {MAX_CONDITION:g}): add rows that vary batch, tokens or model size"
+    refused: dict[str, str] = {}
+    while True:
+        result, jac, condition, problem = _solve(data, name, formats, held, names, weights)
+        raw = _residuals(
+            data, build_profile(name, {**held, **_to_values(result.x, names)}, formats)
         )
-    raw = raw_residuals(result.x)
-    spread = 1.4826 * float(np.median(np.abs(raw - np.median(raw))))
-    try:  # sandwich covariance of the weighted fit, residual scale from the raw ones
-        bread = np.linalg.inv(jac.T @ jac)
-        meat = spread**2 * (jac * weights[:, None] ** 2).T @ jac
-        half = 1.96 * np.sqrt(np.clip(np.diag(bread @ meat @ bread), 0, None))
-    except np.linalg.LinAlgError:
-        half = np.full(len(names), np.inf)
-    intervals = {}
-    for index, parameter in enumerate(names):
-        low, high, log = BOUNDS[_kind(parameter)]
-        ends = result.x[index] + np.array([-half[index], half[index]])
-        ends = np.exp(np.clip(ends, -50, 50)) if log else ends
-        intervals[parameter] = (
-            float(np.clip(ends[0], low, high)),
-            float(np.clip(ends[1], low, high)),
-        )
+        intervals = _intervals(result.x, jac, raw, weights, names)
+        problem = problem or _unconstrained(intervals)
+        if not problem:
+            break
+        culprit = next((n for n in problem[0] if n in OPTIONAL), None)
+        if culprit is not None:  # an optional term the rows cannot identify: left out
+            refused[culprit] = problem[1]
+            names.remove(culprit)
+        elif check:
+            raise InputError(problem[1])
+        else:
+            break
     values = {**held, **_to_values(result.x, names)}
     return Fit(
         profile=build_profile(name, values, formats, description),
         values=values,
         intervals=intervals,
-        unused=tuple(unused),
+        unused=unused,
+        refused=refused,
         held=tuple(held),
         rows=len(data.rows),
         residuals=len(raw),

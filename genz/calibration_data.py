@@ -18,25 +18,35 @@ import numpy as np
 
 from roofline import load_platform
 
-from .graph import Array
+from .graph import Array, expected_experts_touched
 from .inputs import GridInputs
 from .measurements import Measurement
 from .model import load_model
 from .params import WEIGHT_GROUPS
 from .predictor import evaluate
 from .runtime import PhaseProfile, RuntimeProfile, WeightFormat
-from .runtime_cost import scaled_terms
+from .runtime_cost import EXPERT_GROUP, scaled_terms
 
 #: Efficiency 1, no step cost, no all-reduce latency: costs what the platform allows.
 UNIT_PHASE = PhaseProfile(compute_efficiency=1.0, memory_efficiency=1.0, step_overhead_s=0.0)
 UNIT_PROFILE = RuntimeProfile(
     name="unit", phases={"prefill": UNIT_PHASE, "decode": UNIT_PHASE}, all_reduce_latency_s=0.0
 )
+#: The unit profile with every token of a step routed alike (independence 0).
+_ALIKE = dataclasses.replace(UNIT_PHASE, routing_independence=0.0)
+ALIKE_PROFILE = dataclasses.replace(UNIT_PROFILE, phases={"prefill": _ALIKE, "decode": _ALIKE})
 
 
 @dataclass(frozen=True)
 class PassTerms:
-    """One pass of every row at efficiency 1: arrays ``(operators, rows)`` and ``(rows,)``."""
+    """One pass of every row at efficiency 1: arrays ``(operators, rows)`` and ``(rows,)``.
+
+    ``experts`` marks the routed-expert GEMM of each row, ``expert_weight_s`` is the
+    memory time of one touched expert's weights (per pass, efficiency 1; 0 for dense
+    models), ``routed_tokens`` the tokens a step routes and ``num_experts`` /
+    ``top_k`` the model's routing, so the routed experts' memory time follows any
+    routing independence in closed form (`genz.graph.expected_experts_touched`).
+    """
 
     compute_s: Array
     memory_s: Array
@@ -44,10 +54,31 @@ class PassTerms:
     all_reduces: Array
     steps: Array
     sequences: Array
+    experts: Array
+    expert_weight_s: Array
+    routed_tokens: Array
+    num_experts: Array
+    top_k: Array
+
+    def touched(self, independence: float) -> Array:
+        """Expected distinct experts a step touches per MoE layer (0 for dense rows)."""
+        moe = self.num_experts > 0
+        experts = np.where(moe, self.num_experts, 1.0)
+        return np.where(
+            moe,
+            expected_experts_touched(experts, self.top_k, self.routed_tokens, independence),
+            0.0,
+        )
 
     def time_s(self, phase: PhaseProfile, scale: Array, latency_s: Array | float) -> Array:
         """Pass time at the phase's efficiencies (memory times ``scale``), seconds."""
-        compute, memory = scaled_terms(self.compute_s, self.memory_s, phase, scale)
+        memory_s = self.memory_s
+        if phase.routing_independence != 1.0:
+            extra = (self.touched(phase.routing_independence) - self.touched(1.0)) * (
+                self.expert_weight_s
+            )
+            memory_s = memory_s + self.experts * extra
+        compute, memory = scaled_terms(self.compute_s, memory_s, phase, scale)
         return (
             np.maximum(compute, memory).sum(axis=0)
             + self.fixed_s
@@ -75,12 +106,10 @@ class CalibrationRows:
 
         def cut(terms: PassTerms) -> PassTerms:
             return PassTerms(
-                terms.compute_s[:, index],
-                terms.memory_s[:, index],
-                terms.fixed_s[index],
-                terms.all_reduces[index],
-                terms.steps[index],
-                terms.sequences[index],
+                **{
+                    name.name: getattr(terms, name.name)[..., index]
+                    for name in dataclasses.fields(terms)
+                }
             )
 
         return CalibrationRows(
@@ -174,10 +203,14 @@ def decompose(
     how the runtime stores each weight format (`RuntimeProfile`).
 
     Two costings with the unit profile, at all-reduce latency 0 s and 1 s, give the
-    wire time and (their difference) the number of all-reduces each pass pays for.
+    wire time and (their difference) the number of all-reduces each pass pays for; for
+    a mixture-of-experts model a third, every token of a step routed alike, gives (its
+    difference in routed-expert memory time over that in experts touched) the memory
+    time of one touched expert's weights.
     """
     unit = dataclasses.replace(UNIT_PROFILE, weight_formats=formats)
     counting = dataclasses.replace(unit, all_reduce_latency_s=1.0)
+    alike = dataclasses.replace(ALIKE_PROFILE, weight_formats=formats)
     n = len(rows)
     groups: dict[tuple[str, str], list[int]] = {}
     for index, row in enumerate(rows):
@@ -188,18 +221,21 @@ def decompose(
         inputs = row_inputs([rows[i] for i in indices])
         costed = evaluate(model, platform, inputs, runtime=unit)
         counted = evaluate(model, platform, inputs, runtime=counting)
+        routed = evaluate(model, platform, inputs, runtime=alike) if model.is_moe else None
         chunks = np.ceil(inputs.input_tokens / inputs.chunk)
-        parts.append((indices, platform.device_class, costed, counted, chunks))
+        parts.append((indices, platform.device_class, model, costed, counted, routed, chunks))
     width = {
-        phase: max(getattr(part[2], phase).compute_s.shape[0] for part in parts)
+        phase: max(getattr(part[3], phase).compute_s.shape[0] for part in parts)
         for phase in ("prefill", "decode")
     }
     batch = np.array([row.batch for row in rows], float)
     terms = {}
     for phase in ("prefill", "decode"):
         compute, memory = np.zeros((width[phase], n)), np.zeros((width[phase], n))
+        experts = np.zeros((width[phase], n), bool)
         fixed, reduces, steps = np.zeros(n), np.zeros(n), np.zeros(n)
-        for indices, _, costed, counted, chunks in parts:
+        per_expert, tokens, num, top = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
+        for indices, _, model, costed, counted, routed, chunks in parts:
             cost, with_latency = getattr(costed, phase), getattr(counted, phase)
             size = cost.compute_s.shape[0]
             compute[:size, indices] = cost.compute_s
@@ -209,7 +245,32 @@ def decompose(
                 axis=0
             )
             steps[indices] = chunks if phase == "prefill" else 1.0
-        terms[phase] = PassTerms(compute, memory, fixed, np.round(reduces), steps, batch)
+            query = np.array([rows[i].input_tokens for i in indices], float) / chunks
+            tokens[indices] = batch[indices] * (query if phase == "prefill" else 1.0)
+            if routed is not None:
+                num[indices], top[indices] = model.num_experts, model.experts_per_token
+                row = cost.groups.index(EXPERT_GROUP)
+                experts[row, indices] = True
+                span = cost.memory_s[row] - getattr(routed, phase).memory_s[row]
+                gained = expected_experts_touched(
+                    num[indices], top[indices], tokens[indices]
+                ) - expected_experts_touched(num[indices], top[indices], tokens[indices], 0.0)
+                per_expert[indices] = np.where(
+                    gained > 0, span / np.where(gained > 0, gained, 1), 0
+                )
+        terms[phase] = PassTerms(
+            compute,
+            memory,
+            fixed,
+            np.round(reduces),
+            steps,
+            batch,
+            experts,
+            per_expert,
+            tokens,
+            num,
+            top,
+        )
     kinds = [""] * n
     for indices, kind, *_ in parts:
         for i in indices:

@@ -18,7 +18,7 @@ import numpy as np
 
 from roofline import InputError
 
-from .calibration import METRICS, Fit, fit_profile
+from .calibration import METRICS, OPTIONAL, Fit, fit_profile
 from .calibration_data import CalibrationRows
 from .graph import Array
 from .runtime import RuntimeProfile, WeightFormat
@@ -77,12 +77,22 @@ def _class_fit(
     held = {n: v for n, v in default.values.items() if n.endswith(".memory_efficiency_scale")}
     while True:
         try:
-            return fit_profile(rows, name, formats, held=held)
+            fit = fit_profile(rows, name, formats, held=held)
         except InputError as error:
             culprit = next((n for n in default.values if n in str(error) and n not in held), None)
             if culprit is None or len(held) >= len(default.values) - 1:
                 return str(error)
             held[culprit] = default.values[culprit]
+            continue
+        # Optional terms the class's rows leave out take the default's fitted value.
+        inherit = {
+            n: default.values[n]
+            for n in (*fit.unused, *fit.refused)
+            if n in OPTIONAL and n in default.values and n not in held
+        }
+        if not inherit:
+            return fit
+        held.update(inherit)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,9 @@ the pass, t = tp, e = ep, T = B/e * q tokens per device):
   absorbed form that attends over the latent directly.
 - MoE: routed-expert FLOP ``2 T_all k_top (matrices h m) / (e t)``; weight bytes
   of the experts touched: ``E (1 - (1 - k_top/E)^T_all)`` expected distinct experts
-  per layer for T_all tokens (uniform routing), split over e devices.
+  per layer for T_all tokens (uniform routing), split over e devices; a runtime
+  profile's ``routing_independence`` s counts ``1 + s (T_all - 1)`` of them as
+  independent (default 1).
 - Collectives: TP all-reduce of ``T h bits_a/8`` bytes after attention and after
   the FFN; EP all-to-all dispatch and combine of ``T k_top h bits_a/8`` bytes.
 """
@@ -98,6 +100,7 @@ class PassShape:
     pp: Array
     prefill: bool
     head_share: Array | float = 1.0
+    routing_independence: Array | float = 1.0
 
 
 def _gemm(
@@ -292,9 +295,16 @@ def dense_ffn_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
     ]
 
 
-def expected_experts_touched(num_experts: float, top_k: float, tokens: Array) -> Array:
-    """Expected distinct experts hit by ``tokens`` tokens routed uniformly top-k of E."""
-    return num_experts * (1.0 - (1.0 - top_k / num_experts) ** tokens)
+def expected_experts_touched(
+    num_experts: Array | float,
+    top_k: Array | float,
+    tokens: Array,
+    independence: Array | float = 1.0,
+) -> Array:
+    """Expected distinct experts hit by ``tokens`` tokens routed uniformly top-k of E, of
+    which ``1 + independence (tokens - 1)`` choose independently (1: every token)."""
+    independent = 1.0 + independence * (tokens - 1.0)
+    return num_experts * (1.0 - (1.0 - top_k / num_experts) ** independent)
 
 
 def moe_ffn_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
@@ -311,7 +321,10 @@ def moe_ffn_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
     matrices = ffn_matrices(model)
     a_bytes = shape.activation_bits / 8
     expert_bits = shape.weight_bits["experts"]
-    touched = expected_experts_touched(model.num_experts, k_top, all_tokens) / e
+    touched = (
+        expected_experts_touched(model.num_experts, k_top, all_tokens, shape.routing_independence)
+        / e
+    )
     expert_weights = matrices * h * m / t
     routed_tokens = all_tokens * k_top / e
     ops = [

@@ -69,9 +69,11 @@ def pass_shape(
     context: Array,
     prefill: bool,
     head_share: Array | float = 1.0,
+    routing_independence: Array | float = 1.0,
 ) -> PassShape:
     """The `PassShape` of one forward pass over ``inputs``: ``query_tokens`` new tokens
-    per sequence attending to ``context`` tokens."""
+    per sequence attending to ``context`` tokens (``routing_independence``: see
+    `genz.graph.expected_experts_touched`)."""
     return PassShape(
         batch=inputs.batch,
         query_tokens=query_tokens,
@@ -84,4 +86,5 @@ def pass_shape(
         pp=inputs.pp,
         prefill=prefill,
         head_share=head_share,
+        routing_independence=routing_independence,
     )

@@ -45,7 +45,7 @@ from .model import ModelConfig
 from .params import WEIGHT_GROUPS
 from .result import GridResult, PhaseCost, Prediction, end_to_end_s
 from .runtime import RuntimeProfile
-from .runtime_cost import physics_platform, retime, stored_bits
+from .runtime_cost import physics_platform, retime, routing_independence, stored_bits
 from .scenario import Parallelism, Precision, Scenario
 
 CAPACITY_CODE = BOUND_ORDER.index(Bound.CAPACITY)
@@ -70,7 +70,9 @@ class CostBreakdown:
     activation_bytes: Array
 
 
-def _shape(model: ModelConfig, inputs: GridInputs, prefill: bool) -> PassShape:
+def _shape(
+    model: ModelConfig, inputs: GridInputs, prefill: bool, routing: Array | float = 1.0
+) -> PassShape:
     if prefill:
         chunks = np.ceil(inputs.input_tokens / inputs.chunk)
         query = inputs.input_tokens / chunks
@@ -81,7 +83,12 @@ def _shape(model: ModelConfig, inputs: GridInputs, prefill: bool) -> PassShape:
         context = inputs.input_tokens + inputs.output_tokens / 2
         head_share = 1.0
     return pass_shape(
-        inputs, query_tokens=query, context=context, prefill=prefill, head_share=head_share
+        inputs,
+        query_tokens=query,
+        context=context,
+        prefill=prefill,
+        head_share=head_share,
+        routing_independence=routing,
     )
 
 
@@ -98,12 +105,14 @@ def evaluate(
     latency, and one per-step cost operator per pass. None or ``ideal``: physics only.
     """
     nominal = inputs
-    if runtime is not None:  # runtime profile hook 1 of 2: stored bits, physics platform
-        inputs = stored_bits(runtime, inputs)
+    routing = {"prefill": 1.0, "decode": 1.0}
+    if runtime is not None:  # runtime profile hook 1 of 2: stored bits, physics platform,
+        inputs = stored_bits(runtime, inputs)  # expert routing
+        routing = routing_independence(runtime, platform)
         platform = physics_platform(platform) if runtime.phases else platform
     chunks = np.ceil(inputs.input_tokens / inputs.chunk)
-    prefill_terms = pass_ops(model, _shape(model, inputs, prefill=True))
-    decode_terms = pass_ops(model, _shape(model, inputs, prefill=False))
+    prefill_terms = pass_ops(model, _shape(model, inputs, True, routing["prefill"]))
+    decode_terms = pass_ops(model, _shape(model, inputs, False, routing["decode"]))
     # Both passes in one costing (prefill operators run once per chunk), then split.
     both = cost_pass(prefill_terms + decode_terms, platform)
     split, count = len(prefill_terms.ops), len(both.names)

@@ -13,7 +13,7 @@ from roofline import InputError
 from .calibration import Fit
 from .calibration_data import CalibrationRows
 from .cross_validation import CrossValidation, RuntimeFit
-from .runtime import PHASES, WeightFormat
+from .runtime import ACCURACY_METRICS, PHASE_KEYS, PHASES, WeightFormat
 
 #: Quantiles of measured / predicted stored in a profile's accuracy block.
 LEVELS = (0.1, 0.5, 0.9)
@@ -28,11 +28,12 @@ def _number(value: float) -> float:
 
 
 def _phases(fit: Fit, command: str) -> dict[str, Any]:
-    """The three fitted phase values (shared by prefill and decode) with provenance."""
+    """The fitted phase values (shared by prefill and decode) with provenance: the three
+    always fitted, then those the rows identified (`genz.runtime.OPTIONAL_PHASE_KEYS`)."""
     return {
         key: _fitted(fit, key, command)
-        for key in ("compute_efficiency", "memory_efficiency", "step_overhead_s")
-        + ("sequence_overhead_s",) * ("sequence_overhead_s" in fit.values)
+        for key in PHASE_KEYS
+        if key in PHASE_KEYS[:3] or key in fit.values
     }
 
 
@@ -96,17 +97,34 @@ def profile_document(
             }
             for kind, class_fit in runtime_fit.classes.items()
         }
-    ratios = cv.ratios(data)
-    scored = cv.scored(data)
-    kinds = np.array(data.kinds)[scored]
-    hardware = np.array(data.hw)[scored]
-    fitted_ratios = (
-        data.measured["batch_latency_s"][scored]
-        / data.predict(runtime_fit.profile)["batch_latency_s"][scored]
-    )
+    fitted_times = data.predict(runtime_fit.profile)
     document["accuracy"] = {
         "method": cv.method,
         "hardware": sorted(set(data.hw)),
+        **_metric_accuracy(cv, data, fitted_times, "batch_latency_s"),
+        "metrics": {
+            metric: _metric_accuracy(cv, data, fitted_times, metric)
+            for metric in ACCURACY_METRICS
+            if np.any(cv.scored(data, metric))
+        },
+        "calibrated_from": command,
+    }
+    if not document["accuracy"]["metrics"]:
+        del document["accuracy"]["metrics"]
+    return document
+
+
+def _metric_accuracy(
+    cv: CrossValidation, data: CalibrationRows, fitted: dict[str, np.ndarray], metric: str
+) -> dict[str, Any]:
+    """Rows and quantiles of measured / held-out predicted ``metric``, overall and per
+    device class (with the fitted profile's in-sample quantiles beside them)."""
+    ratios = cv.ratios(data, metric)
+    scored = cv.scored(data, metric)
+    kinds = np.array(data.kinds)[scored]
+    hardware = np.array(data.hw)[scored]
+    in_sample = data.measured[metric][scored] / fitted[metric][scored]
+    return {
         "rows": int(ratios.size),
         "ratio_quantiles": _quantiles(ratios),
         "device_classes": {
@@ -114,13 +132,11 @@ def profile_document(
                 "hardware": sorted(set(hardware[kinds == kind].tolist())),
                 "rows": int(np.sum(kinds == kind)),
                 "ratio_quantiles": _quantiles(ratios[kinds == kind]),
-                "in_sample_ratio_quantiles": _quantiles(fitted_ratios[kinds == kind]),
+                "in_sample_ratio_quantiles": _quantiles(in_sample[kinds == kind]),
             }
             for kind in sorted(set(kinds.tolist()))
         },
-        "calibrated_from": command,
     }
-    return document
 
 
 class _NoAliases(yaml.SafeDumper):

@@ -17,7 +17,8 @@ YAML layout::
     name: vllm
     description: ...
     prefill: {compute_efficiency: V, memory_efficiency: V, step_overhead_s: V,
-              sequence_overhead_s: V}            # the last is optional (0)
+              sequence_overhead_s: V,            # optional (0)
+              routing_independence: V}           # optional (1)
     decode: {...the same keys...}
     all_reduce_latency_s: V                      # optional (else ring latencies)
     weight_formats:                              # optional
@@ -28,6 +29,8 @@ YAML layout::
     accuracy: {method: ..., hardware: [...], rows: N,
                ratio_quantiles: {"0.1": r, "0.5": r, "0.9": r},
                device_classes: {nvidia-gpu: {hardware: [...], rows: N, ratio_quantiles: ...}},
+               metrics: {ttft_s: {rows: N, ratio_quantiles: ..., device_classes: ...},
+                         itl_s: {...}},          # optional: TTFT, inter-token latency
                calibrated_from: ...}
 
 where ``V`` is ``{value: x, source: "..."}`` or ``{value: x, calibrated_from:
@@ -52,8 +55,15 @@ Array = NDArray[Any]
 MAX_PROFILE_BYTES = 200_000
 
 PHASES = ("prefill", "decode")
-PHASE_KEYS = ("compute_efficiency", "memory_efficiency", "step_overhead_s", "sequence_overhead_s")
-OPTIONAL_PHASE_KEYS = ("sequence_overhead_s",)
+PHASE_KEYS = (
+    "compute_efficiency",
+    "memory_efficiency",
+    "step_overhead_s",
+    "sequence_overhead_s",
+    "routing_independence",
+)
+#: Phase keys a profile may leave out (each then takes its neutral value: 0 s or 1).
+OPTIONAL_PHASE_KEYS = PHASE_KEYS[3:]
 FORMAT_KEYS = (
     "nominal_bits",
     "stored_bits",
@@ -76,6 +86,12 @@ TOP_KEYS = frozenset(
 ACCURACY_KEYS = frozenset(
     {"method", "hardware", "device_classes", "rows", "ratio_quantiles", "calibrated_from"}
 )
+#: Optional accuracy key: held-out error of the metrics other than batch latency.
+ACCURACY_METRICS = ("ttft_s", "itl_s")
+METRIC_ACCURACY_KEYS = frozenset({"rows", "ratio_quantiles", "device_classes"})
+#: Fewest held-out rows of a metric (overall, or of a device class) whose own error
+#: quantiles give an interval; below it the batch-latency quantiles stand in.
+MIN_METRIC_ROWS = 20
 CLASS_ACCURACY_KEYS = frozenset(
     {"hardware", "rows", "ratio_quantiles", "in_sample_ratio_quantiles"}
 )
@@ -86,6 +102,7 @@ RANGES = {
     "memory_efficiency": (1e-3, 1.0),
     "step_overhead_s": (0.0, 1.0),
     "sequence_overhead_s": (0.0, 0.1),
+    "routing_independence": (0.0, 1.0),
     "all_reduce_latency_s": (0.0, 0.1),
     "nominal_bits": (1.0, 32.0),
     "stored_bits": (1.0, 32.0),
@@ -99,12 +116,21 @@ RANGES = {
 class PhaseProfile:
     """Achieved fractions of peak (compute, memory bandwidth) and fixed costs of a step:
     ``step_overhead_s`` once per forward step, ``sequence_overhead_s`` per sequence in
-    the step (scheduling, sampling), seconds."""
+    the step (scheduling, sampling), seconds.
+
+    ``routing_independence`` ``s`` in [0, 1] (optional, default 1: the physics) sets
+    how many of a step's ``T`` routed tokens choose their experts independently,
+    ``1 + s (T - 1)``, in the uniform-routing expectation of distinct experts a
+    mixture-of-experts layer touches (`genz.graph.expected_experts_touched`): 1 is
+    independent uniform routing, 0 every token of the step picking the same experts
+    (the expert weights a decode step streams then stop growing with batch).
+    """
 
     compute_efficiency: float
     memory_efficiency: float
     step_overhead_s: float
     sequence_overhead_s: float = 0.0
+    routing_independence: float = 1.0
 
     def fixed_s(self, steps: Array, sequences: Array) -> Array:
         """Fixed cost of ``steps`` forward steps of ``sequences`` sequences each, seconds."""
@@ -142,9 +168,20 @@ class ClassAccuracy:
 
 
 @dataclass(frozen=True)
+class MetricAccuracy:
+    """Held-out error of one metric besides batch latency (``ttft_s``, ``itl_s``):
+    quantiles of measured / predicted over its ``rows``, and per device class."""
+
+    rows: int
+    ratio_quantiles: Mapping[float, float]
+    classes: Mapping[str, ClassAccuracy]
+
+
+@dataclass(frozen=True)
 class Accuracy:
-    """Cross-validated error of a profile: quantiles of measured / predicted, over all
-    rows and per device class."""
+    """Cross-validated error of a profile: quantiles of measured / predicted batch
+    latency, over all rows and per device class; ``metrics``: the same of TTFT and
+    inter-token latency where rows measure them."""
 
     method: str
     hardware: tuple[str, ...]
@@ -152,6 +189,7 @@ class Accuracy:
     ratio_quantiles: Mapping[float, float]
     classes: Mapping[str, ClassAccuracy]
     calibrated_from: str
+    metrics: Mapping[str, MetricAccuracy] = field(default_factory=dict)
 
     @property
     def device_classes(self) -> tuple[str, ...]:
@@ -332,33 +370,59 @@ def weight_format_from_dict(name: str, entry: Any, label: str) -> WeightFormat:
 
 
 def _accuracy(entry: Any, label: str) -> Accuracy:
-    _known(_mapping(entry, label), ACCURACY_KEYS, label)
+    _known(_mapping(entry, label), ACCURACY_KEYS | {"metrics"}, label)
     missing = sorted(ACCURACY_KEYS - set(entry))
     if missing:
         raise InputError(f"{label}: missing {missing[0]!r}")
+    metrics = {}
+    for metric, part in _mapping(entry.get("metrics", {}), f"{label}.metrics").items():
+        where = f"{label}.metrics.{metric}"
+        if metric not in ACCURACY_METRICS:
+            raise InputError(f"{where}: unknown metric; accepted: {', '.join(ACCURACY_METRICS)}")
+        _known(_mapping(part, where), METRIC_ACCURACY_KEYS, where)
+        missing = sorted(METRIC_ACCURACY_KEYS - set(part))
+        if missing:
+            raise InputError(f"{where}: missing {missing[0]!r}")
+        metrics[str(metric)] = MetricAccuracy(
+            rows=_count(part["rows"], f"{where}.rows"),
+            ratio_quantiles=_quantiles(part["ratio_quantiles"], f"{where}.ratio_quantiles"),
+            classes=_classes(part["device_classes"], f"{where}.device_classes"),
+        )
+    return Accuracy(
+        method=str(entry["method"]),
+        hardware=tuple(map(str, entry["hardware"])),
+        rows=_count(entry["rows"], f"{label}.rows"),
+        ratio_quantiles=_quantiles(entry["ratio_quantiles"], f"{label}.ratio_quantiles"),
+        classes=_classes(entry["device_classes"], f"{label}.device_classes"),
+        calibrated_from=str(entry["calibrated_from"]),
+        metrics=metrics,
+    )
+
+
+def _count(value: Any, label: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InputError(f"{label}: must be a whole number >= 1, got {value!r}")
+    return value
+
+
+def _classes(entry: Any, label: str) -> dict[str, ClassAccuracy]:
+    """Per device class: its hardware, rows and held-out and in-sample quantiles."""
     classes = {}
-    for kind, part in _mapping(entry["device_classes"], f"{label}.device_classes").items():
-        where = f"{label}.device_classes.{kind}"
+    for kind, part in _mapping(entry, label).items():
+        where = f"{label}.{kind}"
         _known(_mapping(part, where), CLASS_ACCURACY_KEYS, where)
         missing = sorted(CLASS_ACCURACY_KEYS - set(part))
         if missing:
             raise InputError(f"{where}: missing {missing[0]!r}")
         classes[str(kind)] = ClassAccuracy(
             hardware=tuple(map(str, part["hardware"])),
-            rows=int(part["rows"]),
+            rows=_count(part["rows"], f"{where}.rows"),
             ratio_quantiles=_quantiles(part["ratio_quantiles"], f"{where}.ratio_quantiles"),
             in_sample_ratio_quantiles=_quantiles(
                 part["in_sample_ratio_quantiles"], f"{where}.in_sample_ratio_quantiles"
             ),
         )
-    return Accuracy(
-        method=str(entry["method"]),
-        hardware=tuple(map(str, entry["hardware"])),
-        rows=int(entry["rows"]),
-        ratio_quantiles=_quantiles(entry["ratio_quantiles"], f"{label}.ratio_quantiles"),
-        classes=classes,
-        calibrated_from=str(entry["calibrated_from"]),
-    )
+    return classes
 
 
 def _quantiles(entry: Any, label: str) -> dict[float, float]:

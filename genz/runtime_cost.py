@@ -2,9 +2,11 @@
 
 The profile transforms inputs, it does not fork the cost model:
 
-1. `prepare`: weights take the bits the runtime really stores (per format), and
-   operators are costed on the *physics platform* (compute and memory efficiency 1,
-   no per-operator kernel overhead; everything else the platform's own).
+1. `prepare`: weights take the bits the runtime really stores (per format), the
+   graph counts the experts a step touches with the phase's routing independence
+   (`routing_independence`), and operators are costed on the *physics platform*
+   (compute and memory efficiency 1, no per-operator kernel overhead; everything
+   else the platform's own).
 2. `retime`: every operator's compute time is divided by the phase's compute
    efficiency and its memory time by the phase's memory efficiency (times the
    weight format's scale); an all-reduce costs its ring bandwidth term plus the
@@ -28,10 +30,12 @@ from roofline import Efficiency, OperatorKind, Platform, all_reduce_time
 from .costing import PassCost
 from .graph import Array, OpTerms, PassOps
 from .inputs import GridInputs
-from .runtime import PhaseProfile, RuntimeProfile
+from .runtime import PHASES, PhaseProfile, RuntimeProfile
 
 #: Weight groups stored once per model (embedding and LM head).
 MODEL_GROUPS = ("embedding", "lm_head")
+#: Weight group of the routed-expert GEMMs (`genz.graph`).
+EXPERT_GROUP = "experts"
 
 
 def physics_platform(platform: Platform) -> Platform:
@@ -78,6 +82,14 @@ def memory_scale(profile: RuntimeProfile, nominal_bits: Array | float) -> Array:
             np.isclose(nominal_bits, fmt.nominal_bits), fmt.memory_efficiency_scale, scale
         )
     return scale
+
+
+def routing_independence(profile: RuntimeProfile, platform: Platform) -> dict[str, float]:
+    """Per phase, the profile's expert-routing independence on ``platform`` (1: uniform
+    independent routing, the physics; also for a profile without phases)."""
+    if not profile.phases:
+        return {"prefill": 1.0, "decode": 1.0}
+    return {name: profile.phase(name, platform).routing_independence for name in PHASES}
 
 
 def scaled_terms(

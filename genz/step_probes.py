@@ -21,7 +21,7 @@ from .memory import weight_bytes_per_device as _weight_bytes
 from .model import ModelConfig
 from .predictor import check_parallelism
 from .runtime import RuntimeProfile
-from .runtime_cost import physics_platform, retime_pass, stored_bits
+from .runtime_cost import physics_platform, retime_pass, routing_independence, stored_bits
 from .scenario import Parallelism, Precision, Scenario
 from .serving_steps import StepCost
 
@@ -58,6 +58,9 @@ def _cost(
     retimed = runtime is not None and bool(runtime.phases)
     costed_on = physics_platform(platform) if retimed else platform
     batch = np.asarray(shape.pop("batch"), float)
+    if runtime is not None:  # how many experts a step touches (the profile's routing)
+        phase = "prefill" if shape["prefill"] else "decode"
+        shape["routing_independence"] = routing_independence(runtime, platform)[phase]
     ps = dataclasses.replace(pass_shape(inputs, **shape), batch=batch)
     ops = pass_ops(model, ps)
     stacked = cost_pass(ops, costed_on)

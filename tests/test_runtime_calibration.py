@@ -99,6 +99,52 @@ def test_batch_one_rows_of_one_shape_cannot_separate_step_cost_from_bandwidth():
         fit_profile(decompose(short), "synthetic")
 
 
+def moe_rows(batches: tuple[int, ...]) -> list[Measurement]:
+    """Mixtral (tp 4) and two dense models on two hardware, at ``batches``."""
+    rows = []
+    for hw in ("a100-sxm-40gb", "h100-sxm"):
+        for model, tp in (("mixtral-8x7b", 4), ("llama-3-8b", 1), ("llama-2-70b", 4)):
+            for batch in batches:
+                for tokens in (128, 1024):
+                    rows.append(
+                        Measurement(
+                            model, hw, "vllm", batch, tokens, tokens, tp=tp, batch_latency_s=1.0
+                        )
+                    )
+    return rows
+
+
+def test_calibration_recovers_the_routing_independence_of_moe_rows():
+    skewed = PhaseProfile(0.45, 0.6, 2e-3, 2e-5, routing_independence=0.2)
+    truth = dataclasses.replace(TRUE, phases={"prefill": skewed, "decode": skewed})
+    rows = with_latencies(moe_rows((1, 8, 32)), truth, noise=0.01)
+    fit = fit_profile(decompose(rows), "synthetic")
+    assert fit.values["routing_independence"] == pytest.approx(0.2, rel=0.15)
+    low, high = fit.intervals["routing_independence"]
+    assert low <= 0.2 <= high and not fit.refused
+    dense = [row for row in rows if row.model != "mixtral-8x7b"]
+    assert fit_profile(decompose(dense), "synthetic").unused["routing_independence"] == (
+        "no mixture-of-experts row"
+    )
+    single = [row for row in rows if row.batch == 1 or row.model != "mixtral-8x7b"]
+    assert fit_profile(decompose(single), "synthetic").unused["routing_independence"] == (
+        "no mixture-of-experts row decodes two or more sequences"
+    )
+
+
+def test_routing_independence_the_rows_cannot_identify_is_refused_with_the_reason():
+    """Uniform routing at batch 64: 8 (1 - 0.75^64) = 8.0 experts at any independence
+    above a few %, so the rows cannot tell it; the fit leaves it out and says why."""
+    rows = with_latencies(moe_rows((64,)), TRUE, noise=0.01)
+    fit = fit_profile(decompose(rows), "synthetic")
+    assert "routing_independence" not in fit.values
+    assert fit.refused["routing_independence"] == (
+        "the measurements do not constrain routing_independence: its 95% interval covers "
+        "the whole range [0, 1]"
+    )
+    assert fit.profile.phases["decode"].routing_independence == 1.0
+
+
 def test_leave_one_hardware_out_never_fits_on_the_held_out_hardware(monkeypatch):
     rows = with_latencies(grid_rows(("a100-sxm-40gb", "h100-sxm", "mi250-gcd")), TRUE, 0.02)
     data = decompose(rows)

@@ -22,7 +22,16 @@ from genz import (
     runtime_from_dict,
 )
 from genz.calibration_data import decompose
-from genz.runtime import Accuracy, ClassAccuracy, PhaseProfile, RuntimeProfile, WeightFormat
+from genz.graph import expected_experts_touched
+from genz.runtime import (
+    MIN_METRIC_ROWS,
+    Accuracy,
+    ClassAccuracy,
+    MetricAccuracy,
+    PhaseProfile,
+    RuntimeProfile,
+    WeightFormat,
+)
 from roofline import InputError, load_platform
 
 SOURCE = {"source": "test"}
@@ -208,6 +217,98 @@ def test_a_device_class_never_measured_gets_no_interval():
     assert outside.low is None and "outside anything measured" in outside.basis
     bare = prediction_interval(0.01, runtime_from_dict(document()), load_platform("h100-sxm"))
     assert bare.low is None and "no cross-validated error" in bare.basis
+
+
+def _with_metrics(ttft_rows: int, itl_rows: int) -> RuntimeProfile:
+    """`_with_accuracy(0.9, 1.1)` plus TTFT and inter-token-latency errors of their own."""
+    base = _with_accuracy(0.9, 1.1)
+    assert base.accuracy is not None
+    ttft = {0.1: 0.6, 0.5: 1.0, 0.9: 1.5}
+    metrics = {
+        "ttft_s": MetricAccuracy(
+            ttft_rows,
+            {0.1: 0.5, 0.5: 1.0, 0.9: 2.0},
+            {"nvidia-gpu": ClassAccuracy(("h100-sxm", "l4"), ttft_rows, ttft, ttft)},
+        ),
+        "itl_s": MetricAccuracy(itl_rows, {0.1: 0.7, 0.9: 1.4}, {}),
+    }
+    return dataclasses.replace(base, accuracy=dataclasses.replace(base.accuracy, metrics=metrics))
+
+
+def test_ttft_and_tpot_intervals_come_from_their_own_held_out_errors():
+    platform = load_platform("a100-sxm-40gb")
+    profile = _with_metrics(ttft_rows=MIN_METRIC_ROWS, itl_rows=MIN_METRIC_ROWS - 1)
+    ttft = prediction_interval(0.1, profile, platform, metric="ttft_s")
+    assert (ttft.low, ttft.high) == pytest.approx((0.06, 0.15))
+    assert "error of test TTFT on nvidia-gpu" in ttft.basis
+    # Too few inter-token-latency rows: the batch-latency quantiles, labelled.
+    tpot = prediction_interval(0.01, profile, platform, metric="itl_s")
+    assert (tpot.low, tpot.high) == pytest.approx((0.009, 0.011))
+    assert tpot.basis.startswith(f"inter-token latency: {MIN_METRIC_ROWS - 1} held-out rows <")
+    # A class with too few TTFT rows of its own: the metric's error over all rows.
+    thin = _with_metrics(ttft_rows=MIN_METRIC_ROWS, itl_rows=1)
+    assert thin.accuracy is not None
+    lone = prediction_interval(0.1, thin, load_platform("mi250-gcd"), metric="ttft_s")
+    assert (lone.low, lone.high) == pytest.approx((0.05, 0.2))
+    assert "TTFT over all its classes" in lone.basis and "amd-gpu: 0 rows" in lone.basis
+    batch = prediction_interval(0.01, profile, platform)
+    assert (batch.low, batch.high) == pytest.approx((0.009, 0.011))
+
+
+def test_accuracy_metrics_are_read_from_a_profile_and_checked():
+    quantiles = {"0.1": 0.8, "0.9": 1.2}
+    group = {"hardware": ["h100-sxm"], "rows": 3, "ratio_quantiles": quantiles}
+    accuracy = {
+        "method": "5-fold",
+        "hardware": ["h100-sxm"],
+        "rows": 30,
+        "ratio_quantiles": quantiles,
+        "device_classes": {"nvidia-gpu": {**group, "in_sample_ratio_quantiles": quantiles}},
+        "calibrated_from": "test",
+        "metrics": {"ttft_s": {"rows": 3, "ratio_quantiles": quantiles, "device_classes": {}}},
+    }
+    profile = runtime_from_dict(document(accuracy=accuracy))
+    assert profile.accuracy is not None and profile.accuracy.metrics["ttft_s"].rows == 3
+    wrong = {**accuracy, "metrics": {"tpot": accuracy["metrics"]["ttft_s"]}}
+    with pytest.raises(InputError, match=r"metrics\.tpot: unknown metric; accepted: ttft_s, itl_s"):
+        runtime_from_dict(document(accuracy=wrong))
+    empty = {**accuracy, "metrics": {"itl_s": {**accuracy["metrics"]["ttft_s"], "rows": 0}}}
+    with pytest.raises(InputError, match=r"metrics\.itl_s\.rows: must be a whole number >= 1"):
+        runtime_from_dict(document(accuracy=empty))
+
+
+def test_experts_touched_follow_the_routing_independence():
+    """8 experts, top 2, 16 tokens: uniform 8 (1 - 0.75^16); all alike: the top 2;
+    half independent: 8.5 tokens."""
+    assert expected_experts_touched(8, 2, 16.0) == pytest.approx(8 * (1 - 0.75**16))
+    assert expected_experts_touched(8, 2, 16.0, 0.0) == pytest.approx(2.0)
+    assert expected_experts_touched(8, 2, 16.0, 0.5) == pytest.approx(8 * (1 - 0.75**8.5))
+    assert expected_experts_touched(8, 2, 1.0, 0.3) == pytest.approx(2.0)
+
+
+def test_routing_independence_zero_streams_only_the_top_k_experts_per_step():
+    """Mixtral decode at batch 16 with every sequence routed alike streams the expert
+    weights of 2 experts per layer instead of 8 (1 - 0.75^16); independence 1 is the
+    physics' uniform routing."""
+    model, platform = load_model("mixtral-8x7b"), load_platform("h100-sxm")
+
+    def expert_bytes(routing: float | None) -> float:
+        profile = None
+        if routing is not None:
+            profile = runtime_from_dict(document(decode=phase(routing_independence=routing)))
+        prediction = predict(model, platform, Scenario(batch=16), runtime=profile)
+        return next(op.bytes for op in prediction.decode.operators if op.name == "routed_experts")
+
+    per_expert = 3 * model.hidden_size * model.moe_intermediate_size * 16 / 8  # one layer
+    assert expert_bytes(1.0) == expert_bytes(None)
+    assert expert_bytes(None) - expert_bytes(0.0) == pytest.approx(
+        (expected_experts_touched(8, 2, 16.0) - 2) * per_expert * model.num_moe_layers,
+        rel=1e-12,
+    )
+    with pytest.raises(
+        InputError, match=r"routing_independence: value must be a number in \[0, 1\]"
+    ):
+        runtime_from_dict(document(decode=phase(routing_independence=1.5)))
 
 
 def test_weight_format_needs_its_bits():
