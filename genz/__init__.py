@@ -91,6 +91,7 @@ if TYPE_CHECKING:
     from .profile_io import write_profile
     from .result import GridResult, OperatorCost, PhaseCost, Prediction
     from .runtime import (
+        MIN_METRIC_ROWS,
         PhaseProfile,
         RuntimeProfile,
         WeightFormat,
@@ -106,7 +107,7 @@ if TYPE_CHECKING:
     )
     from .serving_steps import StepCost
     from .step_probes import step_activation_bytes, step_cost
-    from .uncertainty import Interval, prediction_interval
+    from .uncertainty import METRIC_LABELS, Interval, prediction_interval
 
 __getattr__, __dir__ = lazy_exports(__name__, __file__)
 
@@ -122,6 +123,8 @@ __all__ = [
     "MAX_CONFIG_BYTES",
     "MEASUREMENT_RUNTIMES",
     "MESH_AXES",
+    "METRIC_LABELS",
+    "MIN_METRIC_ROWS",
     "REPLICA_AXES",
     "SCALE_AXES",
     "SCENARIO_OUTPUTS",

@@ -15,8 +15,8 @@ when two or more of its hardware were measured (each predicted from the others) 
 the class has `MIN_METRIC_ROWS` rows of the metric (batch latency: any); on the one
 measured device of a class, its in-sample error (labelled so); otherwise the error
 of all rows. The interval always contains the point estimate. A platform of a
-device class (`Platform.device_class`) the runtime was never measured on is outside
-anything measured: no interval.
+device class (`Platform.device_class`) on which the runtime's rows never measured
+the metric (nor batch latency) is outside anything measured: no interval.
 """
 
 from __future__ import annotations
@@ -66,13 +66,17 @@ def prediction_interval(
         return Interval(
             0.8, None, None, f"runtime {profile.name!r} carries no cross-validated error"
         )
-    if platform.device_class not in accuracy.device_classes:
+    own = accuracy.metrics.get(metric)
+    usable = own is not None and own.rows >= MIN_METRIC_ROWS and metric != "batch_latency_s"
+    measured = {*accuracy.device_classes, *(own.classes if usable and own else ())}
+    if platform.device_class not in measured:
         return Interval(
             0.8,
             None,
             None,
             f"outside anything measured: runtime {profile.name!r} was calibrated on "
-            f"{', '.join(accuracy.device_classes)} devices only, not {platform.device_class}",
+            f"{', '.join(sorted(measured))} devices only, not {platform.device_class} "
+            f"({METRIC_LABELS[metric]})",
         )
     quantiles, basis = _metric_quantiles(accuracy, profile.name, platform, metric)
     low_ratio, high_ratio = quantiles[0.1], quantiles[0.9]

@@ -266,4 +266,9 @@ def test_accuracy_page_scatters_held_out_predictions_with_errors_per_group() -> 
     table = at.dataframe[0].value
     assert set(table.hardware) == {"a100-sxm-40gb", "a100-sxm-80gb", "h100-sxm"}
     assert set(table.method) == {"leave-one-hardware-out"}
+    quantiles = at.dataframe[1].value
+    ttft = quantiles[(quantiles.metric == "TTFT") & (quantiles["device class"] == "all")]
+    assert ttft["held-out rows"].tolist() == [10]  # tensorrt-llm: 10 TTFT rows held out
+    assert ttft["intervals from"].tolist() == ["batch latency (< 20 rows)"]
+    assert (quantiles["q0.1"] <= quantiles["q0.9"]).all()
     assert "codesign calibrate" in at.code[0].value

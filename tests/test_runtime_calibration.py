@@ -212,7 +212,8 @@ def test_cli_calibrate_writes_only_where_told(tmp_path, capsys):
 
 def test_cli_predict_with_a_runtime_prints_and_returns_intervals(capsys):
     assert main(["predict", "--model", "llama-3-8b", "--hw", "h100-sxm", "--runtime", "vllm"]) == 0
-    assert "80% interval" in capsys.readouterr().out
+    text = capsys.readouterr().out
+    assert "80% interval" in text and "basis (TTFT)" in text and "basis (end-to-end)" in text
     assert (
         main(
             ["predict", "--model", "llama-3-8b", "--hw", "h100-sxm", "--runtime", "vllm", "--json"]
@@ -222,6 +223,9 @@ def test_cli_predict_with_a_runtime_prints_and_returns_intervals(capsys):
     summary = yaml.safe_load(capsys.readouterr().out)["summary"]
     interval = summary["intervals"]["tpot_s"]
     assert summary["runtime"] == "vllm" and interval["low"] <= summary["tpot_s"] <= interval["high"]
+    # vLLM's rows measure inter-token latency 9 times: its interval says whose error it uses.
+    assert interval["basis"].startswith("inter-token latency: 9 held-out rows < 20")
+    assert summary["intervals"]["e2e_s"]["basis"].startswith("leave-one-hardware-out error")
 
 
 def test_llama_cpp_formats_file_loads_with_sources():

@@ -228,7 +228,10 @@ def _with_metrics(ttft_rows: int, itl_rows: int) -> RuntimeProfile:
         "ttft_s": MetricAccuracy(
             ttft_rows,
             {0.1: 0.5, 0.5: 1.0, 0.9: 2.0},
-            {"nvidia-gpu": ClassAccuracy(("h100-sxm", "l4"), ttft_rows, ttft, ttft)},
+            {
+                "nvidia-gpu": ClassAccuracy(("h100-sxm", "l4"), ttft_rows, ttft, ttft),
+                "apple-soc": ClassAccuracy(("apple-m1-7c", "apple-m2-ultra"), 30, ttft, ttft),
+            },
         ),
         "itl_s": MetricAccuracy(itl_rows, {0.1: 0.7, 0.9: 1.4}, {}),
     }
@@ -253,6 +256,11 @@ def test_ttft_and_tpot_intervals_come_from_their_own_held_out_errors():
     assert "TTFT over all its classes" in lone.basis and "amd-gpu: 0 rows" in lone.basis
     batch = prediction_interval(0.01, profile, platform)
     assert (batch.low, batch.high) == pytest.approx((0.009, 0.011))
+    # TTFT measured on a class whose batch latency never was: TTFT has an interval.
+    apple = load_platform("apple-m2-max-30c")
+    assert prediction_interval(0.1, profile, apple, metric="ttft_s").low == pytest.approx(0.06)
+    outside = prediction_interval(0.1, profile, apple)
+    assert outside.low is None and outside.basis.endswith("not apple-soc (batch latency)")
 
 
 def test_accuracy_metrics_are_read_from_a_profile_and_checked():

@@ -4,7 +4,8 @@ For each chosen runtime profile the page re-runs the calibration that produced i
 (`genz.recalibrate`: the command in the profile's ``calibrated_from``) and plots
 every measured batch latency against its out-of-sample prediction (leave one
 hardware out, 5-fold for a runtime measured on one hardware), log-log, coloured by
-runtime and shaped by hardware, with the error per runtime x hardware beside it.
+runtime and shaped by hardware, with the error per runtime x hardware beside it, and
+the held-out quantiles per metric and device class that 80 % intervals come from.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from app.dashboard_pages.common import checked, show_chart
-from genz import list_runtimes, load_runtime, recalibrate
+from genz import METRIC_LABELS, MIN_METRIC_ROWS, list_runtimes, load_runtime, recalibrate
 
 
 @st.cache_data(show_spinner="Re-running the calibration (leave one hardware out)...")
@@ -52,6 +53,57 @@ def error_table(rows: pd.DataFrame) -> pd.DataFrame:
         .round(1)
         .reset_index()
     )
+
+
+def interval_table(runtime: str) -> pd.DataFrame:
+    """Per metric (batch latency, TTFT, inter-token latency) and device class: held-out
+    rows, the 0.1 and 0.9 quantiles of measured / predicted, and whether
+    `genz.prediction_interval` takes its 80 % intervals from them."""
+    accuracy = load_runtime(runtime).accuracy
+    if accuracy is None:
+        return pd.DataFrame()
+    groups = [("batch latency", accuracy.rows, accuracy.ratio_quantiles, accuracy.classes, 1)]
+    groups += [
+        (METRIC_LABELS[metric], part.rows, part.ratio_quantiles, part.classes, MIN_METRIC_ROWS)
+        for metric, part in accuracy.metrics.items()
+    ]
+    lines = []
+    for label, rows, overall, classes, fewest in groups:
+        own = rows >= fewest
+        lines.append(
+            {
+                "runtime": runtime,
+                "metric": label,
+                "device class": "all",
+                "hardware": "",
+                "held-out rows": rows,
+                "q0.1": overall[0.1],
+                "q0.9": overall[0.9],
+                "intervals from": "these" if own else f"batch latency (< {fewest} rows)",
+            }
+        )
+        for kind, part in classes.items():
+            if not own:
+                used = f"batch latency (< {fewest} rows)"
+            elif part.rows < fewest:
+                used = f"all rows of the metric (< {fewest} rows)"
+            elif len(part.hardware) == 1:
+                used = "in-sample on its one device; all rows on others"
+            else:
+                used = "these"
+            lines.append(
+                {
+                    "runtime": runtime,
+                    "metric": label,
+                    "device class": kind,
+                    "hardware": ", ".join(part.hardware),
+                    "held-out rows": part.rows,
+                    "q0.1": part.ratio_quantiles[0.1],
+                    "q0.9": part.ratio_quantiles[0.9],
+                    "intervals from": used,
+                }
+            )
+    return pd.DataFrame(lines)
 
 
 def scatter(rows: pd.DataFrame) -> go.Figure:
@@ -93,6 +145,17 @@ def main() -> None:
         "Each row is predicted by a profile calibrated without its hardware. A device class "
         "measured on one hardware only is predicted, when held out, from the other classes: "
         "that is the error to expect on a device class nobody has measured."
+    )
+    st.subheader("80% intervals: held-out quantiles of measured / predicted, per metric")
+    st.dataframe(
+        pd.concat([interval_table(name) for name in chosen], ignore_index=True),
+        hide_index=True,
+    )
+    st.caption(
+        f"A prediction's TTFT and TPOT intervals come from their own held-out errors when "
+        f"{MIN_METRIC_ROWS} or more rows measured them, else from batch latency's; "
+        "end-to-end latency and throughput from batch latency's (throughput is batch x "
+        "output / batch latency on every measured row)."
     )
     with st.expander("Reproduce with the CLI"):
         commands = [load_runtime(name).accuracy for name in chosen]
