@@ -8,6 +8,8 @@ latencies alone cannot tell a prefill step's fixed cost from a decode step's)::
     sequence_overhead_s                     fixed cost per sequence per step, [0, 0.01] s
     all_reduce_latency_s                    one small-message all-reduce, [0, 0.01] s
     <format>.memory_efficiency_scale        per weight format other than 16 bit, [0.05, 2]
+    routing_independence                    optional (`OPTIONAL`): how independently a
+                                            step's tokens pick experts, [0, 1]
 
 Residuals are ``log(predicted / measured)`` of every measured metric (batch latency,
 TTFT, inter-token latency), each weighted by ``1 / sqrt(rows of its hardware)`` so that every hardware weighs the
@@ -22,7 +24,11 @@ A parameter no row depends on (an all-reduce latency with no tp > 1 row, a forma
 row uses) is left out and reported. The fit is refused when the Jacobian of the
 residuals, columns normalised, has a condition number above `MAX_CONDITION`: the
 data then cannot separate the parameters named (batch-1 rows of one model cannot
-tell step cost from bandwidth efficiency). Intervals: 95 % from the sandwich
+tell step cost from bandwidth efficiency); an optional term (`OPTIONAL`) the data
+cannot identify, in that sense or because its 95 % interval covers its whole range,
+is left at its neutral value (1, the physics) and reported in ``Fit.refused``
+instead. The routing independence needs mixture-of-experts rows decoding two or
+more sequences (``Fit.unused`` says so otherwise). Intervals: 95 % from the sandwich
 covariance of the weighted Gauss-Newton fit, ``A^-1 B A^-1`` with ``A = J^T J`` and
 ``B = s^2 J^T W J`` (``J`` the weighted Jacobian, ``W`` the squared weights), ``s`` a
 robust residual scale (1.4826 MAD of the unweighted residuals).

@@ -5,7 +5,8 @@ fraction of the platform's peak compute and memory bandwidth the runtime's kerne
 reach and the fixed cost of one forward step (scheduler, sampling, launches); the
 small-message latency of one all-reduce; how each weight format is really stored
 (effective bits of the layer weights, bits of embedding and LM head) and how much
-slower its dequantising kernels stream weights. Values may be overridden per device
+slower its dequantising kernels stream weights; for mixture-of-experts models, how
+independently a step's tokens pick their experts. Values may be overridden per device
 class (`roofline.Platform.device_class`, e.g. ``nvidia-gpu``; never a device's own numbers).
 
 Every value carries ``source:`` (a citation) or ``calibrated_from:`` (the command
