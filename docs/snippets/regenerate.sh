@@ -52,7 +52,7 @@ snip calibrate "codesign calibrate --measurements data/validation/llm_inference_
 snip predict-my-runtime "codesign predict --model llama-3.1-8b --hw a100-sxm-40gb --batch 8 --runtime my-runtime.yaml | tail -7"
 snip predict-scenarios "codesign predict --scenarios docs/snippets/scenarios.csv"
 snip runtime-residuals "python benchmarks/runtime_residuals.py | sed -n '/^Mixture/,\$p'"
-snip validate-acceptance "python benchmarks/validate.py | sed -n '/^Acceptance/,\$p'"
+snip validate-acceptance "python benchmarks/validate.py | sed -n '/^Acceptance/,/^$/p'"
 snip serve "codesign serve --model llama-3.1-8b --hw h100-sxm --tp 1 --runtime vllm --rate 10 --duration 600 --use-case chat --slo-ttft-p99-s 2 --slo-tpot-p99-ms 50"
 snip serve-max-rate "codesign serve --model llama-3.1-8b --hw h100-sxm --runtime vllm --use-case chat --slo-ttft-p99-s 2 --slo-tpot-p99-ms 50 --find-max-rate --no-progress"
 snip serve-pools "codesign serve --model llama-3.1-8b --hw h100-sxm --runtime vllm --policy disaggregated --decode-hw a100-sxm-80gb --rate 40 --duration 120 --slo-ttft-p99-s 1 --slo-tpot-p99-ms 50 --find-replicas --no-progress"
