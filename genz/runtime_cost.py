@@ -104,13 +104,16 @@ def scaled_terms(
 
 
 def all_reduce_wire_s(op: OpTerms, platform: Platform) -> Array:
-    """One ring all-reduce of the operator without link latency, seconds (0 on one device)."""
+    """One ring all-reduce of the operator without any latency term, seconds (0 on one
+    device): the profile's fitted ``all_reduce_latency_s`` replaces the per-hop link
+    latencies and the platform's per-collective base latency (``collective_latency_s``)."""
     assert op.message_bytes is not None and op.group_size is not None
     if platform.interconnect is None or not np.any(np.asarray(op.group_size) > 1):
         return np.zeros(np.shape(op.message_bytes))
     link = dataclasses.replace(
         platform.interconnect,
         link_latency_s=0.0,
+        collective_latency_s=0.0,
         scaleout_latency_s=None if platform.interconnect.scaleout_latency_s is None else 0.0,
     )
     quiet = dataclasses.replace(platform, interconnect=link)

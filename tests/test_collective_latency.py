@@ -83,3 +83,20 @@ def test_every_published_row_names_its_source_and_date():
     assert len(rows) >= 14
     assert rows.source.str.startswith("https://").all()
     assert (rows.date_read != "").all() and (rows.time_us > 0).all()
+
+
+def test_profile_all_reduce_latency_replaces_the_platform_base(simple_platform):
+    """A runtime profile's fitted all-reduce latency stands for every latency term of the
+    collective, so a platform base latency must not be added on top of it."""
+    from genz.graph import OpTerms
+    from genz.runtime_cost import all_reduce_wire_s
+
+    fields = dict.fromkeys(OpTerms._fields)
+    op = OpTerms(
+        **{**fields, "message_bytes": np.array([8.0, 1e6]), "group_size": np.array([4, 4])}
+    )
+    plain = all_reduce_wire_s(op, simple_platform)
+    based = all_reduce_wire_s(op, _with_base(simple_platform, 3e-6))
+    assert based == pytest.approx(plain)
+    # the wire term alone: 2(n-1)/n S / bw, no hop latency
+    assert plain == pytest.approx(1.5 * np.array([8.0, 1e6]) / 100e9)
