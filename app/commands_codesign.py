@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib.util
 import json
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import Any
 
 import pandas as pd
 
+from genz import list_runtimes, load_runtime
 from roofline import InputError, require_positive
 from search.codesign import (
     CONSTRAINT_FIELDS,
@@ -18,6 +20,7 @@ from search.codesign import (
     OBJECTIVES,
     CodesignResult,
     Constraints,
+    DesignSpace,
     load_space,
     search_designs,
     write_recommendations,
@@ -34,6 +37,8 @@ CONSTRAINT_HELP = {
     "max-loss": "predicted loss, nats/token",
     "max-perplexity": "predicted perplexity",
     "max-devices": "devices per design (tp*pp*ep*dp)",
+    "max-training-hours": "training wall-clock estimate (the space's training section), h",
+    "max-training-cost-usd": "training rental estimate (training platform's hourly price), USD",
 }
 OUTPUT_SUFFIXES = (".csv", ".parquet")
 
@@ -64,6 +69,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--space", required=True, help="design-space YAML file")
+    parser.add_argument(
+        "--runtime",
+        help=f"serving-stack profile for every design, replacing the space's hardware.runtime: "
+        f"{', '.join(list_runtimes())} or a .yaml file (ideal: the physics only)",
+    )
     parser.add_argument(
         "--objective",
         help=f"1-4 comma-separated objectives (default: the space's): {', '.join(OBJECTIVES)}",
@@ -109,7 +119,7 @@ def _search(args: argparse.Namespace) -> CodesignResult:
             require_positive("--" + dest.replace("_", "-"), value)
     constraints = Constraints.from_human(given, origin="constraints")
     result = search_designs(
-        load_space(args.space),
+        space_from_args(args),
         objectives=args.objective,
         constraints=constraints,
         space_constraints=not args.ignore_space_constraints,
@@ -125,6 +135,21 @@ def _search(args: argparse.Namespace) -> CodesignResult:
     if not result.success:
         raise InputError(result.message)
     return result
+
+
+def space_from_args(args: argparse.Namespace) -> DesignSpace:
+    """The ``--space`` file, its runtime profile replaced by ``--runtime`` when given."""
+    space = load_space(args.space)
+    if args.runtime is None:
+        return space
+    hardware = dataclasses.replace(space.hardware, runtime=load_runtime(args.runtime))
+    return dataclasses.replace(space, hardware=hardware)
+
+
+def runtime_label(result: CodesignResult) -> str:
+    """The runtime profile every design was costed with (``none``: the physics only)."""
+    profile = result.space.hardware.runtime
+    return "none (physics only)" if profile is None else profile.name
 
 
 def check_table_path(path: str) -> Path:
@@ -218,6 +243,7 @@ def summary(result: CodesignResult) -> dict[str, Any]:
         "feasible_count": result.feasible_count,
         "elapsed_s": result.elapsed_s,
         "precision_model": precision_label(result),
+        "runtime": runtime_label(result),
         "within_data": result.space.law.within_data,
         "extrapolated_on_frontier": int(result.frontier["extrapolated"].sum()),
         "edge_on_frontier": int(result.frontier["edge"].sum()),
@@ -240,6 +266,7 @@ def _print_summary(result: CodesignResult, space: str) -> None:
             ("constraints", (bounds + ", " if bounds else "") + "fits device memory"),
             ("result", result.message),
             ("elapsed", f"{result.elapsed_s:.2f} s"),
+            ("runtime", runtime_label(result)),
             ("note", "loss and perplexity are predictions of the fitted law"),
             ("weight bits", precision_label(result)),
             (

@@ -25,6 +25,7 @@ from search.bits import (
 from .commands import add_command
 from .formatting import human_bytes, human_seconds, print_json, print_key_values, print_table
 from .platform_args import add_platform_arguments, platform_from_args
+from .runtime_output import add_runtime_argument, runtime_from_args
 from .scenario_args import add_scenario_arguments, scenario_from_args
 
 #: CLI flag -> (QuantizeBudgets field, factor to SI).
@@ -99,6 +100,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=DEFAULT_MIP_GAP,
         help=f"ILP relative optimality tolerance (default {DEFAULT_MIP_GAP:g}; 0 = prove optimal)",
     )
+    add_runtime_argument(parser)
     output = parser.add_argument_group("output")
     output.add_argument("--out", help="write the allocation as a bits file (.yaml, .yml or .json)")
     output.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -111,6 +113,7 @@ def run_quantize(args: argparse.Namespace) -> None:
         raise InputError(f"--out must end in {', '.join(OUTPUT_SUFFIXES)}, got {args.out!r}")
     model = load_model(args.model)
     platform = platform_from_args(args)
+    runtime = runtime_from_args(args)
     budgets = QuantizeBudgets(
         **{
             field: getattr(args, flag) * factor
@@ -136,6 +139,7 @@ def run_quantize(args: argparse.Namespace) -> None:
         method=args.method,
         time_limit_s=args.time_limit_s,
         mip_gap=args.mip_gap,
+        runtime=runtime,
     )
     if not result.success:
         raise InputError(result.result.message)
@@ -181,6 +185,7 @@ def print_result(result: QuantizationResult, args: argparse.Namespace) -> None:
             ("status", f"{solved.status} ({solved.method}) in {result.solve_time_s:.3g} s{gap}"),
             ("objective", f"{result.objective:.6g} (total sensitivity; lower is better)"),
             ("KV cache", result.kv_format.name),
+            ("runtime", f"{result.runtime} (latency costs and the prediction below)"),
         ]
     )
     limits = {b.quantity: b for b in solved.budgets}
@@ -209,7 +214,7 @@ def print_result(result: QuantizationResult, args: argparse.Namespace) -> None:
     if args.out:
         print(
             f"wrote {args.out}; check: codesign predict --model {args.model} --hw {args.hw} "
-            f"--bits-file {args.out}"
+            f"--bits-file {args.out} --runtime {args.runtime}"
         )
 
 

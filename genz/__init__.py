@@ -99,6 +99,7 @@ if TYPE_CHECKING:
         load_runtime,
         runtime_from_dict,
     )
+    from .runtime_cost import stored_weight_bits
     from .serving import (
         DisaggregatedEstimate,
         SpeculativeEstimate,
@@ -200,6 +201,7 @@ __all__ = [
     "splits_whole_heads",
     "step_activation_bytes",
     "step_cost",
+    "stored_weight_bits",
     "summarise_weight_bits",
     "tensor_parallel_degrees",
     "use_case",

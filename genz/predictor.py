@@ -158,6 +158,7 @@ def cost_breakdown(
     scenario: Scenario,
     *,
     group_bits: Mapping[str, ArrayLike] | None = None,
+    runtime: RuntimeProfile | None = None,
     **axes: ArrayLike,
 ) -> CostBreakdown:
     """Per-operator costs of both passes and per-device memory of ``scenario``, with
@@ -167,7 +168,8 @@ def cost_breakdown(
     allowed); groups it leaves out take ``scenario.precision.bits_for(group)``. Per-layer
     overrides (``Precision.layer_bits``) are not applied: `predict` blends those.
     ``axes`` are any of `BREAKDOWN_AXES` (``batch``, ``kv_bits``, ``chunk``...); the
-    values are not range-checked here (`evaluate_grid` checks its axes).
+    values are not range-checked here (`evaluate_grid` checks its axes). ``runtime``: a
+    serving-stack profile applied by `evaluate` (None or ``ideal``: physics only).
     """
     check_parallelism(model, scenario.parallelism)
     unknown = sorted(set(axes) - set(BREAKDOWN_AXES))
@@ -185,7 +187,10 @@ def cost_breakdown(
         weight_bits[group] = np.asarray(bits, float)
     overrides = {name: np.asarray(value, float) for name, value in axes.items()}
     return evaluate(
-        model, platform, dataclasses.replace(inputs, weight_bits=weight_bits, **overrides)
+        model,
+        platform,
+        dataclasses.replace(inputs, weight_bits=weight_bits, **overrides),
+        runtime,
     )
 
 

@@ -22,6 +22,8 @@ The profile transforms inputs, it does not fork the cost model:
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -45,33 +47,43 @@ def physics_platform(platform: Platform) -> Platform:
 
 
 def stored_bits(profile: RuntimeProfile, inputs: GridInputs) -> GridInputs:
-    """``inputs`` with each weight group at the bits the runtime stores for its format.
-
-    A scenario's format is the profile's format whose ``nominal_bits`` equal the
-    scenario's layer-weight bits; bits matching no format are stored as given.
-    """
+    """``inputs`` with each weight group at the bits the runtime stores for its format
+    (`stored_weight_bits`)."""
     if not profile.weight_formats:
         return inputs
-    layer_bits = inputs.weight_bits["attn_qkv"]
+    return dataclasses.replace(inputs, weight_bits=stored_weight_bits(profile, inputs.weight_bits))
+
+
+def stored_weight_bits(
+    profile: RuntimeProfile, weight_bits: Mapping[str, Array]
+) -> dict[str, Array]:
+    """Weight group -> the bits the runtime stores, per scenario.
+
+    A scenario's format is the profile's format whose ``nominal_bits`` equal the
+    scenario's layer-weight bits (``attn_qkv``); every group then takes that format's
+    stored bits (embedding and LM head: its ``embedding_bits`` and ``lm_head_bits``);
+    bits matching no format are stored as given.
+    """
+    if not profile.weight_formats:
+        return dict(weight_bits)
+    layer_bits = weight_bits["attn_qkv"]
     if isinstance(layer_bits, float):  # one scenario as floats (predict's fast path)
         fmt = profile.format_for_bits(layer_bits)
         if fmt is None:
-            return inputs
+            return dict(weight_bits)
         model_level = {"embedding": fmt.embedding_bits, "lm_head": fmt.lm_head_bits}
-        return dataclasses.replace(
-            inputs,
-            weight_bits={g: model_level.get(g, fmt.stored_bits) for g in inputs.weight_bits},
-        )
-    bits = dict(inputs.weight_bits)
-    nominal = np.asarray(inputs.weight_bits["attn_qkv"], float)
+        floats: dict[str, Any] = {g: model_level.get(g, fmt.stored_bits) for g in weight_bits}
+        return floats
+    bits = dict(weight_bits)
+    nominal = np.asarray(layer_bits, float)
     for fmt in profile.weight_formats:
         hit = np.isclose(nominal, fmt.nominal_bits)
-        for group in inputs.weight_bits:
+        for group in weight_bits:
             target = {"embedding": fmt.embedding_bits, "lm_head": fmt.lm_head_bits}.get(
                 group, fmt.stored_bits
             )
             bits[group] = np.where(hit, target, np.asarray(bits[group], float))
-    return dataclasses.replace(inputs, weight_bits=bits)
+    return bits
 
 
 def memory_scale(profile: RuntimeProfile, nominal_bits: Array | float) -> Array:

@@ -32,9 +32,11 @@ from genz import (
     WEIGHT_GROUPS,
     ModelConfig,
     PassCost,
+    RuntimeProfile,
     Scenario,
     cost_breakdown,
     parameter_count,
+    stored_weight_bits,
     weight_bytes_per_device,
 )
 from roofline import OperatorKind, Platform
@@ -128,9 +130,19 @@ def unit_costs(
     units: Sequence[Unit],
     formats: Sequence[Format],
     kv_bits: float,
+    runtime: RuntimeProfile | None = None,
 ) -> tuple[dict[str, np.ndarray], dict[str, float]]:
     """``(costs, constants)``: per quantity in `QUANTITIES`, the ``(units, formats)``
     cost matrix and the part no unit changes, per device, SI units.
+
+    ``runtime`` (a serving-stack profile, `genz.load_runtime`; None: the physics) times
+    every column as genz does: its phase efficiencies, its all-reduce latency, its per-step
+    cost (a constant: the ``runtime`` group belongs to no unit) and the bits it stores for
+    each weight format (weight bytes too, `genz.stored_weight_bits`). Exact against
+    `genz.predict` under the same profile for profiles without ``weight_formats``; with
+    them (llama.cpp) column ``j`` stores every group in format ``j`` while `genz.predict`
+    of a *mixed* allocation keys the stored bits and dequantisation scale on each layer
+    pattern's attention format, so the two can differ (the prediction is what is reported).
 
     ``decode_bops`` is the bit-operations of one decode step (HAWQ-V3: sum over
     weight GEMMs of MACs x weight bits x activation bits; attention is excluded).
@@ -145,8 +157,15 @@ def unit_costs(
         for group in WEIGHT_GROUPS
     }
     evaluation = cost_breakdown(
-        model, platform, scenario, group_bits=group_bits, kv_bits=np.full(m, float(kv_bits))
+        model,
+        platform,
+        scenario,
+        group_bits=group_bits,
+        runtime=runtime,
+        kv_bits=np.full(m, float(kv_bits)),
     )
+    # bits as the runtime stores them, one per format column (weight bytes)
+    stored = group_bits if runtime is None else stored_weight_bits(runtime, group_bits)
     decode, prefill = evaluation.decode, evaluation.prefill
     activation_bits = precision.activation_bits
     per_group = {
@@ -162,12 +181,12 @@ def unit_costs(
     tp, ep, pp = (np.asarray([float(degree)]) for degree in (mesh.tp, mesh.ep, mesh.pp))
     zero = {group: np.zeros(m) for group in WEIGHT_GROUPS}
     per_group["weights_bytes"] = {
-        group: weight_bytes_per_device(model, {**zero, group: bits}, tp, ep, pp)
+        group: weight_bytes_per_device(model, {**zero, group: stored[group]}, tp, ep, pp)
         for group in unit_groups
     }
     fixed_weights = weight_bytes_per_device(
         model,
-        {g: np.zeros(m) if g in unit_groups else group_bits[g] for g in WEIGHT_GROUPS},
+        {g: np.zeros(m) if g in unit_groups else stored[g] for g in WEIGHT_GROUPS},
         tp,
         ep,
         pp,

@@ -17,7 +17,15 @@ from typing import Any
 
 import numpy as np
 
-from genz import ModelConfig, Precision, Prediction, Scenario, check_parallelism, predict
+from genz import (
+    ModelConfig,
+    Precision,
+    Prediction,
+    RuntimeProfile,
+    Scenario,
+    check_parallelism,
+    predict,
+)
 from roofline import InputError, Platform
 
 from .costs import decision_units, kv_unit, unit_costs
@@ -75,7 +83,8 @@ class QuantizationResult:
 
     ``result`` is the solver outcome for the chosen KV format (or, when no KV
     format works, the explanation); ``objective`` adds the KV format's sensitivity.
-    ``precision`` and ``prediction`` are None unless ``result.success``.
+    ``precision`` and ``prediction`` are None unless ``result.success``; ``runtime`` names
+    the serving-stack profile the latency costs and the prediction used.
     """
 
     model: str
@@ -90,6 +99,7 @@ class QuantizationResult:
     precision: Precision | None
     prediction: Prediction | None
     solve_time_s: float
+    runtime: str = "ideal"
 
     @property
     def success(self) -> bool:
@@ -118,6 +128,7 @@ class QuantizationResult:
         return {
             "model": self.model,
             "platform": self.platform,
+            "runtime": self.runtime,
             "success": result.success,
             "status": result.status,
             "message": result.message,
@@ -176,6 +187,7 @@ def quantize(
     method: str = "ilp",
     time_limit_s: float = 60.0,
     mip_gap: float = DEFAULT_MIP_GAP,
+    runtime: RuntimeProfile | None = None,
 ) -> QuantizationResult:
     """Allocate a format to every unit of ``model`` within ``budgets`` (per device).
 
@@ -183,7 +195,9 @@ def quantize(
     are not units (router, norms; the embedding unless ``include_embedding``);
     ``kv_formats`` defaults to the scenario's KV bits. Returns the allocation of
     least total sensitivity over the KV candidates, or the explanation why none fits.
-    ``method``, ``time_limit_s`` and ``mip_gap`` go to `allocate_bits`.
+    ``method``, ``time_limit_s`` and ``mip_gap`` go to `allocate_bits`. ``runtime``: a
+    serving-stack profile (`genz.load_runtime`; None: the physics) applied to the unit
+    costs and to the allocation's prediction alike.
     """
     check_parallelism(model, scenario.parallelism)
     formats = parse_formats(formats) if isinstance(formats, str) else formats
@@ -200,7 +214,9 @@ def quantize(
     names = tuple(fmt.name for fmt in formats)
     outcomes: list[Outcome] = []
     for kv_format in kv_formats:
-        unit_cost, constants = unit_costs(model, platform, scenario, units, formats, kv_format.bits)
+        unit_cost, constants = unit_costs(
+            model, platform, scenario, units, formats, kv_format.bits, runtime
+        )
         problem = BitAllocationProblem(
             sens,
             unit_cost,
@@ -224,7 +240,9 @@ def quantize(
         kv_format, costs, result = outcomes[best]
         result = dataclasses.replace(result, allocation=_canonical(units, sens, costs, result))
         precision = allocation_precision(scenario.precision, units, formats, result, kv_format)
-        prediction = predict(model, platform, dataclasses.replace(scenario, precision=precision))
+        prediction = predict(
+            model, platform, dataclasses.replace(scenario, precision=precision), runtime
+        )
     else:
         objective = float("nan")
         kv_format, costs, result = outcomes[0]
@@ -243,6 +261,7 @@ def quantize(
         precision=precision,
         prediction=prediction,
         solve_time_s=solve_time,
+        runtime="ideal" if runtime is None else runtime.name,
     )
 
 

@@ -3,7 +3,8 @@
 The grid evaluates each candidate format's bits as uniform weight bits. The best
 ranked frontier designs then get an ILP allocation (`search.quantize`, HAWQ-V3
 style, weight-free proxy sensitivity) with budgets equal to the design's own
-uniform-bit TPOT and memory footprint (tightened by the user's bounds); groups the
+uniform-bit TPOT and memory footprint (tightened by the user's bounds), costed with
+the space's runtime profile like the grid (``hardware.runtime``); groups the
 ILP does not choose (router, norms, embedding) keep the design's uniform bits, so
 the uniform allocation is always feasible and the ILP's total sensitivity is no
 higher. The allocation's loss follows the space's precision model. Default, post-training
@@ -96,6 +97,7 @@ def allocate(plan: Plan, row: Mapping[str, Any]) -> tuple[ModelConfig, Quantizat
         method="ilp",
         time_limit_s=TIME_LIMIT_S,
         mip_gap=MIP_GAP,
+        runtime=space.hardware.runtime,
     )
     return model, result
 

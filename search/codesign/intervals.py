@@ -13,8 +13,10 @@ Two different uncertainties, kept apart and labelled:
     was fitted. Not a confidence interval: the envelope of a handful of point fits.
 
 Both use the design's precision model (the PTQ term of each law's own N convention, or
-effective parameters) and its training tokens. Computed for the frontier only (one
-bootstrap evaluation per sample per row).
+effective parameters) and its training tokens. A loss depends on the architecture and
+the weight bits only (not the hardware, mesh or workload), so the intervals are computed
+once per distinct ``(architecture, weight_bits)`` of the frame, vectorised, and filled
+into every row: every feasible design carries them (``--out``), not only the frontier.
 """
 
 from __future__ import annotations
@@ -36,19 +38,19 @@ def add_intervals(plan: Plan, frame: pd.DataFrame) -> pd.DataFrame:
         for name in INTERVAL_COLUMNS:
             table[name] = pd.Series(dtype=float)
         return table
-    records = table.to_dict("records")
-    fields = {
-        name: np.array([row_fields(row)[name] for row in records], float)
-        for name in row_fields(records[0])
-    }
-    bits = table["weight_bits"].to_numpy(float)
+    names = [*row_fields(table.iloc[0].to_dict()), "weight_bits"]
+    keys = table[names].to_numpy(float)
+    unique, inverse = np.unique(keys, axis=0, return_inverse=True)
+    fields = {name: unique[:, column] for column, name in enumerate(names[:-1])}
+    bits = unique[:, -1]
     space = plan.space
     low, high = design_loss_interval(plan.law, space.law, space.model, fields, bits)
     losses = np.stack(
         [design_loss(law, space.law, space.model, fields, bits) for law in (plan.law, *plan.forms)]
     )
-    table["loss_param_low"] = low
-    table["loss_param_high"] = high
-    table["loss_form_min"] = losses.min(axis=0)
-    table["loss_form_max"] = losses.max(axis=0)
+    index = inverse.ravel()
+    table["loss_param_low"] = np.asarray(low, float)[index]
+    table["loss_param_high"] = np.asarray(high, float)[index]
+    table["loss_form_min"] = losses.min(axis=0)[index]
+    table["loss_form_max"] = losses.max(axis=0)[index]
     return table

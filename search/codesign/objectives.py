@@ -105,6 +105,14 @@ CONSTRAINT_FIELDS = {
     "max_loss": ("loss", "max", "max-loss", 1.0, "nats/token"),
     "max_perplexity": ("perplexity", "max", "max-perplexity", 1.0, ""),
     "max_devices": ("devices", "max", "max-devices", 1.0, ""),
+    "max_training_time_s": ("training_time_s", "max", "max-training-hours", 3600.0, "h"),
+    "max_training_cost_usd": (
+        "training_cost_usd",
+        "max",
+        "max-training-cost-usd",
+        1.0,
+        "USD",
+    ),
 }
 #: The capacity wall: footprint over the device's capacity, at most 1.
 CAPACITY = Bound("device memory capacity", "capacity_ratio", "max", 1.0, "x capacity", 1.0)
@@ -117,7 +125,9 @@ class Constraints:
     """Bounds every design must meet (SI units; None leaves a quantity free).
 
     ``max_memory_bytes`` bounds the per-device footprint (weights + KV cache +
-    activations); ``max_devices`` the devices one replica set uses (tp*pp*ep*dp).
+    activations); ``max_devices`` the devices one replica set uses (tp*pp*ep*dp);
+    ``max_training_time_s`` and ``max_training_cost_usd`` the training estimate of the
+    space's ``training`` section (`search.codesign.model.design_training_seconds`).
     """
 
     max_memory_bytes: float | None = None
@@ -127,6 +137,8 @@ class Constraints:
     max_loss: float | None = None
     max_perplexity: float | None = None
     max_devices: float | None = None
+    max_training_time_s: float | None = None
+    max_training_cost_usd: float | None = None
 
     def __post_init__(self) -> None:
         for item in fields(self):

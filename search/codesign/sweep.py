@@ -173,6 +173,7 @@ def search_designs(
     bounds = space.constraints if space_constraints else Constraints()
     if constraints is not None:
         bounds = bounds.merged(constraints)
+    check_training_price(space, bounds)
     forms = resolve_forms(space.law) if law is None else ()
     plan = Plan(space, law or resolve_law(space.law), chosen, bounds, keep, forms)
     if method == "sample":
@@ -187,6 +188,17 @@ def search_designs(
             result, frontier=frontier, elapsed_s=time.perf_counter() - start
         )
     return result
+
+
+def check_training_price(space: DesignSpace, bounds: Constraints) -> None:
+    """A training-cost bound needs the training platform's hourly price (else every cost
+    is NaN and no design could meet it)."""
+    platform = space.training.platform
+    if bounds.max_training_cost_usd is not None and platform.price_usd_per_hour is None:
+        raise InputError(
+            f"max-training-cost-usd: training platform {platform.name} has no "
+            "price_usd_per_hour; use a preset with a price or bound max-training-hours"
+        )
 
 
 def check_grid_size(space: DesignSpace) -> None:
@@ -211,7 +223,7 @@ def run_grid(plan: Plan, progress: bool = False) -> Outcome:
 def build_result(plan: Plan, outcome: Outcome, method: str, start: float) -> CodesignResult:
     """Frame the kept designs, extract the frontier, set status and message."""
     space = plan.space
-    designs = design_frame(space, plan.law, outcome.points, outcome.metrics)
+    designs = add_intervals(plan, design_frame(space, plan.law, outcome.points, outcome.metrics))
     if outcome.evaluated == 0:
         status = 2
         message = (
@@ -228,7 +240,7 @@ def build_result(plan: Plan, outcome: Outcome, method: str, start: float) -> Cod
         frontier = designs[mask].copy()
         frontier.insert(0, "design", design_labels(space, frontier))
         frontier.insert(0, "rank", rank_designs(frontier, plan.objectives))
-        frontier = add_intervals(plan, frontier.sort_values("rank").reset_index(drop=True))
+        frontier = frontier.sort_values("rank").reset_index(drop=True)
         message = (
             f"{len(frontier)} designs on the frontier of {outcome.feasible} feasible "
             f"({outcome.evaluated} evaluated)"
@@ -237,7 +249,6 @@ def build_result(plan: Plan, outcome: Outcome, method: str, start: float) -> Cod
         frontier = designs.iloc[:0].copy()
         frontier.insert(0, "design", pd.Series(dtype=str))
         frontier.insert(0, "rank", pd.Series(dtype=np.int64))
-        frontier = add_intervals(plan, frontier)
     return CodesignResult(
         success=status == 0,
         status=status,
