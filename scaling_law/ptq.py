@@ -14,11 +14,23 @@ weights held at low precision during training and stays available, labelled as s
 
 Constants: `KUMAR_PTQ` holds the values of Kumar et al.'s PTQ fit (their appendix
 table of fitted constants: C_T = 0.0598, gamma_D = 0.5068, gamma_N = 0.3439,
-gamma_post = 0.5907) as read for this module; the paper's text could not be fetched
-again to re-check them when this was written, so `PtqConstants.source` says so and
-every use names the constants. They were fitted on OLMo-style models of 30M-220M
-parameters, up to 26B tokens, integer GPTQ weight quantisation at 3-8 bits; D/N far
-beyond ~1,000 (Qwen2.5-0.5B has ~36,000) is an extrapolation of that fit.
+gamma_post = 0.5907) as read when this module was first written. **Not re-verified.** On
+2026-12-02 the search tool's stored copies of the paper were looked for:
+https://arxiv.org/html/2411.04330v2 and an ICLR 2025 text mirror
+(object.cloud.sdsc.edu/.../ICLR/2025/scaling_laws_for_precision__b102a4d3.txt) are
+stored, but only their opening (abstract, introduction) is returned, never the
+constants table; secondary pages (alphaxiv.org/overview/2411.04330v2, chatpaper.com,
+sciencestack.ai/paper/2411.04330) describe the form (465 runs, 30M-220M parameters,
+1.5B-26B tokens, GPTQ) without the numbers; no public code implementing the law was
+found (exact searches for ``gamma_post`` and ``0.5907`` in the code index; the authors'
+repository is not in the index). So the values could not be checked against the paper
+or a reimplementation; `PtqConstants.source` says so and every use names the constants.
+Nor can the shipped data refit them: ``data/validation/llm_inference_bench/
+quant_perplexity_power.csv`` has one perplexity per model, all served unquantised (no
+bits column, no quantised variant of any model), so the bits dependence is not
+identified by it. The fit's range: OLMo-style models of 30M-220M parameters, up to 26B
+tokens, integer GPTQ weight quantisation at 3-8 bits; D/N far beyond ~1,000 (Qwen2.5-0.5B
+has ~36,000) is an extrapolation of that fit.
 
 No degradation is applied at or above the training precision (``training_bits``):
 nothing was quantised.
@@ -76,9 +88,9 @@ KUMAR_PTQ = PtqConstants(
     gamma_n=0.3439,
     gamma_post=0.5907,
     source=(
-        "Kumar et al. 2024, arXiv 2411.04330, Eq. 2 and their fitted-constants table "
-        "(values as read when this module was written; not re-checked against the paper "
-        "text since)"
+        "Kumar et al. 2024, arXiv 2411.04330, Eq. 2 and their fitted-constants table; "
+        "NOT re-verified: on 2026-12-02 no stored copy of the table or public "
+        "reimplementation could be found (see scaling_law.ptq's docstring)"
     ),
 )
 
