@@ -282,7 +282,7 @@ def _print_summary(result: CodesignResult, space: str) -> None:
             (
                 "intervals",
                 "param = bootstrap of the law's parameters; form = min-max over the "
-                "validated law forms",
+                "validated law forms; on every feasible design (--out), not only these",
             ),
         ]
     )

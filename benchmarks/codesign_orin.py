@@ -262,7 +262,8 @@ def shape_figure(
             x=best["tpot_s"] * 1e3,
             y=best["hidden"] / best["layers"],
             mode="lines+markers",
-            line={"shape": "hv", "color": color},
+            line={"shape": "hv", "color": color, "width": 1},
+            marker={"size": 5},
             name=f"best {bits:g}-bit design",
             text=[f"{r.layers} x {r.hidden}, {r.params / 1e6:.0f}M" for r in best.itertuples()],
             hovertemplate="TPOT <= %{x:.3f} ms<br>%{text}<br>width/depth %{y:.1f}<extra></extra>",
@@ -286,7 +287,7 @@ def shape_figure(
         y=band_low,
         fill="tonexty",
         line={"width": 0},
-        name="bootstrap 95%",
+        name="shape factor, bootstrap 95%",
         fillcolor="rgba(0,128,0,0.15)",
         row=1,
         col=2,
@@ -315,23 +316,37 @@ def shape_figure(
         row=1,
         col=3,
     )
+    # legend entries for the reference lines (drawn as shapes, which have none)
+    for name, style in (
+        (f"law's optimum width/depth {point:.1f} (bootstrap 95% {low:.1f}-{high:.1f})", "dash"),
+        (f"Qwen2.5-0.5B: 24 x 896, width/depth {896 / 24:.1f}", "dot"),
+    ):
+        color = "green" if style == "dash" else "grey"
+        figure.add_scatter(
+            x=[None], y=[None], mode="lines", line={"dash": style, "color": color}, name=name
+        )
+    aspects = [5, 10, 20, 30, 50, 100, 200]
     for column in (1, 2, 3):
         figure.update_xaxes(type="log", row=1, col=column)
-    figure.update_xaxes(title_text="TPOT budget (ms)", row=1, col=1)
-    figure.update_yaxes(title_text="width / depth (hidden / layers)", type="log", row=1, col=1)
-    figure.update_xaxes(title_text="width / depth", row=1, col=2)
-    figure.update_yaxes(title_text="multiplier on A / N^alpha", row=1, col=2)
-    figure.update_xaxes(title_text="width / depth", row=1, col=3)
-    figure.update_yaxes(title_text="predicted TPOT (ms)", row=1, col=3)
+    figure.update_xaxes(
+        title_text="TPOT budget (ms, batch 1)", tickvals=[0.5, 1, 2, 5, 10], row=1, col=1
+    )
+    figure.update_yaxes(
+        title_text="width / depth (hidden / layers)", type="log", tickvals=aspects, row=1, col=1
+    )
+    figure.update_xaxes(title_text="width / depth", tickvals=aspects, row=1, col=2)
+    figure.update_yaxes(title_text="multiplier on A / N^alpha (1 = none)", row=1, col=2)
+    figure.update_xaxes(title_text="width / depth", tickvals=aspects, row=1, col=3)
+    figure.update_yaxes(title_text="predicted TPOT (ms, 16-bit)", row=1, col=3)
     figure.update_layout(
         title=(
-            "Which shapes the shape-aware law prefers on Jetson AGX Orin (model predictions). "
-            f"Green dashed: law's optimum width/depth {point:.1f} (band {low:.1f}-{high:.1f}); "
-            "grey dotted: Qwen2.5-0.5B"
+            "Which shapes the shape-aware law prefers on Jetson AGX Orin 64 GB "
+            "(model predictions; batch 1, 512 in / 128 out, D = 18T tokens)"
         ),
-        height=520,
+        height=600,
         width=1500,
-        legend={"orientation": "h", "y": -0.2},
+        margin={"t": 110, "b": 130},
+        legend={"orientation": "h", "y": -0.22, "x": 0.0},
     )
     return figure
 
