@@ -7,7 +7,8 @@ Sections and keys (unknown keys are refused by name; paths are relative to the f
     name: orin-0.5b
     hardware:    {presets: [jetson-agx-orin-64gb], compute_scale: 1, bandwidth_scale: 1,
                   capacity_scale: 1, link_bandwidth_scale: 1, devices: [1, 2],
-                  runtime: vllm (a data/runtimes profile or .yaml; default none)}
+                  runtime: vllm (a data/runtimes profile or .yaml; default none;
+                  `codesign search --runtime` replaces it)}
     model:       {base: qwen2.5-0.5b, layers: ..., hidden: ..., ffn_ratio: ...,
                   ffn_multiple: 64, head_dim: 64 (or heads: ...), kv_heads: ...,
                   experts: 1, top_k: 1, vocab: ...}
@@ -20,7 +21,7 @@ Sections and keys (unknown keys are refused by name; paths are relative to the f
                   forms: [other_law.json, ...]}
     training:    {platform: h100-sxm, devices: 1, mfu: 0.4, sequence_length: 2048}
     objectives:  [loss, tpot]
-    constraints: {max_memory_gb: 8}
+    constraints: {max_memory_gb: 8, max_training_hours: 30000, ...}
     sampling:    {samples: 4096, method: lhs, refine_rounds: 3, seed: 0}
 
 ``law.precision_model``: serving-time weight bits are quantised after training (``ptq``,
