@@ -8,6 +8,7 @@ import sys
 import numpy as np
 
 from genz import (
+    CostModel,
     ModelConfig,
     Precision,
     Prediction,
@@ -17,7 +18,7 @@ from genz import (
     predict,
     summarise_weight_bits,
 )
-from roofline import InputError
+from roofline import InputError, Platform
 
 from .commands import add_command
 from .formatting import (
@@ -95,6 +96,7 @@ def run_predict(args: argparse.Namespace) -> None:
     prediction = predict(model, platform, scenario, runtime=runtime)
     if args.json:
         summary = prediction.to_dict()
+        summary["energy"] = energy_summary(prediction, platform)
         if not runtime.is_ideal:  # runtime profile: its name and 80% intervals
             found = intervals(prediction, runtime, platform)
             summary["runtime"] = runtime.name
@@ -103,7 +105,7 @@ def run_predict(args: argparse.Namespace) -> None:
     elif args.csv:
         prediction.to_frame().to_csv(sys.stdout, index=False)
     else:
-        print_prediction(prediction, model, all_ops=args.ops)
+        print_prediction(prediction, model, all_ops=args.ops, platform=platform)
         if not runtime.is_ideal:
             print_intervals(prediction, runtime, platform)
 
@@ -121,8 +123,43 @@ def precision_label(model: ModelConfig, precision: Precision) -> str:
     )
 
 
-def print_prediction(prediction: Prediction, model: ModelConfig, all_ops: bool = False) -> None:
-    """Human-readable summary and the heaviest operators of each phase."""
+def energy_summary(prediction: Prediction, platform: Platform) -> dict[str, object] | None:
+    """Per-device power of each phase (W), J per token (prefill per prompt token, decode
+    per generated token, whole request per generated token) and the power model used
+    (`genz.economics`, at TDP where the platform has no power model); None without power."""
+    figures = CostModel().evaluate(prediction, platform)
+    if figures.j_per_output_token is None:
+        return None
+    return {
+        "power_basis": figures.power_basis,
+        "prefill_power_w": figures.prefill_power_w,
+        "decode_power_w": figures.decode_power_w,
+        "prefill_j_per_token": figures.prefill_j_per_token,
+        "decode_j_per_token": figures.decode_j_per_token,
+        "j_per_output_token": figures.j_per_output_token,
+    }
+
+
+def energy_line(prediction: Prediction, platform: Platform) -> str | None:
+    """The ``energy`` line of the text summary, or None when the platform lists no power."""
+    energy = energy_summary(prediction, platform)
+    if energy is None:
+        return None
+    return (
+        f"{energy['j_per_output_token']:.3g} J per output token (prefill "
+        f"{energy['prefill_power_w']:.0f} W, decode {energy['decode_power_w']:.0f} W per "
+        f"device; {energy['power_basis']})"
+    )
+
+
+def print_prediction(
+    prediction: Prediction,
+    model: ModelConfig,
+    all_ops: bool = False,
+    platform: Platform | None = None,
+) -> None:
+    """Human-readable summary and the heaviest operators of each phase (with
+    ``platform``, also the energy per token)."""
     s = prediction.scenario
     mesh = s.parallelism
     fp = prediction.footprint
@@ -164,6 +201,9 @@ def print_prediction(prediction: Prediction, model: ModelConfig, all_ops: bool =
             f"of {human_bytes(verdict.capacity_bytes)} (decimal, {verdict.utilization:.0%})",
         ),
     ]
+    energy = None if platform is None else energy_line(prediction, platform)
+    if energy is not None:
+        pairs.append(("energy", energy))
     if not prediction.fits:
         pairs.append(("capacity wall", "DOES NOT FIT: " + "; or ".join(prediction.suggestions)))
     print_key_values(pairs)

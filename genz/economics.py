@@ -2,12 +2,20 @@
 
 Assumptions (stated once, used everywhere):
 
-- Every device of the mesh (``tp * pp * ep * dp`` of them) draws ``power_fraction``
-  of its board power ``Platform.power_w`` (TDP) for the whole duration of a phase,
-  busy or waiting (pipeline bubbles and collectives included). ``power_fraction = 1``
-  is the TDP upper bound; measured inference draw is often 60-80 % of TDP.
-- Energy per token of a phase = ``power_w * power_fraction * devices * phase time /
-  tokens of that phase``. Prefill tokens are the prompt tokens of the batch
+- Power of one device during a phase (prefill or one decode step), watts:
+
+  - where the platform has a `roofline.PowerModel` (preset key ``power_model``), the
+    activity model ``min(power_w, idle_w + j_per_flop * FLOP/s + j_per_byte * bytes/s)``
+    (`roofline.activity_power_w`), the rates being the phase's per-device FLOP and
+    main-memory bytes (`PhaseCost.flop`, `PhaseCost.bytes`) over its predicted time
+    (``ttft_s`` or ``tpot_s``); ``power_fraction`` is then not used;
+  - otherwise ``power_fraction`` of the board power ``Platform.power_w`` (TDP), busy or
+    waiting (pipeline bubbles and collectives included). ``power_fraction = 1`` is the
+    TDP upper bound; measured inference draw is often 50-95 % of TDP.
+
+  Every device of the mesh (``tp * pp * ep * dp`` of them) draws it for the whole phase.
+- Energy per token of a phase = ``phase power * devices * phase time / tokens of that
+  phase``. Prefill tokens are the prompt tokens of the batch
   (``dp * batch * input_tokens`` in ``ttft_s``); decode tokens are one per sequence
   per step (``dp * batch`` in ``tpot_s``). Host CPUs, networking and cooling (PUE)
   are not counted.
@@ -26,7 +34,13 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
-from roofline import InputError, require_fraction, require_non_negative, require_positive
+from roofline import (
+    InputError,
+    activity_power_w,
+    require_fraction,
+    require_non_negative,
+    require_positive,
+)
 
 if TYPE_CHECKING:
     from roofline import Platform
@@ -55,11 +69,16 @@ class Economics:
     ``*_usd_per_million_tokens`` count prompt tokens for prefill and generated
     tokens for decode; ``output_tokens_per_usd`` and ``j_per_output_token`` charge
     the whole request (prefill plus decode) to the generated tokens.
+    ``prefill_power_w`` and ``decode_power_w`` are one device's modelled draw during
+    each phase (W); ``power_basis`` names the power model used.
     """
 
     devices: int
     power_w_per_device: float | None
     power_fraction: float
+    power_basis: str
+    prefill_power_w: float | None
+    decode_power_w: float | None
     usd_per_device_hour: float | None
     price_basis: str
     prefill_j_per_token: float | None
@@ -80,7 +99,8 @@ class CostModel:
     """The assumptions of `economics` bundled, so searches can carry them around.
 
     ``power_fraction`` and ``utilization`` in (0, 1]; ``lifetime_years`` > 0 or
-    None; ``electricity_usd_per_kwh`` >= 0 (see module doc).
+    None; ``electricity_usd_per_kwh`` >= 0 (see module doc). ``power_fraction``
+    applies only to platforms without a ``power_model``.
     """
 
     power_fraction: float = 1.0
@@ -162,19 +182,81 @@ def phase_time_s(prediction: Prediction, phase: str) -> float:
     return prediction.ttft_s if phase == "prefill" else prediction.tpot_s
 
 
+def power_basis(platform: Platform, power_fraction: float = 1.0) -> str:
+    """Which power model `phase_power_w` uses for ``platform``, in words."""
+    if platform.power_model is not None:
+        return "activity model: idle + energy per FLOP + energy per byte, capped at TDP"
+    if platform.power_w is None:
+        return "no power listed"
+    return f"{power_fraction:g} x TDP"
+
+
+def phase_power_w(
+    prediction: Prediction, platform: Platform, phase: str, power_fraction: float = 1.0
+) -> float | None:
+    """Modelled draw of one device during ``phase``, watts (see module doc).
+
+    The activity model where the platform has a ``power_model``; else
+    ``power_fraction * power_w``; None when the platform lists neither.
+    """
+    require_fraction("power_fraction", power_fraction)
+    seconds = phase_time_s(prediction, phase)
+    if platform.power_model is not None:
+        cost = prediction.prefill if phase == "prefill" else prediction.decode
+        if seconds <= 0:
+            return activity_power_w(platform.power_model, 0.0, 0.0, platform.power_w)
+        return activity_power_w(
+            platform.power_model, cost.flop / seconds, cost.bytes / seconds, platform.power_w
+        )
+    if platform.power_w is None:
+        return None
+    return platform.power_w * power_fraction
+
+
 def energy_per_token_j(
     prediction: Prediction, platform: Platform, phase: str, power_fraction: float = 1.0
 ) -> float | None:
-    """Joules per token of ``phase``: ``power_w * power_fraction * devices * time / tokens``.
+    """Joules per token of ``phase``: ``phase power * devices * time / tokens``.
 
-    None when the platform lists no ``power_w``.
+    None when the platform lists no power.
     """
-    require_fraction("power_fraction", power_fraction)
-    if platform.power_w is None:
+    watts = phase_power_w(prediction, platform, phase, power_fraction)
+    if watts is None:
         return None
     devices = prediction.scenario.parallelism.devices
-    watts = platform.power_w * power_fraction * devices
-    return watts * phase_time_s(prediction, phase) / phase_tokens(prediction, phase)
+    return watts * devices * phase_time_s(prediction, phase) / phase_tokens(prediction, phase)
+
+
+def request_energy_j(
+    prediction: Prediction, platform: Platform, power_fraction: float = 1.0
+) -> float | None:
+    """Joules of the whole request on every device: prefill power x TTFT plus decode
+    power x the decode steps after the first token (None when no power is listed)."""
+    prefill = phase_power_w(prediction, platform, "prefill", power_fraction)
+    decode = phase_power_w(prediction, platform, "decode", power_fraction)
+    if prefill is None or decode is None:
+        return None
+    devices = prediction.scenario.parallelism.devices
+    return devices * (prefill * prediction.ttft_s + decode * prediction.decode_s)
+
+
+def _drawn_fraction(
+    prediction: Prediction, platform: Platform, phase: str | None, power_fraction: float
+) -> float:
+    """Share of TDP drawn (the phase's, or the request's mean for ``phase=None``), for
+    pricing electricity; ``power_fraction`` where the platform has no power model."""
+    if platform.power_model is None or platform.power_w is None:
+        return power_fraction
+    if phase is not None:
+        watts = phase_power_w(prediction, platform, phase)
+    else:
+        joules = request_energy_j(prediction, platform)
+        seconds = prediction.ttft_s + prediction.decode_s
+        devices = prediction.scenario.parallelism.devices
+        watts = None if joules is None or seconds <= 0 else joules / seconds / devices
+    if watts is None:
+        return power_fraction
+    return min(1.0, max(watts / platform.power_w, 1e-9))
 
 
 def usd_per_million_tokens(
@@ -189,7 +271,9 @@ def usd_per_million_tokens(
 ) -> float | None:
     """US$ per million tokens of ``phase`` (None when the platform lists no price)."""
     require_fraction("utilization", utilization)
-    hourly = device_hour_cost(platform, lifetime_years, electricity_usd_per_kwh, power_fraction)
+    require_fraction("power_fraction", power_fraction)
+    drawn = _drawn_fraction(prediction, platform, phase, power_fraction)
+    hourly = device_hour_cost(platform, lifetime_years, electricity_usd_per_kwh, drawn)
     if hourly is None:
         return None
     devices = prediction.scenario.parallelism.devices
@@ -212,10 +296,9 @@ def economics(
     scenario = prediction.scenario
     devices = scenario.parallelism.devices
     generated = scenario.parallelism.dp * scenario.batch * scenario.output_tokens
-    hourly = device_hour_cost(platform, lifetime_years, electricity_usd_per_kwh, power_fraction)
-    request_j = None
-    if platform.power_w is not None:
-        request_j = platform.power_w * power_fraction * devices * prediction.e2e_s
+    drawn = _drawn_fraction(prediction, platform, None, power_fraction)
+    hourly = device_hour_cost(platform, lifetime_years, electricity_usd_per_kwh, drawn)
+    request_j = request_energy_j(prediction, platform, power_fraction)
     request_usd = None
     if hourly is not None:
         request_usd = hourly.usd_per_hour * devices * prediction.e2e_s / SECONDS_PER_HOUR
@@ -236,6 +319,9 @@ def economics(
         devices=devices,
         power_w_per_device=platform.power_w,
         power_fraction=power_fraction,
+        power_basis=power_basis(platform, power_fraction),
+        prefill_power_w=phase_power_w(prediction, platform, "prefill", power_fraction),
+        decode_power_w=phase_power_w(prediction, platform, "decode", power_fraction),
         usd_per_device_hour=None if hourly is None else hourly.usd_per_hour,
         price_basis="no price listed" if hourly is None else hourly.basis,
         prefill_j_per_token=energy_per_token_j(prediction, platform, "prefill", power_fraction),

@@ -60,6 +60,8 @@ if TYPE_CHECKING:
         Interconnect,
         MemoryLevel,
         Platform,
+        PowerModel,
+        activity_power_w,
         derive_platform,
         peak_for_bits,
     )
@@ -84,6 +86,8 @@ __all__ = [
     "Operator",
     "OperatorKind",
     "Platform",
+    "PowerModel",
+    "activity_power_w",
     "all_gather_time",
     "all_reduce_time",
     "all_to_all_time",

@@ -82,6 +82,40 @@ class Efficiency:
 
 
 @dataclass(frozen=True)
+class PowerModel:
+    """Activity power of one device: ``P = idle_w + j_per_flop x FLOP/s + j_per_byte x
+    main-memory bytes/s``, capped at the board power (TDP) by `activity_power_w`.
+
+    ``idle_w`` (W) is the draw of a powered, clocked device doing no work;
+    ``j_per_flop`` (J/FLOP) and ``j_per_byte`` (J per main-memory byte) the marginal
+    energy of arithmetic and of DRAM traffic (each including the on-chip movement
+    that goes with it). ``source`` says where the three numbers come from.
+    """
+
+    idle_w: float
+    j_per_flop: float
+    j_per_byte: float
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        require_non_negative("power_model.idle_w", self.idle_w)
+        require_non_negative("power_model.j_per_flop", self.j_per_flop)
+        require_non_negative("power_model.j_per_byte", self.j_per_byte)
+
+
+def activity_power_w(
+    power: PowerModel, flop_per_s: float, bytes_per_s: float, tdp_w: float | None = None
+) -> float:
+    """Mean draw of one device achieving ``flop_per_s`` and ``bytes_per_s``, watts:
+    ``min(tdp_w, idle_w + j_per_flop * flop_per_s + j_per_byte * bytes_per_s)``
+    (no cap when ``tdp_w`` is None). Never below ``idle_w`` (rates are >= 0)."""
+    require_non_negative("flop_per_s", flop_per_s)
+    require_non_negative("bytes_per_s", bytes_per_s)
+    watts = power.idle_w + power.j_per_flop * flop_per_s + power.j_per_byte * bytes_per_s
+    return watts if tdp_w is None else min(tdp_w, watts)
+
+
+@dataclass(frozen=True)
 class Platform:
     """One device: compute peaks per dtype, memory levels, links, efficiencies, cost.
 
@@ -94,6 +128,9 @@ class Platform:
         holds weights and the KV cache.
     kernel_overhead_s
         Fixed time added to every operator (launch / dispatch), seconds.
+    power_w, power_model
+        Board power (TDP), watts, and optionally the `PowerModel` that says how much of
+        it a workload draws; without one, energy is ``power_fraction x power_w``.
     vendor
         Maker whose software stack drives the device (``nvidia``, ``amd``, ``intel``...);
         with ``kind`` it names the `device_class` runtime profiles key their overrides on.
@@ -107,6 +144,7 @@ class Platform:
     efficiency: Efficiency = field(default_factory=Efficiency)
     kernel_overhead_s: float = 0.0
     power_w: float | None = None
+    power_model: PowerModel | None = None
     price_usd: float | None = None
     price_usd_per_hour: float | None = None
     kind: str = "gpu"
@@ -128,6 +166,15 @@ class Platform:
             value = getattr(self, label)
             if value is not None:
                 require_positive(label, value)
+        if (
+            self.power_model is not None
+            and self.power_w is not None
+            and self.power_model.idle_w > self.power_w
+        ):
+            raise InputError(
+                f"{self.name}: power_model.idle_w must be <= power_w ({self.power_w:g} W), "
+                f"got {self.power_model.idle_w:g}"
+            )
 
     @property
     def device_class(self) -> str:

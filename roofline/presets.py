@@ -2,7 +2,7 @@
 
 Files hold human units, converted to SI on load: ``peak_tflops`` (1e12 FLOP/s,
 dense), ``bandwidth_gb_per_s`` (decimal GB/s, 1e9 bytes/s), ``capacity_gb``
-(decimal GB), ``link_latency_us`` and ``collective_latency_us`` (microseconds). Unknown keys are rejected by
+(decimal GB), ``link_latency_us`` and ``collective_latency_us`` (microseconds), ``power_model.pj_per_flop`` / ``pj_per_byte`` (picojoules). Unknown keys are rejected by
 name; every preset must carry a ``source``. Errors name the file and the key and
 echo the value in the file's unit (``h.yaml: memory[0].bandwidth_gb_per_s must be a
 finite number > 0, got -3350``), never its SI conversion.
@@ -15,7 +15,7 @@ from typing import Any
 
 from .errors import InputError, require_non_negative, require_positive, unknown_name
 from .paths import data_dir
-from .platform import Efficiency, Interconnect, MemoryLevel, Platform
+from .platform import Efficiency, Interconnect, MemoryLevel, Platform, PowerModel
 from .userfiles import load_user_document, names_a_path
 
 MAX_FILE_BYTES = 1_000_000
@@ -32,6 +32,7 @@ TOP_KEYS = {
     "efficiency",
     "kernel_overhead_us",
     "power_w",
+    "power_model",
     "price_usd",
     "price_usd_per_hour",
 }
@@ -46,6 +47,7 @@ INTERCONNECT_KEYS = {
     "collective_latency_us",
 }
 EFFICIENCY_KEYS = {"compute", "memory", "interconnect"}
+POWER_MODEL_KEYS = {"idle_w", "pj_per_flop", "pj_per_byte", "source"}
 
 
 def hardware_dir() -> Path:
@@ -112,6 +114,7 @@ def platform_from_dict(document: Any, origin: str = "<dict>") -> Platform:
         "efficiency": _efficiency(document.get("efficiency"), origin),
         "kernel_overhead_s": _non_negative(document, "kernel_overhead_us", origin) * 1e-6,
         "power_w": _optional(document, "power_w", origin),
+        "power_model": _power_model(document.get("power_model"), origin),
         "price_usd": _optional(document, "price_usd", origin),
         "price_usd_per_hour": _optional(document, "price_usd_per_hour", origin),
     }
@@ -173,6 +176,29 @@ def _efficiency(section: Any, origin: str) -> Efficiency:
         raise InputError(f"{where} must be a mapping")
     _check_keys(section, EFFICIENCY_KEYS, where)
     return _in_file(origin, Efficiency, {key: _number(section, key, where) for key in section})
+
+
+def _power_model(section: Any, origin: str) -> PowerModel | None:
+    """The ``power_model`` section (``idle_w`` W, ``pj_per_flop``, ``pj_per_byte``
+    picojoules, ``source`` required), or None when absent."""
+    if section is None:
+        return None
+    where = f"{origin}: power_model"
+    if not isinstance(section, dict):
+        raise InputError(f"{where} must be a mapping")
+    _check_keys(section, POWER_MODEL_KEYS, where)
+    if not str(section.get("source", "")).strip():
+        raise InputError(f"{where}: missing required key 'source'")
+    values = {
+        key: require_non_negative(f"{where}.{key}", _number(section, key, where))
+        for key in ("idle_w", "pj_per_flop", "pj_per_byte")
+    }
+    return PowerModel(
+        idle_w=values["idle_w"],
+        j_per_flop=values["pj_per_flop"] * 1e-12,
+        j_per_byte=values["pj_per_byte"] * 1e-12,
+        source=str(section["source"]),
+    )
 
 
 def _check_keys(section: dict[str, Any], allowed: set[str], where: str) -> None:

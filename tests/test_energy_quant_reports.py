@@ -14,7 +14,7 @@ from roofline import data_dir
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
-from energy_accuracy import energy_frame
+from energy_accuracy import energy_frame, fit_coefficients
 from quant_accuracy import group_of, published_labels, quant_frame
 
 BENCH = data_dir() / "validation" / "llm_inference_bench" / "normalized.csv"
@@ -68,6 +68,44 @@ def test_energy_fraction_is_not_fitted_on_the_rows_own_hardware():
     ]
     energy = energy_frame(_errors(["p:2", "p:3", "p:4"], [0.0] * 3, [0.0] * 3), rows)
     assert list(energy.fraction) == pytest.approx([0.7, 0.7, 0.75])  # 490/700; median(0.5, 1)
+
+
+def test_presets_hold_the_power_fit_on_all_power_rows():
+    # The fit uses measured power and time only: the latency errors do not enter it.
+    rows = load_measurements(BENCH)
+    powered = [row for row in rows if row.power_w is not None]
+    sources = [row.source for row in powered]
+    frame = _errors(sources, [0.0] * len(sources), [0.0] * len(sources))
+    frame["runtime"] = [row.runtime for row in powered]
+    energy = energy_frame(frame, rows)
+    c_flop, c_byte = fit_coefficients(energy)
+    for hw, part in energy.groupby("hw"):
+        line = part.iloc[0]
+        assert line.preset_j_per_flop == pytest.approx(
+            c_flop * line.tdp_w / line.peak_flop_s, rel=5e-3
+        ), hw
+        assert line.preset_j_per_byte == pytest.approx(
+            c_byte * line.tdp_w / line.bandwidth_b_s, rel=5e-3
+        ), hw
+    # Held out, each device's energies come from the other device's rows only.
+    a100 = energy[energy.hw == "a100-sxm-40gb"].iloc[0]
+    assert (a100.c_flop, a100.c_byte) == pytest.approx(
+        fit_coefficients(energy[energy.hw != "a100-sxm-40gb"])
+    )
+
+
+def test_activity_energy_is_idle_plus_work_below_the_cap():
+    # One A100 row: its energy = (idle x time + J/FLOP x FLOP + J/byte x bytes) / tokens.
+    rows = [_row("a100-sxm-40gb", 200.0, "p:2"), _row("h100-sxm", 350.0, "p:3")]
+    energy = energy_frame(_errors(["p:2", "p:3"], [0.0, 0.0], [0.0, 0.0]), rows)
+    line = energy.iloc[0]
+    j_flop = line.c_flop * line.tdp_w / line.peak_flop_s
+    j_byte = line.c_byte * line.tdp_w / line.bandwidth_b_s
+    flop, moved = line.prefill_flop + line.decode_flop, line.prefill_bytes + line.decode_bytes
+    joules = line.idle_w * line.measured_s + j_flop * flop + j_byte * moved
+    assert joules / line.measured_s < line.tdp_w  # the cap does not bind on this row
+    predicted = joules / line.tokens
+    assert line.activity_held_out_pct == pytest.approx(100 * (predicted / line.measured_j - 1))
 
 
 @pytest.mark.parametrize(
