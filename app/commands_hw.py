@@ -110,6 +110,14 @@ def platform_summary(platform: Platform) -> dict[str, Any]:
         },
         "kernel_overhead_s": platform.kernel_overhead_s,
         "power_w": platform.power_w,
+        "power_model": None
+        if platform.power_model is None
+        else {
+            "idle_w": platform.power_model.idle_w,
+            "j_per_flop": platform.power_model.j_per_flop,
+            "j_per_byte": platform.power_model.j_per_byte,
+            "source": platform.power_model.source,
+        },
         "price_usd": platform.price_usd,
         "price_usd_per_hour": platform.price_usd_per_hour,
         "ridge_point_flop_per_byte": {
@@ -157,6 +165,15 @@ def run_show(args: argparse.Namespace) -> None:
     pairs.append(("kernel overhead", human_seconds(platform.kernel_overhead_s)))
     if platform.power_w is not None:
         pairs.append(("power", f"{platform.power_w:g} W"))
+    if platform.power_model is not None:
+        power = platform.power_model
+        pairs.append(
+            (
+                "power model",
+                f"idle {power.idle_w:g} W + {power.j_per_flop * 1e12:.4g} pJ/FLOP + "
+                f"{power.j_per_byte * 1e12:.4g} pJ/byte, capped at power",
+            )
+        )
     pairs.append(("source", platform.source))
     print_key_values(pairs)
 

@@ -201,11 +201,11 @@ def print_prediction(
             f"of {human_bytes(verdict.capacity_bytes)} (decimal, {verdict.utilization:.0%})",
         ),
     ]
+    if not prediction.fits:
+        pairs.append(("capacity wall", "DOES NOT FIT: " + "; or ".join(prediction.suggestions)))
     energy = None if platform is None else energy_line(prediction, platform)
     if energy is not None:
         pairs.append(("energy", energy))
-    if not prediction.fits:
-        pairs.append(("capacity wall", "DOES NOT FIT: " + "; or ".join(prediction.suggestions)))
     print_key_values(pairs)
     rows = heaviest_operator_rows(prediction, all_ops)
     if not rows:

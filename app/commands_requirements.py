@@ -94,7 +94,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def add_cost_arguments(parser: argparse.ArgumentParser) -> None:
     """Energy and cost assumptions (see genz.economics)."""
     group = parser.add_argument_group("energy and cost")
-    group.add_argument("--power-fraction", type=float, default=1.0, help="of TDP drawn (0, 1]")
+    group.add_argument(
+        "--power-fraction",
+        type=float,
+        default=1.0,
+        help="of TDP drawn (0, 1]; used only for hardware without a power_model",
+    )
     group.add_argument("--utilization", type=float, default=1.0, help="paid hours serving (0, 1]")
     group.add_argument("--lifetime-years", type=float, help="amortise price_usd over this")
     group.add_argument("--electricity-usd-per-kwh", type=float, default=0.0)
@@ -266,8 +271,7 @@ def _print_economics(result: Requirement) -> None:
     which = "answer" if result.success else "closest mesh (SLO not met)"
     print(
         f"energy and cost of the {result.method} {which}: {result.devices} x "
-        f"{result.platform.name} at {figures.power_fraction:g} x TDP while busy, "
-        f"{figures.price_basis}"
+        f"{result.platform.name}, power: {figures.power_basis}, {figures.price_basis}"
     )
     print_key_values(
         [
