@@ -89,7 +89,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     slo.add_argument("--slo-ttft-p99-s", type=float, help="P99 time to first token limit, s")
     slo.add_argument("--slo-tpot-p99-ms", type=float, help="P99 time per output token limit, ms")
     search = slo.add_mutually_exclusive_group()
-    search.add_argument("--find-max-rate", action="store_true", help="highest rate meeting the SLO")
+    search.add_argument(
+        "--find-max-rate",
+        action="store_true",
+        help="highest rate meeting the SLO (disaggregated: for the given N prefill and M "
+        "decode replicas; --rate is the first rate tried)",
+    )
     search.add_argument(
         "--find-replicas",
         action="store_true",
@@ -227,7 +232,13 @@ def _rates(text: str) -> list[float]:
 
 def run_serve(args: argparse.Namespace) -> None:
     """Simulate, sweep, or search for the max rate / the fewest replicas, and print."""
-    from search.serving import SLO, find_max_rate, find_replicas, load_trace
+    from search.serving import (
+        SLO,
+        find_disaggregated_max_rate,
+        find_max_rate,
+        find_replicas,
+        load_trace,
+    )
 
     slo = SLO(
         ttft_s=args.slo_ttft_p99_s,
@@ -247,13 +258,20 @@ def run_serve(args: argparse.Namespace) -> None:
         _print_sweep(args, _rates(args.sweep_rates), policies, slo)
         return
     if args.find_max_rate:
-        if args.trace or args.policy == "disaggregated":
-            raise InputError(
-                "--find-max-rate draws its own workload on one colocated replica; drop "
-                "--trace and pick a policy other than disaggregated"
+        if args.trace:
+            raise InputError("--find-max-rate draws its own workload at each rate; drop --trace")
+        if args.policy == "disaggregated":
+            found = find_disaggregated_max_rate(
+                make,
+                functools.partial(_pools, args),
+                slo,
+                prefill_replicas=args.prefill_replicas,
+                decode_replicas=args.decode_replicas,
+                start_rate=args.rate or 1.0,
             )
-        build, _ = _replica_builder(args, args.policy)
-        found = find_max_rate(make, build, slo, start_rate=args.rate or 1.0)
+        else:
+            build, _ = _replica_builder(args, args.policy)
+            found = find_max_rate(make, build, slo, start_rate=args.rate or 1.0)
         _print_capacity(args, found, "rate")
         return
     if args.trace:

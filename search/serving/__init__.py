@@ -16,17 +16,18 @@ Public face of ``search.serving``. Typical use::
 from .capacity import (
     CapacityResult,
     ServingEconomics,
+    find_disaggregated_max_rate,
     find_disaggregated_replicas,
     find_max_rate,
     find_replicas,
     pool_economics,
     run,
     run_disaggregated,
-    serving_economics,
 )
 from .config import POLICIES, PREEMPTION, SchedulerConfig
 from .engine import RunRecord, simulate_pool
-from .metrics import PERCENTILES, SLO, ServingResult, meets_percentiles, summarise
+from .metrics import PERCENTILES, SLO, ServingResult, meets_percentiles, slo_misses, summarise
+from .routing import ROUTING, route
 from .schedulers import (
     DisaggregatedRun,
     KVLink,
@@ -61,6 +62,7 @@ __all__ = [
     "POLICIES",
     "PREEMPTION",
     "PREFIX_COLUMNS",
+    "ROUTING",
     "SHAREGPT_FILTER",
     "SLO",
     "SWEEP_COLUMNS",
@@ -76,6 +78,7 @@ __all__ = [
     "Workload",
     "arrival_times",
     "build_replica",
+    "find_disaggregated_max_rate",
     "find_disaggregated_replicas",
     "find_max_rate",
     "find_replicas",
@@ -87,14 +90,15 @@ __all__ = [
     "meets_percentiles",
     "pool_economics",
     "prefill_pool",
+    "route",
     "run",
     "run_disaggregated",
     "run_sweep",
-    "serving_economics",
     "sharegpt_lengths",
     "simulate_disaggregated",
     "simulate_pool",
     "simulate_replica",
+    "slo_misses",
     "summarise",
     "sweep_row",
     "synthetic_workload",

@@ -6,22 +6,21 @@ The searches follow scipy's result shape (``success``, ``status``, ``message``).
 Every evaluation simulates a workload drawn with the same seed, so a search is
 deterministic; the rate search doubles the rate until the SLO fails, then bisects to
 ``rtol``; a count search doubles the count until the SLO holds, then bisects.
-Colocated replicas share the traffic round-robin; one replica's share is simulated
-(all replicas see statistically the same stream). Disaggregated pools are simulated
-whole, with least-loaded routing (`find_disaggregated_replicas`).
+Colocated replicas and disaggregated pools are simulated whole, every request routed
+to its pool's least-loaded replica (`routing.route`).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from genz import device_hour_cost
 from roofline import InputError, require_fraction, require_positive
 
 from .engine import RunRecord
-from .metrics import SLO, ServingResult, meets_percentiles, summarise
+from .metrics import SLO, ServingResult, meets_percentiles, slo_misses, summarise
 from .schedulers import (
     KVLink,
     Replica,
@@ -40,9 +39,13 @@ def run(
     replica: Replica,
     slo: SLO | None = None,
     progress: Callable[[int], None] | None = None,
+    *,
+    replicas: int = 1,
+    routing: str = "least-loaded",
 ) -> ServingResult:
-    """Simulate ``workload`` on ``replica`` and summarise it against ``slo``."""
-    record = simulate_replica(workload, replica, progress)
+    """Simulate ``workload`` on ``replicas`` copies of ``replica`` (requests routed by
+    ``routing``, `routing.route`) and summarise it against ``slo``."""
+    record = simulate_replica(workload, replica, progress, replicas, routing)
     return summarise(workload, record.first_token_s, record.finish_s, record, slo)
 
 
@@ -120,14 +123,6 @@ def pool_economics(
     )
 
 
-def serving_economics(
-    replica: Replica, replicas: int, result: ServingResult, power_fraction: float = 1.0
-) -> ServingEconomics:
-    """Tokens per joule and per dollar of ``replicas`` replicas each running ``result``."""
-    tokens_per_s = result.summary["throughput_tokens_per_s"] * replicas
-    return pool_economics([(replica, replicas)], tokens_per_s, power_fraction)
-
-
 @dataclass(frozen=True)
 class CapacityResult:
     """Outcome of `find_max_rate` or `find_replicas`.
@@ -149,35 +144,33 @@ class CapacityResult:
     pools: tuple[int, int] | None = None
 
 
-def find_max_rate(
-    workload_at: Callable[[float], Workload],
-    replica_for: Callable[[Workload], Replica],
-    slo: SLO,
-    *,
-    start_rate: float = 1.0,
-    rtol: float = 0.02,
-) -> CapacityResult:
-    """Highest request rate one replica serves meeting ``slo`` (bisection on the rate).
+#: What one rate evaluation gives: the requests drawn, the run, and the deployment's
+#: ``(replica, count)`` pools.
+Evaluation = tuple[int, ServingResult, Sequence[tuple[Replica, int]]]
 
-    ``workload_at(rate)`` draws the workload (fixed seed); ``replica_for(workload)``
-    builds the replica for it.
-    """
+
+def _search_rate(
+    evaluate: Callable[[float], Evaluation], slo: SLO, start_rate: float, rtol: float
+) -> CapacityResult:
+    """Highest rate whose evaluation meets ``slo`` (module doc). Halving stops at a
+    rate that draws a single request (every lower rate draws the same one); failing
+    there, the message names what the SLO misses (`slo_misses`)."""
     require_positive("start_rate", start_rate)
     require_positive("rtol", rtol)
     if slo.ttft_s is None and slo.tpot_s is None:
         raise InputError("find-max-rate needs an SLO: give a TTFT or a TPOT limit")
     tried: list[tuple[float, bool]] = []
-    passing: tuple[float, ServingResult, Replica] | None = None
+    passing: tuple[float, ServingResult, Sequence[tuple[Replica, int]]] | None = None
+    last: tuple[int, ServingResult] | None = None
 
     def check(rate: float) -> bool:
-        nonlocal passing
-        workload = workload_at(rate)
-        replica = replica_for(workload)
-        result = run(workload, replica, slo)
+        nonlocal passing, last
+        count, result, pools = evaluate(rate)
         met = meets_percentiles(result)
         tried.append((rate, met))
+        last = (count, result)
         if met and (passing is None or rate > passing[0]):
-            passing = (rate, result, replica)
+            passing = (rate, result, pools)
         return met
 
     high = start_rate
@@ -195,23 +188,90 @@ def find_max_rate(
         for _ in range(MAX_DOUBLINGS):
             if check(low):
                 break
+            assert last is not None
+            if last[0] <= 1:
+                break
             high, low = low, low / 2
-        else:
-            return _failure(1, f"the SLO fails even at {low:g} requests/s", tried)
+        if passing is None:
+            assert last is not None
+            count, result = last
+            return _failure(
+                1,
+                f"the SLO cannot be met: even at {tried[-1][0]:.3g} requests/s "
+                f"({count} request(s)) {'; '.join(slo_misses(result))}",
+                tried,
+            )
     while high - low > rtol * low:
         middle = (low + high) / 2
         low, high = (middle, high) if check(middle) else (low, middle)
     assert passing is not None  # low passed
-    rate, result, replica = passing
+    rate, result, pools = passing
     return CapacityResult(
         True,
         0,
         f"highest rate meeting the SLO: {rate:.4g} requests/s (next tried {high:.4g} fails)",
         rate,
         result,
-        serving_economics(replica, 1, result),
+        pool_economics(pools, result.summary["throughput_tokens_per_s"]),
         tuple(tried),
     )
+
+
+def find_max_rate(
+    workload_at: Callable[[float], Workload],
+    replica_for: Callable[[Workload], Replica],
+    slo: SLO,
+    *,
+    start_rate: float = 1.0,
+    rtol: float = 0.02,
+) -> CapacityResult:
+    """Highest request rate one replica serves meeting ``slo`` (bisection on the rate).
+
+    ``workload_at(rate)`` draws the workload (fixed seed); ``replica_for(workload)``
+    builds the replica for it. Fails (status 1, the missed percentile named) when
+    even a rate drawing a single request misses the SLO.
+    """
+
+    def evaluate(rate: float) -> Evaluation:
+        workload = workload_at(rate)
+        replica = replica_for(workload)
+        return len(workload), run(workload, replica, slo), [(replica, 1)]
+
+    return _search_rate(evaluate, slo, start_rate, rtol)
+
+
+def find_disaggregated_max_rate(
+    workload_at: Callable[[float], Workload],
+    pools_for: Callable[[Workload], tuple[Replica, Replica, Callable[[int, int], KVLink]]],
+    slo: SLO,
+    *,
+    prefill_replicas: int = 1,
+    decode_replicas: int = 1,
+    start_rate: float = 1.0,
+    rtol: float = 0.02,
+) -> CapacityResult:
+    """Highest request rate ``prefill_replicas`` prefill and ``decode_replicas``
+    decode replicas serve meeting ``slo`` (`run_disaggregated` at each rate, the same
+    search as `find_max_rate`). ``pools_for(workload)`` builds the prefill and decode
+    replicas for a workload and the KV link of a pair (`kv_link`); the economics count
+    the devices of both pools."""
+
+    def evaluate(rate: float) -> Evaluation:
+        workload = workload_at(rate)
+        prefill, decode, link_for = pools_for(workload)
+        result = run_disaggregated(
+            workload,
+            prefill,
+            decode,
+            link_for(prefill_replicas, decode_replicas),
+            slo,
+            prefill_replicas=prefill_replicas,
+            decode_replicas=decode_replicas,
+        )
+        return len(workload), result, [(prefill, prefill_replicas), (decode, decode_replicas)]
+
+    found = _search_rate(evaluate, slo, start_rate, rtol)
+    return replace(found, pools=(prefill_replicas, decode_replicas))
 
 
 def _fewest(check: Callable[[int], bool], most: int) -> int | None:
@@ -234,34 +294,36 @@ def find_replicas(
     slo: SLO,
     *,
     max_replicas: int = 4096,
+    routing: str = "least-loaded",
 ) -> CapacityResult:
-    """Fewest replicas that serve ``workload`` (round-robin) meeting ``slo``."""
+    """Fewest replicas that serve ``workload`` meeting ``slo``: each count's pool is
+    simulated whole, requests routed by ``routing`` (`routing.route`)."""
     if slo.ttft_s is None and slo.tpot_s is None:
         raise InputError("find-replicas needs an SLO: give a TTFT or a TPOT limit")
+    replica = replica_for(workload)
     tried: list[tuple[float, bool]] = []
-    found: dict[int, tuple[ServingResult, Replica]] = {}
+    found: dict[int, ServingResult] = {}
 
     def check(count: int) -> bool:
-        share = workload.thinned(count)
-        replica = replica_for(share)
-        result = run(share, replica, slo)
+        result = run(workload, replica, slo, replicas=count, routing=routing)
         met = meets_percentiles(result)
         tried.append((float(count), met))
         if met:
-            found[count] = (result, replica)
+            found[count] = result
         return met
 
     count = _fewest(check, max_replicas)
     if count is None:
         return _failure(1, f"even {int(tried[-1][0])} replicas miss the SLO", tried)
-    result, replica = found[count]
+    result = found[count]
     return CapacityResult(
         True,
         0,
-        f"fewest replicas meeting the SLO: {count} ({count * replica.devices} devices)",
+        f"fewest replicas meeting the SLO: {count} ({count * replica.devices} devices, "
+        f"{routing} routing)",
         float(count),
         result,
-        serving_economics(replica, count, result),
+        pool_economics([(replica, count)], result.summary["throughput_tokens_per_s"]),
         tuple(tried),
     )
 

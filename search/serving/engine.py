@@ -20,9 +20,9 @@ resident from the admission of the request that computes it (a request admitted 
 it is being prefilled counts as a hit), and it takes its token count of the budget
 (partial blocks are not split out).
 
-A pool of replicas (`simulate_pool`) advances every replica to each arrival and routes
-the request to the least-loaded one: fewest requests routed there and not finished by
-then, lowest index on a tie.
+A pool of replicas (`simulate_pool`) routes requests with `routing.route`: by default
+every replica is advanced to each arrival and the request goes to the least-loaded
+one (fewest requests routed there and not finished by then, lowest index on a tie).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import heapq
 import math
 from bisect import bisect_right
 from collections import OrderedDict, deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,6 +41,7 @@ from genz import StepCost
 from roofline import InputError
 
 from .config import SchedulerConfig
+from .routing import route
 from .workload import Workload
 
 #: Decode runs of at most this many steps are costed step by step in plain Python.
@@ -460,10 +461,11 @@ def simulate_pool(
     replicas: int = 1,
     prefilled: bool = False,
     progress: Callable[[int], None] | None = None,
+    routing: str = "least-loaded",
 ) -> RunRecord:
     """Run ``workload`` through ``replicas`` identical replicas with the
-    ``continuous`` or ``chunked`` policy, each request routed on arrival to the
-    least-loaded replica (module doc); one replica takes every request.
+    ``continuous`` or ``chunked`` policy, each request routed by ``routing``
+    (`routing.route`: least-loaded by default); one replica takes every request.
 
     ``prefilled`` requests arrive with their prompt's KV cache and first token (the
     decode pool of disaggregated serving). ``progress`` is called with the count of
@@ -479,14 +481,8 @@ def simulate_pool(
         engines[0].inbox = list(range(len(workload)))
         engines[0].advance(math.inf, progress)
     else:
-        for i, at in enumerate(requests.arrival):
-            for engine in engines:
-                engine.advance(at)
-            best = min(range(replicas), key=lambda k: engines[k].load(at))
-            engines[best].inbox.append(i)
-        for engine in engines:
-            engine.advance(math.inf)
-    timeline = _merged_timeline([engine.timeline for engine in engines])
+        route(requests.arrival, engines, routing)
+    timeline = merged_timeline([engine.timeline for engine in engines])
     return RunRecord(
         first_token_s=np.asarray(requests.first, float),
         finish_s=np.asarray(requests.finish, float),
@@ -502,7 +498,9 @@ def simulate_pool(
     )
 
 
-def _merged_timeline(timelines: list[list[tuple[float, int, int, int]]]) -> NDArray[np.float64]:
+def merged_timeline(
+    timelines: Sequence[Sequence[tuple[float, float, float, float]]],
+) -> NDArray[np.float64]:
     """Rows (time, waiting, running, KV tokens) of the replicas summed: each replica's
     values hold from its row to its next (0 before its first)."""
     arrays = [np.asarray(rows, float).reshape(-1, 4) for rows in timelines]

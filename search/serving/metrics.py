@@ -195,16 +195,32 @@ def summarise(
     )
 
 
-def meets_percentiles(result: ServingResult) -> bool:
-    """The run is sustainable and its SLO percentiles of TTFT and TPOT are met."""
+def slo_misses(result: ServingResult) -> list[str]:
+    """Why the run misses its SLO percentiles, one phrase per reason (empty: it meets
+    them): not sustainable, rejected requests, or a percentile above its limit (named
+    with its value, e.g. ``P99 TTFT 2.41 s > 2 s``)."""
     slo, summary = result.slo, result.summary
-    if not result.sustainable or summary["rejected"] > 0:
-        return False
-    for name, limit in (("ttft_s", slo.ttft_s), ("tpot_s", slo.tpot_s)):
+    misses = []
+    if not result.sustainable:
+        misses.append("the rate is not sustainable")
+    if summary["rejected"] > 0:
+        misses.append(
+            f"{summary['rejected']:.0f} request(s) rejected (prompt exceeds the KV cache)"
+        )
+    for name, label, limit in (("ttft_s", "TTFT", slo.ttft_s), ("tpot_s", "TPOT", slo.tpot_s)):
         if limit is None:
             continue
         values = getattr(result, name)
         finite = values[np.isfinite(values)]
-        if len(finite) and float(np.percentile(finite, slo.percentile)) > limit:
-            return False
-    return True
+        if not len(finite):
+            continue
+        value = float(np.percentile(finite, slo.percentile))
+        if value > limit:
+            misses.append(f"P{slo.percentile:g} {label} {value:.4g} s > {limit:g} s")
+    return misses
+
+
+def meets_percentiles(result: ServingResult) -> bool:
+    """The run is sustainable, rejects nothing and meets its SLO percentiles of TTFT
+    and TPOT (`slo_misses` is empty)."""
+    return not slo_misses(result)

@@ -5,6 +5,7 @@ prefill/decode pools of N and M replicas."""
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -28,7 +29,8 @@ from roofline import (
 )
 
 from .config import SchedulerConfig
-from .engine import RunRecord, simulate_pool
+from .engine import RunRecord, merged_timeline, simulate_pool
+from .routing import route
 from .workload import Workload
 
 
@@ -97,68 +99,120 @@ def build_replica(
     return Replica(model, platform, precision, parallelism, config, cost, capacity)
 
 
-def simulate_static(
-    workload: Workload, replica: Replica, progress: Callable[[int], None] | None = None
-) -> RunRecord:
-    """Static batching: when the replica is idle it takes up to ``max_sequences``
-    waiting requests (as many as the KV cache holds at their padded final length),
-    prefills them in one step padded to the longest prompt, and decodes every row until
-    the longest output ends. A request is returned at its own last token. Prefixes
-    are not cached (every prompt is prefilled whole)."""
-    cost, config = replica.cost, replica.config
-    arrival = workload.arrival_s
-    n = len(workload)
-    first = np.full(n, math.nan)
-    finish = np.full(n, math.nan)
-    rejected = np.zeros(n, bool)
-    timeline: list[tuple[float, int, int, float]] = []
-    t, start, steps = 0.0, 0, 0
-    while start < n:
-        t = max(t, float(arrival[start]))
-        ready = int(np.searchsorted(arrival, t, side="right"))
-        stop = min(ready, start + config.max_sequences)
-        inputs = workload.input_tokens[start:stop]
-        outputs = workload.output_tokens[start:stop]
-        width = np.maximum.accumulate(inputs + outputs) * np.arange(1, stop - start + 1)
-        fits = int(np.searchsorted(width, replica.kv_capacity_tokens, side="right"))
-        if fits == 0:
-            rejected[start] = True
-            start += 1
-            continue
-        stop = start + fits
-        size, prompt = fits, int(inputs[:fits].max())
-        longest = int(outputs[:fits].max())
-        timeline.append((t, ready - stop, size, size * (prompt + longest)))
-        t += cost.step_time(
-            size * prompt,
-            size * prompt,
-            size * (prompt * prompt - prompt * (prompt - 1) / 2),
-            0,
-            0,
-            size,
-            size,
-        )
-        first[start:stop] = t
-        if longest > 1:
-            j = np.arange(1, longest, dtype=float)
-            ones = np.ones_like(j)
-            ends = np.cumsum(
-                cost.step_times(
-                    0 * j, 0 * j, 0 * j, size * ones, size * (prompt + j), size * ones, size * ones
+class _StaticReplica:
+    """One replica under static batching, fed requests as they are routed to it
+    (`routing.Routable`); writes first token, finish and rejection into the shared
+    per-request arrays."""
+
+    def __init__(
+        self,
+        workload: Workload,
+        replica: Replica,
+        first: np.ndarray,
+        finish: np.ndarray,
+        rejected: np.ndarray,
+    ) -> None:
+        self.workload, self.replica = workload, replica
+        self.first, self.finish, self.rejected = first, finish, rejected
+        self.arrival = workload.arrival_s.tolist()
+        self.inbox: list[int] = []
+        self.done_at: list[float] = []  # times requests left, sorted
+        self.next = 0  # first request of the inbox not yet batched
+        self.t = 0.0
+        self.steps = 0
+        self.timeline: list[tuple[float, int, int, float]] = []
+
+    def load(self, at: float) -> int:
+        """Requests routed here and not finished by ``at``."""
+        return len(self.inbox) - bisect_right(self.done_at, at)
+
+    def advance(self, limit: float, progress: Callable[[int], None] | None = None) -> None:
+        """Run the batches that start before ``limit`` (every request arriving by
+        then has been routed)."""
+        cost, config = self.replica.cost, self.replica.config
+        inbox, workload = self.inbox, self.workload
+        while self.next < len(inbox):
+            start = self.next
+            t = max(self.t, self.arrival[inbox[start]])
+            if t >= limit:
+                break
+            ready = bisect_right(inbox, t, lo=start, key=self.arrival.__getitem__)
+            ids = np.asarray(inbox[start : min(ready, start + config.max_sequences)])
+            inputs, outputs = workload.input_tokens[ids], workload.output_tokens[ids]
+            width = np.maximum.accumulate(inputs + outputs) * np.arange(1, len(ids) + 1)
+            fits = int(np.searchsorted(width, self.replica.kv_capacity_tokens, side="right"))
+            self.t = t
+            if fits == 0:
+                self.rejected[ids[0]] = True
+                self.done_at.append(t)
+                self.next += 1
+                continue
+            ids, inputs, outputs = ids[:fits], inputs[:fits], outputs[:fits]
+            size, prompt, longest = fits, int(inputs.max()), int(outputs.max())
+            self.timeline.append((t, ready - start - fits, size, size * (prompt + longest)))
+            t += cost.step_time(
+                size * prompt,
+                size * prompt,
+                size * (prompt * prompt - prompt * (prompt - 1) / 2),
+                0,
+                0,
+                size,
+                size,
+            )
+            self.first[ids] = t
+            if longest > 1:
+                j = np.arange(1, longest, dtype=float)
+                ones = np.ones_like(j)
+                ends = np.cumsum(
+                    cost.step_times(
+                        0 * j,
+                        0 * j,
+                        0 * j,
+                        size * ones,
+                        size * (prompt + j),
+                        size * ones,
+                        size * ones,
+                    )
                 )
-            )
-            finish[start:stop] = t + np.where(
-                outputs[:fits] > 1, ends[np.maximum(outputs[:fits] - 2, 0)], 0.0
-            )
-            t += float(ends[-1])
-        else:
-            finish[start:stop] = t
-        steps += longest
-        if progress is not None:
-            progress(fits)
-        start = stop
-    timeline.append((t, 0, 0, 0.0))
-    line = np.asarray(timeline, float).reshape(-1, 4)
+                self.finish[ids] = t + np.where(outputs > 1, ends[np.maximum(outputs - 2, 0)], 0.0)
+                t += float(ends[-1])
+            else:
+                self.finish[ids] = t
+            self.done_at.extend(sorted(self.finish[ids].tolist()))
+            self.steps += longest
+            if progress is not None:
+                progress(fits)
+            self.next = start + fits
+            self.t = t
+
+
+def simulate_static(
+    workload: Workload,
+    replica: Replica,
+    progress: Callable[[int], None] | None = None,
+    replicas: int = 1,
+    routing: str = "least-loaded",
+) -> RunRecord:
+    """Static batching on ``replicas`` replicas (requests routed by ``routing``,
+    `routing.route`): when a replica is idle it takes up to ``max_sequences`` waiting
+    requests (as many as the KV cache holds at their padded final length), prefills
+    them in one step padded to the longest prompt, and decodes every row until the
+    longest output ends. A request is returned at its own last token. Prefixes are
+    not cached (every prompt is prefilled whole)."""
+    if isinstance(replicas, bool) or not isinstance(replicas, int) or replicas < 1:
+        raise InputError(f"replicas must be an integer >= 1, got {replicas!r}")
+    n = len(workload)
+    first, finish = np.full(n, math.nan), np.full(n, math.nan)
+    rejected = np.zeros(n, bool)
+    engines = [_StaticReplica(workload, replica, first, finish, rejected) for _ in range(replicas)]
+    if replicas == 1:
+        engines[0].inbox = list(range(n))
+        engines[0].advance(math.inf, progress)
+    else:
+        route(engines[0].arrival, engines, routing)
+    for engine in engines:
+        engine.timeline.append((engine.t, 0, 0, 0.0))
+    line = merged_timeline([engine.timeline for engine in engines])
     return RunRecord(
         first_token_s=first,
         finish_s=finish,
@@ -168,8 +222,8 @@ def simulate_static(
         waiting=line[:, 1].astype(np.int64),
         running=line[:, 2].astype(np.int64),
         kv_tokens=line[:, 3],
-        kv_capacity_tokens=replica.kv_capacity_tokens,
-        steps=steps,
+        kv_capacity_tokens=replica.kv_capacity_tokens * replicas,
+        steps=sum(engine.steps for engine in engines),
         prefix_hits=np.full(n, -1, np.int8),
     )
 
@@ -179,13 +233,12 @@ def simulate_replica(
     replica: Replica,
     progress: Callable[[int], None] | None = None,
     replicas: int = 1,
+    routing: str = "least-loaded",
 ) -> RunRecord:
-    """Run ``workload`` on ``replicas`` copies of ``replica`` with its configured policy
-    (several replicas: least-loaded routing, `simulate_pool`; static: one replica)."""
+    """Run ``workload`` on ``replicas`` copies of ``replica`` with its configured policy,
+    requests routed by ``routing`` (`routing.route`; least-loaded by default)."""
     if replica.config.policy == "static":
-        if replicas != 1:
-            raise InputError("static batching runs one replica; route with find-replicas")
-        return simulate_static(workload, replica, progress)
+        return simulate_static(workload, replica, progress, replicas, routing)
     return simulate_pool(
         workload,
         replica.cost,
@@ -193,6 +246,7 @@ def simulate_replica(
         replica.kv_capacity_tokens,
         replicas=replicas,
         progress=progress,
+        routing=routing,
     )
 
 

@@ -69,28 +69,10 @@ class Workload:
             return self.prefix_id
         return np.where(self.prefix_tokens > 0, 0, -1).astype(np.int64)
 
-    def subset(self, index: NDArray[np.intp] | slice, source: str) -> Workload:
-        """The requests at ``index`` (kept in the given order)."""
-        return Workload(
-            self.arrival_s[index],
-            self.input_tokens[index],
-            self.output_tokens[index],
-            self.prefix_tokens[index],
-            source,
-            self.prefixes[index],
-        )
-
     @property
     def duration_s(self) -> float:
         """Time of the last arrival, seconds."""
         return float(self.arrival_s[-1]) if len(self) else 0.0
-
-    def thinned(self, replicas: int, index: int = 0) -> Workload:
-        """The requests one of ``replicas`` replicas receives under round-robin routing."""
-        return self.subset(
-            slice(index, None, replicas),
-            f"{self.source}, replica {index + 1} of {replicas} (round-robin)",
-        )
 
 
 def arrival_times(
