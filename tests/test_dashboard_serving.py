@@ -32,3 +32,31 @@ def test_serving_page_draws_and_its_command_reproduces_it() -> None:
         assert cli.main([*shlex.split(command)[1:], "--json"]) == 0
     summary = json.loads(out.getvalue())
     assert f"{summary['ttft_s_p99'] * 1e3:.0f} ms" == busier
+
+
+def test_serving_page_pools_and_shared_prefixes_reproduce_on_the_cli() -> None:
+    """Disaggregated pools (2 decode replicas on another preset) with 20 shared
+    prefixes: the page shows the hit rate, and its command prints the same figures."""
+    at = AppTest.from_file(str(DASHBOARD), default_timeout=120)
+    at.switch_page("dashboard_pages/serving_page.py").run()
+    at.selectbox(key="serving_policy").set_value("disaggregated").run()
+    assert not at.exception, [e.value for e in at.exception]
+    at.number_input(key="serving_Decode_replicas").set_value(2)
+    at.selectbox(key="serving_Decode_hw").set_value("a100-sxm-80gb")
+    at.number_input(key="serving_prefix_share").set_value(0.8)
+    at.number_input(key="serving_prefix_tokens").set_value(2000)
+    at.number_input(key="serving_prefix_count").set_value(20)
+    at.number_input(key="serving_prefix_zipf").set_value(1.1).run()
+    assert not at.exception, [e.value for e in at.exception]
+    metrics = {m.label: m.value for m in at.metric}
+    hit_rate = metrics["Prefix hit rate"]
+    assert 0 < float(hit_rate.rstrip("%")) <= 100
+    command = at.code[0].value.splitlines()[0]
+    assert "--decode-replicas 2 --decode-hw a100-sxm-80gb" in command
+    assert "--prefix-count 20 --prefix-zipf 1.1" in command
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert cli.main([*shlex.split(command)[1:], "--json"]) == 0
+    summary = json.loads(out.getvalue())
+    assert f"{summary['ttft_s_p99'] * 1e3:.0f} ms" == metrics["P99 TTFT"]
+    assert f"{summary['prefix_hit_rate']:.1%}" == hit_rate

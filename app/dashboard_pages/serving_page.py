@@ -1,9 +1,13 @@
-"""Serving page: one replica under load (continuous batching simulation): latency
-percentiles against the request rate, and KV-cache occupancy and queue over time."""
+"""Serving page: one replica, or disaggregated prefill and decode pools, under load
+(continuous batching simulation) with optional shared prefixes: latency percentiles
+against the request rate, the prefix-cache hit rate, and KV-cache occupancy and queue
+over time."""
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -19,32 +23,62 @@ from app.dashboard_pages.state import (
     use_cases,
 )
 from genz import Parallelism, Precision
-from search.serving import SLO, SchedulerConfig, build_replica, run, synthetic_workload
+from roofline import list_platforms
+from search.serving import (
+    SLO,
+    Replica,
+    SchedulerConfig,
+    Workload,
+    build_replica,
+    kv_link,
+    run,
+    run_disaggregated,
+    synthetic_workload,
+)
 
 POLICY_LABELS = {
     "continuous": "Continuous batching (vLLM / Orca)",
     "chunked": "Chunked prefill (Sarathi-Serve, 512-token budget)",
     "static": "Static batching (32 per batch)",
+    "disaggregated": "Disaggregated prefill / decode pools (Splitwise / DistServe)",
 }
 #: Rates of the percentile curves, as multiples of the chosen rate.
 RATE_MULTIPLES = (0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0)
 SEED = 0
 
 
-@st.cache_data(show_spinner="Simulating...", max_entries=64)
-def simulate(
-    selection: Selection, policy: str, use_case: str, rate: float, duration: float, slo: SLO
-) -> tuple[dict[str, float], bool, str, pd.DataFrame]:
-    """Summary, verdict and (time, KV occupancy, queue) timeline of one run."""
-    workload = synthetic_workload(rate, duration, use_case_name=use_case, seed=SEED)
+@dataclass(frozen=True)
+class Traffic:
+    """Lengths preset and shared prefixes of the drawn workload (`synthetic_workload`)."""
+
+    use_case: str = "chat"
+    prefix_share: float = 0.0
+    prefix_tokens: int = 0
+    prefix_count: int = 1
+    prefix_zipf: float = 1.0
+
+
+@dataclass(frozen=True)
+class Pools:
+    """Disaggregated pools: replica counts and hardware presets (None: the sidebar's,
+    with its scale factors either way)."""
+
+    prefill_replicas: int = 1
+    decode_replicas: int = 1
+    prefill_hw: str | None = None
+    decode_hw: str | None = None
+
+
+def _replica(selection: Selection, hw: str | None, policy: str, workload: Workload) -> Replica:
+    """The replica the CLI builds for ``policy`` on preset ``hw`` (None: the sidebar's)."""
     config = SchedulerConfig(
         policy=policy,
         max_sequences=32 if policy == "static" else 256,
         max_batched_tokens=512 if policy == "chunked" else 8192,
     )
-    replica = build_replica(
+    return build_replica(
         build_model(selection),
-        build_platform(selection),
+        build_platform(dataclasses.replace(selection, hw=hw or selection.hw)),
         workload,
         precision=Precision(
             weight_bits=selection.weight_bits,
@@ -54,7 +88,45 @@ def simulate(
         parallelism=Parallelism(tp=selection.tp, pp=selection.pp, ep=selection.ep),
         config=config,
     )
-    result = run(workload, replica, slo)
+
+
+@st.cache_data(show_spinner="Simulating...", max_entries=64)
+def simulate(
+    selection: Selection,
+    policy: str,
+    traffic: Traffic,
+    rate: float,
+    duration: float,
+    slo: SLO,
+    pools: Pools,
+) -> tuple[dict[str, float], bool, str, pd.DataFrame]:
+    """Summary, verdict and (time, KV occupancy, queue) timeline of one run (for pools,
+    the decode pool's timeline)."""
+    workload = synthetic_workload(
+        rate,
+        duration,
+        use_case_name=traffic.use_case,
+        prefix_share=traffic.prefix_share,
+        prefix_tokens=traffic.prefix_tokens,
+        prefix_count=traffic.prefix_count,
+        prefix_zipf=traffic.prefix_zipf,
+        seed=SEED,
+    )
+    if policy == "disaggregated":
+        prefill = _replica(selection, pools.prefill_hw, "continuous", workload)
+        decode = _replica(selection, pools.decode_hw, "continuous", workload)
+        n, m = pools.prefill_replicas, pools.decode_replicas
+        result = run_disaggregated(
+            workload,
+            prefill,
+            decode,
+            kv_link(prefill, decode, n, m),
+            slo,
+            prefill_replicas=n,
+            decode_replicas=m,
+        )
+    else:
+        result = run(workload, _replica(selection, None, policy, workload), slo)
     keep = np.unique(np.linspace(0, len(result.timeline_s) - 1, 600).astype(int))
     timeline = pd.DataFrame(
         {
@@ -67,7 +139,13 @@ def simulate(
 
 
 def serve_command(
-    selection: Selection, policy: str, use_case: str, rate: float | str, duration: float, slo: SLO
+    selection: Selection,
+    policy: str,
+    traffic: Traffic,
+    rate: float | str,
+    duration: float,
+    slo: SLO,
+    pools: Pools,
 ) -> str:
     """The ``codesign serve`` call that prints one run of this page."""
     model = UPLOADED_CONFIG_NAME if selection.model_json is not None else selection.model
@@ -83,10 +161,21 @@ def serve_command(
     parts += ["--wbits", f"{selection.weight_bits:g}", "--abits", f"{selection.activation_bits:g}"]
     parts += ["--kvbits", f"{selection.kv_bits:g}"]
     parts += ["--tp", str(selection.tp), "--pp", str(selection.pp), "--ep", str(selection.ep)]
-    parts += ["--policy", policy, "--use-case", use_case, "--duration", f"{duration:g}"]
+    parts += ["--policy", policy, "--use-case", traffic.use_case, "--duration", f"{duration:g}"]
     parts += ["--rate", rate if isinstance(rate, str) else f"{rate:g}", "--seed", str(SEED)]
     if policy == "static":
         parts += ["--max-seqs", "32"]
+    if policy == "disaggregated":
+        parts += ["--prefill-replicas", str(pools.prefill_replicas)]
+        parts += ["--decode-replicas", str(pools.decode_replicas)]
+        for flag, hw in (("--prefill-hw", pools.prefill_hw), ("--decode-hw", pools.decode_hw)):
+            if hw is not None:
+                parts += [flag, hw]
+    if traffic.prefix_share > 0 and traffic.prefix_tokens > 0:
+        parts += ["--prefix-share", f"{traffic.prefix_share:g}"]
+        parts += ["--prefix-tokens", str(traffic.prefix_tokens)]
+        parts += ["--prefix-count", str(traffic.prefix_count)]
+        parts += ["--prefix-zipf", f"{traffic.prefix_zipf:g}"]
     if slo.ttft_s is not None:
         parts += ["--slo-ttft-p99-s", f"{slo.ttft_s:g}"]
     if slo.tpot_s is not None:
@@ -132,35 +221,81 @@ def occupancy_figure(timeline: pd.DataFrame) -> go.Figure:
     return figure
 
 
+def pool_controls(selection: Selection) -> Pools:
+    """Replica counts and hardware of the prefill and decode pools."""
+    row = st.columns(4)
+    names = list_platforms()
+    here = names.index(selection.hw) if selection.hw in names else 0
+    counts = [
+        int(row[k].number_input(f"{pool} replicas", 1, 16, 1, key=f"serving_{pool}_replicas"))
+        for k, pool in enumerate(("Prefill", "Decode"))
+    ]
+    hws = [
+        row[k + 2].selectbox(f"{pool} hardware", names, index=here, key=f"serving_{pool}_hw")
+        for k, pool in enumerate(("Prefill", "Decode"))
+    ]
+    prefill_hw, decode_hw = (None if hw == selection.hw else hw for hw in hws)
+    return Pools(counts[0], counts[1], prefill_hw, decode_hw)
+
+
+def prefix_controls(use_case: str) -> Traffic:
+    """Shared prefixes: share of prompts, tokens, count K and Zipf exponent."""
+    with st.expander("Shared prefixes (prefix caching)"):
+        row = st.columns(4)
+        share = row[0].number_input(
+            "Share of prompts", 0.0, 1.0, 0.0, 0.05, key="serving_prefix_share"
+        )
+        tokens = row[1].number_input(
+            "Prefix tokens", 1, 32768, 1000, 100, key="serving_prefix_tokens"
+        )
+        count = row[2].number_input("Prefixes K", 1, 1000, 1, key="serving_prefix_count")
+        zipf = row[3].number_input("Zipf exponent", 0.0, 3.0, 1.0, 0.1, key="serving_prefix_zipf")
+    if share == 0:
+        return Traffic(use_case)
+    return Traffic(use_case, float(share), int(tokens), int(count), float(zipf))
+
+
 def render() -> None:
     """Draw the page."""
     selection = current_selection()
     st.header("Serving under load")
     controls = st.columns(4)
     policy = controls[0].selectbox(
-        "Scheduler", list(POLICY_LABELS), format_func=POLICY_LABELS.__getitem__
+        "Scheduler",
+        list(POLICY_LABELS),
+        format_func=POLICY_LABELS.__getitem__,
+        key="serving_policy",
     )
     names = sorted(use_cases())
     use_case = controls[1].selectbox("Traffic (use case)", names, index=names.index("chat"))
     ttft_slo = controls[2].number_input("P99 TTFT SLO, s", 0.01, 600.0, 2.0)
     tpot_slo = controls[3].number_input("P99 TPOT SLO, ms", 1.0, 10_000.0, 50.0)
+    pools = pool_controls(selection) if policy == "disaggregated" else Pools()
     rate = st.slider("Request rate, requests/s (Poisson)", 0.1, 100.0, 10.0, 0.1)
+    traffic = prefix_controls(use_case)
     duration = 60.0
     slo = SLO(ttft_s=ttft_slo, tpot_s=tpot_slo / 1e3)
     summary, sustainable, verdict, timeline = checked(
-        simulate, selection, policy, use_case, rate, duration, slo
+        simulate, selection, policy, traffic, rate, duration, slo, pools
     )
-    row = st.columns(4)
+    shared = traffic.prefix_share > 0
+    row = st.columns(5 if shared else 4)
     row[0].metric("P99 TTFT", f"{summary['ttft_s_p99'] * 1e3:.0f} ms")
     row[1].metric("P99 TPOT", f"{summary['tpot_s_p99'] * 1e3:.1f} ms")
     row[2].metric("Throughput", f"{summary['throughput_tokens_per_s']:,.0f} tok/s")
     row[3].metric("SLO met", f"{summary['slo_attainment']:.0%}")
+    if shared:
+        hits = summary["prefix_hit_rate"]
+        row[4].metric(
+            "Prefix hit rate",
+            "n/a (static batching caches none)" if hits != hits else f"{hits:.1%}",
+        )
     (st.success if sustainable else st.error)(verdict)
 
     rows = []
     for multiple in RATE_MULTIPLES:
         point, ok, _, _ = checked(
-            simulate, selection, policy, use_case, rate * multiple, duration, slo
+            simulate, selection, policy, traffic, rate * multiple, duration, slo, pools
         )
         rows.append(
             {
@@ -170,6 +305,7 @@ def render() -> None:
                     for name in ("ttft", "tpot")
                     for p in (50, 99)
                 },
+                "prefix_hit_rate": point["prefix_hit_rate"],
                 "sustainable": ok,
             }
         )
@@ -178,14 +314,28 @@ def render() -> None:
     show_chart(percentile_figure(table, slo), table, "serving_percentiles_vs_rate")
     st.subheader(f"KV cache and queue over the run at {rate:g} requests/s")
     show_chart(occupancy_figure(timeline), timeline, "serving_kv_occupancy")
+    mesh = f"{selection.tp * selection.pp * selection.ep} devices"
+    deployment = f"one replica of {mesh}"
+    if policy == "disaggregated":
+        deployment = (
+            f"{pools.prefill_replicas} prefill replica(s) on {pools.prefill_hw or selection.hw} "
+            f"and {pools.decode_replicas} decode replica(s) on "
+            f"{pools.decode_hw or selection.hw}, {mesh} each; the plot is the decode pool's"
+        )
+    prefixes = ""
+    if shared:
+        prefixes = (
+            f"; {traffic.prefix_share:.0%} of prompts start with one of {traffic.prefix_count} "
+            f"{traffic.prefix_tokens}-token prefixes (Zipf {traffic.prefix_zipf:g})"
+        )
     st.caption(
         f"{duration:g} s of Poisson arrivals, {use_case} lengths (lognormal, CV 0.5), seed "
-        f"{SEED}; one replica of {selection.tp * selection.pp * selection.ep} devices."
+        f"{SEED}{prefixes}; {deployment}."
     )
     show_commands(
         selection,
-        serve_command(selection, policy, use_case, rate, duration, slo),
-        serve_command(selection, policy, use_case, "<rate>", duration, slo),
+        serve_command(selection, policy, traffic, rate, duration, slo, pools),
+        serve_command(selection, policy, traffic, "<rate>", duration, slo, pools),
         note="The first prints this rate's figures; the second, with each rate of the "
         "curve, its points.",
     )
