@@ -70,6 +70,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sched.add_argument("--block-tokens", type=int, default=16, help="KV block size (16)")
     sched.add_argument("--gpu-memory-utilization", type=float, default=0.9)
     sched.add_argument("--preemption", choices=("recompute", "swap"), default="recompute")
+    sched.add_argument(
+        "--routing",
+        choices=("least-loaded", "round-robin"),
+        default="least-loaded",
+        help="how several replicas (--find-replicas, each pool) share requests: fewest "
+        "unfinished on arrival, or in turn (default least-loaded)",
+    )
     pools = parser.add_argument_group("disaggregated pools (--policy disaggregated)")
     for pool in ("prefill", "decode"):
         count = "N" if pool == "prefill" else "M"
@@ -268,6 +275,7 @@ def run_serve(args: argparse.Namespace) -> None:
                 prefill_replicas=args.prefill_replicas,
                 decode_replicas=args.decode_replicas,
                 start_rate=args.rate or 1.0,
+                routing=args.routing,
             )
         else:
             build, _ = _replica_builder(args, args.policy)
@@ -285,7 +293,8 @@ def run_serve(args: argparse.Namespace) -> None:
             _print_capacity(args, _find_pools(args, workload, slo), "replicas")
             return
         build, _ = _replica_builder(args, args.policy)
-        _print_capacity(args, find_replicas(workload, build, slo), "replicas")
+        found = find_replicas(workload, build, slo, routing=args.routing)
+        _print_capacity(args, found, "replicas")
         return
     result = _simulate(args, workload, slo)
     if args.out:
@@ -311,7 +320,9 @@ def _find_pools(args: argparse.Namespace, workload: Any, slo: Any) -> Any:
     from search.serving import find_disaggregated_replicas
 
     prefill, decode, link_for = _pools(args, workload)
-    return find_disaggregated_replicas(workload, prefill, decode, slo, link_for)
+    return find_disaggregated_replicas(
+        workload, prefill, decode, slo, link_for, routing=args.routing
+    )
 
 
 def _simulate(
@@ -331,6 +342,7 @@ def _simulate(
             slo,
             prefill_replicas=n,
             decode_replicas=m,
+            routing=args.routing,
         )
     build, _ = _replica_builder(args, args.policy)
     replica = build(workload)

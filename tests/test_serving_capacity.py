@@ -178,3 +178,23 @@ def test_pool_of_one_and_round_robin_rule(llama8b, h100):
     assert replicas[0].limits == [0.0, 1.0, 2.0, float("inf")]
     with pytest.raises(InputError, match="routing must be one of least-loaded, round-robin"):
         route([0.0], replicas, "random")
+
+
+def test_cli_routing_flag_changes_the_fewest_replicas(tmp_path, capsys):
+    """The alternating trace on the CLI: 2 replicas least-loaded, 3 round-robin (the
+    test above explains why)."""
+    workload = _alternating()
+    trace = tmp_path / "alternating.csv"
+    rows = zip(workload.arrival_s, workload.input_tokens, workload.output_tokens, strict=True)
+    trace.write_text(
+        "arrival_s,input_tokens,output_tokens\n" + "".join(f"{a},{i},{o}\n" for a, i, o in rows)
+    )
+    args = [*SERVE, "--trace", str(trace), "--max-seqs", "2", "--find-replicas"]
+    args += ["--slo-ttft-p99-s", "2", "--json"]
+    counts = {}
+    for routing in ("least-loaded", "round-robin"):
+        assert main([*args, "--routing", routing]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert out["success"] and f"{routing} routing" in out["message"]
+        counts[routing] = out["replicas"]
+    assert counts == {"least-loaded": 2, "round-robin": 3}

@@ -59,10 +59,11 @@ def run_disaggregated(
     prefill_replicas: int = 1,
     decode_replicas: int = 1,
     progress: Callable[[int], None] | None = None,
+    routing: str = "least-loaded",
 ) -> ServingResult:
     """Simulate a pool of prefill replicas feeding a pool of decode replicas
-    (`simulate_disaggregated`); the KV occupancy and queue timeline are the decode
-    pool's."""
+    (`simulate_disaggregated`, requests routed by ``routing``); the KV occupancy and
+    queue timeline are the decode pool's."""
     both = simulate_disaggregated(
         workload,
         prefill,
@@ -71,6 +72,7 @@ def run_disaggregated(
         prefill_replicas=prefill_replicas,
         decode_replicas=decode_replicas,
         progress=progress,
+        routing=routing,
     )
     return summarise(workload, both.first_token_s, both.finish_s, both.combined, slo)
 
@@ -249,6 +251,7 @@ def find_disaggregated_max_rate(
     decode_replicas: int = 1,
     start_rate: float = 1.0,
     rtol: float = 0.02,
+    routing: str = "least-loaded",
 ) -> CapacityResult:
     """Highest request rate ``prefill_replicas`` prefill and ``decode_replicas``
     decode replicas serve meeting ``slo`` (`run_disaggregated` at each rate, the same
@@ -267,6 +270,7 @@ def find_disaggregated_max_rate(
             slo,
             prefill_replicas=prefill_replicas,
             decode_replicas=decode_replicas,
+            routing=routing,
         )
         return len(workload), result, [(prefill, prefill_replicas), (decode, decode_replicas)]
 
@@ -336,9 +340,10 @@ def find_disaggregated_replicas(
     link_for: Callable[[int, int], KVLink],
     *,
     max_replicas: int = 1024,
+    routing: str = "least-loaded",
 ) -> CapacityResult:
     """Fewest prefill replicas N and decode replicas M that serve ``workload`` meeting
-    ``slo`` (both pools simulated whole, least-loaded routing).
+    ``slo`` (both pools simulated whole, requests routed by ``routing``).
 
     TTFT is set by the prefill pool alone, so N is the fewest prefill replicas whose
     pool keeps up (sustainable, nothing rejected) within the TTFT percentile; M is then
@@ -356,7 +361,7 @@ def find_disaggregated_replicas(
     ttft_only = SLO(ttft_s=slo.ttft_s, percentile=slo.percentile)
 
     def check_prefill(count: int) -> bool:
-        record = prefill_pool(workload, prefill, count)
+        record = prefill_pool(workload, prefill, count, routing=routing)
         result = summarise(workload, record.finish_s, record.finish_s, record, ttft_only)
         met = meets_percentiles(result)
         tried.append((float(count), met))
@@ -381,6 +386,7 @@ def find_disaggregated_replicas(
             prefill_replicas=n,
             decode_replicas=count,
             prefilled=firsts[n],
+            routing=routing,
         )
         result = summarise(workload, both.first_token_s, both.finish_s, both.combined, slo)
         met = meets_percentiles(result)

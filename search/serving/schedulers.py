@@ -334,6 +334,7 @@ def prefill_pool(
     prefill: Replica,
     replicas: int = 1,
     progress: Callable[[int], None] | None = None,
+    routing: str = "least-loaded",
 ) -> RunRecord:
     """The prefill pool's run: every prompt with an output of one token; its
     ``finish_s`` is each request's first token."""
@@ -345,7 +346,7 @@ def prefill_pool(
         workload.source,
         workload.prefixes,
     )
-    return simulate_replica(one_token, prefill, progress, replicas)
+    return simulate_replica(one_token, prefill, progress, replicas, routing)
 
 
 def simulate_disaggregated(
@@ -358,6 +359,7 @@ def simulate_disaggregated(
     decode_replicas: int = 1,
     progress: Callable[[int], None] | None = None,
     prefilled: RunRecord | None = None,
+    routing: str = "least-loaded",
 ) -> DisaggregatedRun:
     """A pool of ``prefill_replicas`` prefill replicas feeding a pool of
     ``decode_replicas`` decode replicas (Splitwise / DistServe style).
@@ -365,15 +367,15 @@ def simulate_disaggregated(
     The prefill pool runs every prompt (`prefill_pool`: continuous batching, prefix
     caching per replica); each request's whole prompt KV cache then crosses ``link``
     (`kv_transfer`), and a decode replica admits it with the cache in place and
-    generates the other tokens. Each pool routes a request, as it arrives there, to its
-    least-loaded replica. TTFT is when the prefill pool emits the first token.
+    generates the other tokens. Each pool routes a request as it arrives there, by
+    ``routing`` (`routing.route`: least-loaded by default). TTFT is when the prefill pool emits the first token.
     ``prefilled`` reuses a `prefill_pool` run of this workload and pool.
     """
     if decode.model.name != prefill.model.name:
         raise InputError(
             f"the pools must serve one model, got {prefill.model.name} and {decode.model.name}"
         )
-    first_pool = prefilled or prefill_pool(workload, prefill, prefill_replicas, progress)
+    first_pool = prefilled or prefill_pool(workload, prefill, prefill_replicas, progress, routing)
     size, transfer = kv_transfer(workload, prefill, decode, link)
     ready = first_pool.finish_s + transfer
     done = np.isfinite(ready)
@@ -392,6 +394,7 @@ def simulate_disaggregated(
         decode.kv_capacity_tokens,
         replicas=decode_replicas,
         prefilled=True,
+        routing=routing,
     )
     finish = np.full(len(workload), math.nan)
     finish[order] = second.finish_s
