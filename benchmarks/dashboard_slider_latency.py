@@ -6,7 +6,11 @@ compute scale, so every move is a cache miss: a fresh prediction and fresh sweep
 cache hit). Prints the median and worst wall time of ``AppTest.run()``, which
 includes AppTest's own polling, so it is an upper bound on the server's work.
 The Precision page (when ``search`` is installed) is moved along its memory
-budget instead: each move solves the bit-allocation ILP.
+budget instead: each move solves the bit-allocation ILP. The Serving page (when
+``search.serving`` is installed) is moved along its request-rate slider, each move
+simulating the rate and the curve's other 6 rates not seen before: once with one
+continuous-batching replica, once with 1 prefill + 2 decode replicas and 20 shared
+prefixes.
 
 Run: ``python benchmarks/dashboard_slider_latency.py``
 """
@@ -25,6 +29,9 @@ DASHBOARD = Path(__file__).resolve().parents[1] / "app" / "dashboard.py"
 #: Page and a compute scale of its own, so that no page reuses another's cached results.
 PAGES = (("roofline", 0.5), ("latency", 0.75), ("memory", 1.25), ("compare", 1.5))
 MOVES = (1.25, 1.5, 2.0, 3.0, 4.0, 0.75, 0.5)
+#: Request rates the Serving page is moved through: with the curve's multiples
+#: (0.25x to 2x) none repeats a rate simulated before.
+RATES = (7.3, 11.9, 17.1, 23.7, 31.3)
 #: Memory budgets (GB) the Precision page is moved through (ILP solves).
 BUDGETS_GB = (14.0, 12.0, 10.0, 9.0, 8.0, 7.0, 6.0)
 TARGET_S = 0.2
@@ -42,7 +49,7 @@ def main() -> None:
     logging.getLogger("streamlit").setLevel(logging.ERROR)
     at = AppTest.from_file(str(DASHBOARD), default_timeout=60).run()
     print(
-        f"{'page':<10} {'miss median':>12} {'miss worst':>11} {'hit median':>11}  ratio to 200 ms"
+        f"{'page':<13} {'miss median':>12} {'miss worst':>11} {'hit median':>11}  ratio to 200 ms"
     )
     for page, compute_scale in PAGES:
         at.switch_page(f"dashboard_pages/{page}_page.py")
@@ -63,12 +70,29 @@ def main() -> None:
             at.slider(key="precision_memory_gb").set_value(budget_gb)
             misses.append(timed_run(at))
         report("precision", misses, [timed_run(at) for _ in range(5)])
+    if find_spec("search.serving") is not None:
+        at.switch_page("dashboard_pages/serving_page.py")
+        timed_run(at)
+        for label in ("serving", "serving pools"):
+            if label == "serving pools":
+                at.selectbox(key="serving_policy").set_value("disaggregated")
+                timed_run(at)
+                at.number_input(key="serving_Decode_replicas").set_value(2)
+                at.number_input(key="serving_prefix_share").set_value(0.8)
+                at.number_input(key="serving_prefix_tokens").set_value(2000)
+                at.number_input(key="serving_prefix_count").set_value(20)
+                timed_run(at)
+            misses = []
+            for rate in RATES:
+                at.slider[0].set_value(rate)
+                misses.append(timed_run(at))
+            report(label, misses, [timed_run(at) for _ in range(5)])
 
 
 def report(page: str, misses: list[float], hits: list[float]) -> None:
     miss = statistics.median(misses)
     print(
-        f"{page:<10} {miss * 1e3:>9.0f} ms {max(misses) * 1e3:>8.0f} ms "
+        f"{page:<13} {miss * 1e3:>9.0f} ms {max(misses) * 1e3:>8.0f} ms "
         f"{statistics.median(hits) * 1e3:>8.0f} ms  {miss / TARGET_S:.2f}"
     )
 
