@@ -1,7 +1,7 @@
 """How long the dashboard takes to answer a slider move (target: < 200 ms per page).
 
 Drives ``app/dashboard.py`` with Streamlit's AppTest (no browser): on each page, move
-the memory-bandwidth slider through values not seen before (each page has its own
+the memory-bandwidth slider (memory capacity on the Memory page) through values not seen before (each page has its own
 compute scale, so every move is a cache miss: a fresh prediction and fresh sweeps), then rerun with an unchanged value (a
 cache hit). Prints the median and worst wall time of ``AppTest.run()``, which
 includes AppTest's own polling, so it is an upper bound on the server's work.
@@ -26,8 +26,15 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 DASHBOARD = Path(__file__).resolve().parents[1] / "app" / "dashboard.py"
-#: Page and a compute scale of its own, so that no page reuses another's cached results.
-PAGES = (("roofline", 0.5), ("latency", 0.75), ("memory", 1.25), ("compare", 1.5))
+#: Page, the slider moved through `MOVES`, and a compute scale of the page's own so that
+#: no page reuses another's cached results. The Memory page shows no rates (no compute
+#: or bandwidth sliders): it is moved along memory capacity, which no other page moves.
+PAGES = (
+    ("roofline", "bw_scale", 0.5),
+    ("latency", "bw_scale", 0.75),
+    ("memory", "capacity_scale", None),
+    ("compare", "bw_scale", 1.5),
+)
 MOVES = (1.25, 1.5, 2.0, 3.0, 4.0, 0.75, 0.5)
 #: Request rates the Serving page is moved through: with the curve's multiples
 #: (0.25x to 2x) none repeats a rate simulated before.
@@ -51,14 +58,16 @@ def main() -> None:
     print(
         f"{'page':<13} {'miss median':>12} {'miss worst':>11} {'hit median':>11}  ratio to 200 ms"
     )
-    for page, compute_scale in PAGES:
+    for page, moved, compute_scale in PAGES:
         at.switch_page(f"dashboard_pages/{page}_page.py")
-        at.select_slider(key="compute_scale").set_value(compute_scale)
-        at.select_slider(key="bw_scale").set_value(1.0)
+        timed_run(at)  # draws this page's sidebar
+        if compute_scale is not None:
+            at.select_slider(key="compute_scale").set_value(compute_scale)
+        at.select_slider(key=moved).set_value(1.0)
         timed_run(at)  # warm up imports and this page's first run
         misses = []
         for value in MOVES:
-            at.select_slider(key="bw_scale").set_value(value)
+            at.select_slider(key=moved).set_value(value)
             misses.append(timed_run(at))
         report(page, misses, [timed_run(at) for _ in range(5)])
     if find_spec("search.bits.quantizer") is not None:
