@@ -53,6 +53,7 @@ RUNTIMES = (
     "tensorrt-llm",
     "llama.cpp",
     "mlc",
+    "mlx",
     "sglang",
     "deepspeed",
     "deepspeed-mii",

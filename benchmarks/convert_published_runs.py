@@ -1,0 +1,84 @@
+"""Write ``data/validation/published_runs.csv`` in the `genz.measurements` schema.
+
+``data/validation/published_runs_source.csv`` holds one published figure per row, as
+printed by its source (``metric``, ``value``), with the set-up already named by preset
+(model, hw, runtime, batch, input/output tokens, tp, weight format and bits). Each
+metric maps to one schema column (``data/validation/README.md`` lists the sources):
+
+- ``decode_tokens_per_s`` (one sequence's decode rate x batch): ``itl_s = batch / value``
+- ``prefill_tokens_per_s``: ``ttft_s = batch x input_tokens / value``
+- ``ttft_ms``: ``ttft_s = value / 1000``
+- ``e2e_output_tokens_per_s`` (vLLM ``benchmark_latency``: output tokens / mean
+  latency of the whole request): ``batch_latency_s = output_tokens / value``
+- ``throughput_tokens_per_s_per_gpu`` (TensorRT-LLM tables, generated tokens/s per
+  GPU): ``throughput_tok_s = value x tp``
+
+A test re-runs it and compares the bytes. Run: ``python benchmarks/convert_published_runs.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+from pathlib import Path
+
+from genz import Measurement, write_measurements
+from roofline import InputError, data_dir
+
+SOURCE = data_dir() / "validation" / "published_runs_source.csv"
+TARGET = data_dir() / "validation" / "published_runs.csv"
+
+
+def metric_column(metric: str, value: float, row: dict[str, str]) -> dict[str, float]:
+    """The schema column and value of one published figure (see the module docstring)."""
+    batch, tokens = int(row["batch"]), int(row["input_tokens"])
+    mapping = {
+        "decode_tokens_per_s": lambda: {"itl_s": batch / value},
+        "prefill_tokens_per_s": lambda: {"ttft_s": batch * tokens / value},
+        "ttft_ms": lambda: {"ttft_s": value / 1e3},
+        "e2e_output_tokens_per_s": lambda: {"batch_latency_s": int(row["output_tokens"]) / value},
+        "throughput_tokens_per_s_per_gpu": lambda: {"throughput_tok_s": value * int(row["tp"])},
+    }
+    if metric not in mapping:
+        raise InputError(f"metric must be one of {', '.join(mapping)}; got {metric!r}")
+    return mapping[metric]()
+
+
+def convert(records: list[dict[str, str]]) -> list[Measurement]:
+    """One schema row per published figure, in file order; source gets the line number."""
+    rows = []
+    for line, row in enumerate(records, start=2):
+        rows.append(
+            Measurement(
+                model=row["model"],
+                hw=row["hw"],
+                runtime=row["runtime"],
+                batch=int(row["batch"]),
+                input_tokens=int(row["input_tokens"]),
+                output_tokens=int(row["output_tokens"]),
+                tp=int(row["tp"]),
+                weight_format=row["weight_format"],
+                weight_bits=float(row["weight_bits"]),
+                activation_bits=float(row["activation_bits"]),
+                kv_bits=float(row["kv_bits"]),
+                source=f"published_runs_source.csv:{line} ({row['source']})",
+                **metric_column(row["metric"], float(row["value"]), row),
+            )
+        )
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=TARGET)
+    args = parser.parse_args(argv)
+    with open(SOURCE, newline="", encoding="utf-8") as handle:
+        rows = convert(list(csv.DictReader(handle)))
+    write_measurements(rows, args.out)
+    print(f"wrote {len(rows)} rows to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

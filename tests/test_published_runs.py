@@ -1,0 +1,59 @@
+"""data/validation/published_runs.csv: published static-batch runs (MLC, vLLM, TensorRT-LLM,
+MLX) transcribed from their sources, converted to the measurement schema."""
+
+import runpy
+import sys
+from pathlib import Path
+
+import pytest
+
+from genz import load_measurements, load_model, load_runtime
+from roofline import InputError, data_dir, load_platform
+
+CSV = data_dir() / "validation" / "published_runs.csv"
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+
+
+def test_rerunning_the_converter_reproduces_the_committed_file(tmp_path, monkeypatch):
+    out = tmp_path / "published_runs.csv"
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    monkeypatch.setattr(sys, "argv", ["convert", "--out", str(out)])
+    with pytest.raises(SystemExit) as exit_info:
+        runpy.run_path(str(BENCHMARKS / "convert_published_runs.py"), run_name="__main__")
+    assert exit_info.value.code == 0
+    assert out.read_bytes() == CSV.read_bytes()
+
+
+def test_every_row_loads_names_existing_presets_and_a_dated_source():
+    rows = load_measurements(CSV)
+    assert len(rows) == 38
+    for row in rows:
+        load_model(row.model)
+        load_platform(row.hw)
+        assert (
+            row.source.startswith("published_runs_source.csv:") and "read 2026-12-03" in row.source
+        )
+    assert {row.runtime for row in rows} == {"mlc", "vllm", "tensorrt-llm", "mlx"}
+
+
+def test_published_figures_map_to_schema_columns_by_the_documented_formulas():
+    rows = load_measurements(CSV)
+    # MLC decode 204.8 tok/s at batch 1 -> ITL 1 / 204.8 s
+    assert rows[0].itl_s == pytest.approx(1 / 204.8)
+    # vLLM benchmark_latency 15.27 tok/s for 256 output tokens -> 256 / 15.27 s per request
+    vllm = next(row for row in rows if row.runtime == "vllm")
+    assert vllm.batch_latency_s == pytest.approx(256 / 15.27) and vllm.tp == 2
+    # TensorRT-LLM 2,657 tok/s per GPU on tp 2 -> 5,314 tok/s in all
+    trt = next(row for row in rows if row.runtime == "tensorrt-llm")
+    assert trt.throughput_tok_s == pytest.approx(2 * 2657) and trt.weight_bits == 8
+    # MLX prompt of 16 tokens at 27.8 tok/s -> TTFT 16 / 27.8 s
+    mlx = next(row for row in rows if row.runtime == "mlx" and row.ttft_s is not None)
+    assert mlx.ttft_s == pytest.approx(16 / 27.8)
+
+
+@pytest.mark.parametrize("name", ["mlc", "sglang", "mlx"])
+def test_runtimes_without_a_shipped_profile_say_how_to_calibrate_one(name):
+    with pytest.raises(
+        InputError, match=f"runtime .{name}.: no calibrated profile ships.*--runtime {name} --out"
+    ):
+        load_runtime(name)
