@@ -241,6 +241,11 @@ def runtimes_dir() -> Path:
     return data_dir() / "runtimes"
 
 
+#: Serving stacks the issue names that have no shipped profile yet (data/runtimes/README.md
+#: gives the published row counts); `load_runtime` says how to calibrate one.
+UNCALIBRATED_RUNTIMES = frozenset({"mlc", "sglang", "mlx"})
+
+
 def list_runtimes() -> list[str]:
     """Names of the shipped runtime profiles."""
     return sorted(path.stem for path in runtimes_dir().glob("*.yaml"))
@@ -251,6 +256,13 @@ def load_runtime(name_or_path: str | Path) -> RuntimeProfile:
     path = Path(name_or_path)
     if path.suffix not in (".yaml", ".yml"):
         path = runtimes_dir() / f"{name_or_path}.yaml"
+        if not path.is_file() and str(name_or_path) in UNCALIBRATED_RUNTIMES:
+            raise InputError(
+                f"runtime {str(name_or_path)!r}: no calibrated profile ships (too few published "
+                f"measurements); make one: codesign calibrate --measurements runs.csv "
+                f"--runtime {name_or_path} --out {name_or_path}.yaml, then --runtime "
+                f"{name_or_path}.yaml"
+            )
         if not path.is_file():
             raise unknown_name("runtime", str(name_or_path), list_runtimes(), "or a .yaml file")
     document = load_user_document(
