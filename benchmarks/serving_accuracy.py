@@ -32,11 +32,12 @@ from roofline import data_dir, load_platform
 
 BENCH = "data/validation/llm_inference_bench/normalized.csv"
 CSV = "data/validation/measurements_normalized.csv"
+PUBLISHED = "data/validation/published_runs.csv"
 LLAMA_FORMATS = "data/runtime_formats/llama.cpp.yaml"
 #: Measurement files and weight-format file of each shipped profile.
 RUNTIME_DATA: dict[str, tuple[tuple[str, ...], str | None]] = {
-    "vllm": ((BENCH,), None),
-    "tensorrt-llm": ((BENCH, CSV), None),
+    "vllm": ((BENCH, PUBLISHED), None),
+    "tensorrt-llm": ((BENCH, CSV, PUBLISHED), None),
     "llama.cpp": ((BENCH, CSV), LLAMA_FORMATS),
     "deepspeed": ((BENCH,), None),
     "deepspeed-mii": ((BENCH,), None),

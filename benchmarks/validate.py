@@ -2,8 +2,8 @@
 
 For every shipped runtime profile (vLLM, TensorRT-LLM, llama.cpp, DeepSpeed,
 DeepSpeed-MII) the rows it is calibrated from (LLM-Inference-Bench
-``normalized.csv`` and ``measurements_normalized.csv``, see `serving_accuracy`) are
-predicted out of sample (leave one hardware out: calibrated on all other hardware)
+``normalized.csv``, ``measurements_normalized.csv`` and ``published_runs.csv``, see
+`serving_accuracy`) are predicted out of sample (leave one hardware out: calibrated on all other hardware)
 and, separately, by uncalibrated physics (``ideal``). Prints, per runtime x hardware
 x metric and for the MoE and tp > 1 groups, the count, MAPE, median and p90
 absolute error and bias of both, then one met / missed line per acceptance target
