@@ -10,8 +10,8 @@ import numpy as np
 
 from roofline import InputError
 from scaling_law import (
+    DEFAULT_PTQ,
     KUMAR_GAMMA_W,
-    KUMAR_PTQ,
     PTQ_FORM,
     QUANTISED_TRAINING_FORM,
     SUPPORTED_METHODS,
@@ -244,7 +244,7 @@ def run_loss(args: argparse.Namespace) -> None:
                 ptq_loss_penalty(law, architecture, args.tokens, args.weight_bits, **inputs)
             )
             _shift(payload, penalty)
-            payload["ptq_constants"] = KUMAR_PTQ.to_dict()
+            payload["ptq_constants"] = DEFAULT_PTQ.to_dict()
         payload["weight_bits"] = args.weight_bits
         payload["reference_bits"] = law.reference_bits
         payload["precision_model"] = QUANTISED_TRAINING_FORM if training else PTQ_FORM

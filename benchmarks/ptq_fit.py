@@ -1,0 +1,143 @@
+"""PTQ degradation constants against published perplexities (issue #13).
+
+Fits ``delta = c_t * D^gamma_d / N^gamma_n * exp(-P / gamma_post)`` (nats/token) to
+``delta = ln(PPL_quant / PPL_16)`` of the published rows in
+``data/scaling/ptq/published/ptq_published.csv`` and prints, for the full fit and for
+fits with Kumar et al.'s exponents held: identifiability (scaled-Jacobian condition
+number, parameters held), leave-one-model-out errors (every row of one model held out;
+MAPE and median absolute error of delta, MAPE of the predicted quantised perplexity),
+the in-sample errors beside them (labelled), and Kumar et al.'s constants (as read,
+unverified; not fitted to these rows, so out of sample) on the same rows. The default
+constants are the ones with the lowest out-of-sample perplexity MAPE.
+
+Run from the repository root::
+
+    python benchmarks/ptq_fit.py [--write data/scaling/ptq/ptq_fitted.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from scaling_law import KUMAR_PTQ, PtqConstants
+from scaling_law.ptq_data import PtqRows, load_ptq_rows
+from scaling_law.ptq_fit import (
+    MIN_DELTA_NATS,
+    PtqErrors,
+    fit_ptq,
+    fittable,
+    leave_one_model_out,
+    predict_delta,
+    ptq_errors,
+)
+
+VARIANTS = {
+    "all free": (),
+    "gamma_d held": ("gamma_d",),
+    "gamma_d, gamma_n held": ("gamma_d", "gamma_n"),
+}
+COMMAND = "python benchmarks/ptq_fit.py --write data/scaling/ptq/ptq_fitted.json"
+DATA = "data/scaling/ptq/published/ptq_published.csv"
+
+
+def _line(label: str, errors: PtqErrors) -> str:
+    return (
+        f"  {label:<34} rows {errors.rows:>2}  delta MAPE {errors.delta_mape:6.1f}%  "
+        f"median |err| {errors.delta_median_abs:.4f} nats  PPL_q MAPE {errors.ppl_mape:5.2f}%"
+    )
+
+
+def _out_of_sample(rows: PtqRows, hold: tuple[str, ...]) -> tuple[PtqErrors, list[str]]:
+    held = leave_one_model_out(rows, hold=hold)
+    kept = fittable(rows)
+    index = np.concatenate([np.flatnonzero([m == h.model for m in kept.model]) for h in held])
+    pooled = ptq_errors(kept.take(index), np.concatenate([h.predicted_delta for h in held]))
+    lines = [_line(f"held out {h.model}", h.errors) for h in held]
+    return pooled, lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--write", type=Path, help="write the fitted constants JSON here")
+    args = parser.parse_args(argv)
+    rows = load_ptq_rows()
+    kept = fittable(rows)
+    print(
+        f"published PTQ rows: {len(rows)} from {len(set(rows.model))} models; "
+        f"{len(kept)} with delta >= {MIN_DELTA_NATS} nats used (the rest is below noise)"
+    )
+    for model in dict.fromkeys(rows.model):
+        mask = np.array([m == model for m in rows.model])
+        print(
+            f"  {model:<12} N {rows.params[mask][0]:.3g}  D {rows.tokens[mask][0]:.3g}  "
+            f"bits {rows.bits[mask].min():.2f}-{rows.bits[mask].max():.2f}  rows {mask.sum()}"
+        )
+    kumar = ptq_errors(kept, predict_delta(KUMAR_PTQ, kept))
+    print("\nKumar et al. 2024 as read, unverified (not fitted to these rows: out of sample)")
+    print(
+        f"  c_t {KUMAR_PTQ.c_t:.4g}  gamma_d {KUMAR_PTQ.gamma_d:.4g}  "
+        f"gamma_n {KUMAR_PTQ.gamma_n:.4g}  gamma_post {KUMAR_PTQ.gamma_post:.4g}"
+    )
+    print(_line("all rows", kumar))
+    results: dict[str, tuple[PtqConstants, PtqErrors, PtqErrors]] = {}
+    for label, hold in VARIANTS.items():
+        fit = fit_ptq(rows, hold=hold, source=f"fitted ({label}) to {DATA}")
+        c = fit.constants
+        in_sample = ptq_errors(kept, predict_delta(c, kept))
+        pooled, lines = _out_of_sample(rows, hold)
+        results[label] = (c, pooled, in_sample)
+        print(
+            f"\nfit, {label}: condition {fit.condition_all_free:.3g} (all free), "
+            f"{fit.condition:.3g} (fitted); held: {fit.fixed_reason or 'none'}; "
+            f"converged {fit.converged}"
+        )
+        print(
+            f"  c_t {c.c_t:.4g}  gamma_d {c.gamma_d:.4g}  gamma_n {c.gamma_n:.4g}  "
+            f"gamma_post {c.gamma_post:.4g}"
+        )
+        print("\n".join(lines))
+        print(_line("leave-one-model-out, pooled", pooled))
+        print(_line("in-sample (labelled, not accuracy)", in_sample))
+    best_label = min(results, key=lambda k: results[k][1].ppl_mape)
+    best = results[best_label]
+    print()
+    if best[1].ppl_mape < kumar.ppl_mape:
+        print(
+            f"default: fit '{best_label}' (out-of-sample PPL_q MAPE {best[1].ppl_mape:.2f}% "
+            f"< Kumar's {kumar.ppl_mape:.2f}%)"
+        )
+        default = "fitted"
+    else:
+        print(
+            f"default: Kumar et al. 2024 constants kept (MISSED: best fit '{best_label}' "
+            f"out-of-sample PPL_q MAPE {best[1].ppl_mape:.2f}% >= Kumar's "
+            f"{kumar.ppl_mape:.2f}% on the same rows: the refits do not carry over to a held-out model)"
+        )
+        default = "kumar"
+    if args.write:
+        payload = {
+            "constants": results["all free"][0].to_dict(),
+            "command": COMMAND,
+            "data": DATA,
+            "rows_fitted": len(kept),
+            "leave_one_model_out_ppl_mape_percent": round(results["all free"][1].ppl_mape, 3),
+            "leave_one_model_out_delta_mape_percent": round(results["all free"][1].delta_mape, 3),
+            "in_sample_ppl_mape_percent": round(results["all free"][2].ppl_mape, 3),
+            "kumar_ppl_mape_percent_same_rows": round(kumar.ppl_mape, 3),
+            "kumar_delta_mape_percent_same_rows": round(kumar.delta_mape, 3),
+            "default": default,
+        }
+        args.write.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+        print(f"wrote {args.write}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
