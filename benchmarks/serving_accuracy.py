@@ -22,6 +22,7 @@ import pandas as pd
 from genz import (
     REPLICA_AXES,
     Measurement,
+    RuntimeProfile,
     calibrate_runtime,
     evaluate_grid,
     load_formats,
@@ -34,10 +35,11 @@ BENCH = "data/validation/llm_inference_bench/normalized.csv"
 CSV = "data/validation/measurements_normalized.csv"
 PUBLISHED = "data/validation/published_runs.csv"
 LLAMA_FORMATS = "data/runtime_formats/llama.cpp.yaml"
-#: Measurement files and weight-format file of each shipped profile.
+#: Measurement files and weight-format file of each shipped profile. ``PUBLISHED`` is
+#: not among them: it is the external test set of `external_accuracy`.
 RUNTIME_DATA: dict[str, tuple[tuple[str, ...], str | None]] = {
-    "vllm": ((BENCH, PUBLISHED), None),
-    "tensorrt-llm": ((BENCH, CSV, PUBLISHED), None),
+    "vllm": ((BENCH,), None),
+    "tensorrt-llm": ((BENCH, CSV), None),
     "llama.cpp": ((BENCH, CSV), LLAMA_FORMATS),
     "deepspeed": ((BENCH,), None),
     "deepspeed-mii": ((BENCH,), None),
@@ -59,14 +61,18 @@ def _path(relative: str) -> str:
     return str(data_dir().parent / relative)
 
 
-def ideal_times(rows: Sequence[Measurement]) -> dict[str, np.ndarray]:
-    """TTFT, TPOT and batch latency (s) of the ``ideal`` runtime, per row."""
+def ideal_times(
+    rows: Sequence[Measurement], runtime: RuntimeProfile | None = None
+) -> dict[str, np.ndarray]:
+    """TTFT, TPOT and batch latency (s) per row: of the ``ideal`` runtime, or of ``runtime``
+    (a profile as shipped, nothing refitted) when given."""
     frame = pd.DataFrame([row.__dict__ for row in rows])
     out = {key: np.full(len(rows), np.nan) for key in ("ttft_s", "itl_s", "batch_latency_s")}
     for (model, hw), group in frame.groupby(["model", "hw"], sort=False):
         grid = evaluate_grid(
             load_model(str(model)),
             load_platform(str(hw)),
+            runtime=runtime,
             **{name: group[name].to_numpy(float) for name in GRID_COLUMNS},
             prefill_chunk=group.prefill_chunk.fillna(group.input_tokens).to_numpy(float),
         )
@@ -77,7 +83,7 @@ def ideal_times(rows: Sequence[Measurement]) -> dict[str, np.ndarray]:
     return out
 
 
-def _metric_errors(
+def metric_errors(
     rows: Sequence[Measurement], times: dict[str, np.ndarray]
 ) -> dict[str, np.ndarray]:
     """Signed % error of every metric per row (NaN where the row does not measure it)."""
@@ -117,8 +123,8 @@ def runtime_frame(runtime: str) -> tuple[pd.DataFrame, list[tuple[Measurement, s
         format_sources=sources,
     )
     kept = list(result.data.rows)
-    held_out = _metric_errors(kept, result.cv.predicted)
-    ideal = _metric_errors(kept, ideal_times(kept))
+    held_out = metric_errors(kept, result.cv.predicted)
+    ideal = metric_errors(kept, ideal_times(kept))
     moe = {name: load_model(name).is_moe for name in {row.model for row in kept}}
     kinds = result.data.kinds
     class_hardware = {

@@ -2,14 +2,14 @@
 
 For every shipped runtime profile (vLLM, TensorRT-LLM, llama.cpp, DeepSpeed,
 DeepSpeed-MII) the rows it is calibrated from (LLM-Inference-Bench
-``normalized.csv``, ``measurements_normalized.csv`` and ``published_runs.csv``, see
-`serving_accuracy`) are predicted out of sample (leave one hardware out: calibrated on all other hardware)
-and, separately, by uncalibrated physics (``ideal``). Prints, per runtime x hardware
+``normalized.csv`` and ``measurements_normalized.csv``, see `serving_accuracy`) are
+predicted out of sample (leave one hardware out: calibrated on all other hardware) and, separately, by uncalibrated physics (``ideal``). Prints, per runtime x hardware
 x metric and for the MoE and tp > 1 groups, the count, MAPE, median and p90
 absolute error and bias of both, then one met / missed line per acceptance target
 of issue #12; then energy per token against the power rows (`energy_accuracy`) and the
-FP8 / INT8 weight and KV-cache rows beside their 16-bit counterparts (`quant_accuracy`).
-``--out`` writes every row.
+FP8 / INT8 weight and KV-cache rows beside their 16-bit counterparts (`quant_accuracy`);
+then the external rows of ``published_runs.csv``, which no profile is fitted on, predicted
+by the shipped profiles (`external_accuracy`). ``--out`` writes every row.
 
 Row mapping of ``measurements.csv`` (used by ``convert_measurements.py``):
 - llama.cpp quantisation -> bits per weight: Q4_0 4.5, Q4_K_M 4.85, Q8_0 8.5, F16 16;
@@ -37,6 +37,7 @@ from pathlib import Path
 
 import pandas as pd
 from energy_accuracy import energy_frame, print_energy
+from external_accuracy import external_frame, print_external
 from quant_accuracy import print_quant, quant_frame
 from serving_accuracy import BENCH, RUNTIME_DATA, runtime_frame, summary
 
@@ -286,8 +287,12 @@ def main(argv: list[str] | None = None) -> int:
     bench_rows = load_measurements(data_dir().parent / BENCH)
     print_energy(energy_frame(frame, bench_rows))
     print_quant(quant_frame(frame, bench_rows))
+    external = external_frame()
+    print_external(external)
     if args.out is not None:
-        frame.to_csv(args.out, index=False)
+        pd.concat([frame, external.assign(dataset="published_runs.csv (external)")]).to_csv(
+            args.out, index=False
+        )
         print(f"\nwrote {args.out}")
     return 0
 

@@ -7,7 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from genz import load_measurements, load_model, load_runtime
+from genz import (
+    Parallelism,
+    Precision,
+    Scenario,
+    list_runtimes,
+    load_measurements,
+    load_model,
+    load_runtime,
+    predict,
+)
 from roofline import InputError, data_dir, load_platform
 
 CSV = data_dir() / "validation" / "published_runs.csv"
@@ -57,3 +66,41 @@ def test_runtimes_without_a_shipped_profile_say_how_to_calibrate_one(name):
         InputError, match=f"runtime .{name}.: no calibrated profile ships.*--runtime {name} --out"
     ):
         load_runtime(name)
+
+
+def test_external_rows_tune_no_shipped_profile():
+    """published_runs.csv is the external test set: no shipped profile is calibrated on it."""
+    for name in list_runtimes():
+        profile = load_runtime(name)
+        if profile.accuracy is not None:
+            assert "published_runs" not in profile.accuracy.calibrated_from, name
+
+
+def test_external_errors_are_the_shipped_profiles_predictions():
+    """external_accuracy scores a row with the shipped profile as predict() does."""
+    sys.path.insert(0, str(BENCHMARKS))
+    from external_accuracy import external_frame
+
+    frame = external_frame()
+    row = next(r for r in load_measurements(CSV) if r.runtime == "vllm" and r.batch_latency_s)
+    scored = frame[(frame.source == row.source) & (frame.metric == "batch latency")]
+    prediction = predict(
+        load_model(row.model),
+        load_platform(row.hw),
+        Scenario(
+            batch=row.batch,
+            input_tokens=row.input_tokens,
+            output_tokens=row.output_tokens,
+            parallelism=Parallelism(tp=row.tp, pp=row.pp),
+            precision=Precision(
+                weight_bits=row.weight_bits,
+                activation_bits=row.activation_bits,
+                kv_bits=row.kv_bits,
+            ),
+        ),
+        runtime=load_runtime("vllm"),
+    )
+    expected = 100 * (prediction.e2e_s - row.batch_latency_s) / row.batch_latency_s
+    assert scored.held_out_pct.iloc[0] == pytest.approx(expected, rel=1e-6)
+    # runtimes without a shipped profile are scored by the physics only
+    assert frame[frame.runtime == "mlc"].held_out_pct.isna().all()

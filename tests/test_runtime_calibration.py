@@ -180,8 +180,7 @@ def test_shipped_tensorrt_llm_profile_is_re_derived_from_the_data():
     command = shipped.accuracy.calibrated_from
     assert command == (
         "codesign calibrate --measurements data/validation/llm_inference_bench/normalized.csv "
-        "data/validation/measurements_normalized.csv data/validation/published_runs.csv "
-        "--runtime tensorrt-llm "
+        "data/validation/measurements_normalized.csv --runtime tensorrt-llm "
         "--out data/runtimes/tensorrt-llm.yaml"
     )
     assert runtime_from_dict(recalibrate(shipped).document) == shipped
