@@ -481,9 +481,25 @@ def _print_result(args: argparse.Namespace, workload: Any, result: Any) -> None:
                 f"preemptions {summary['preemptions']:.0f}",
             ),
             *_prefix_line(summary),
+            *_energy_lines(result.economics),
             ("verdict", result.verdict),
         ]
     )
+
+
+def _energy_lines(money: Any) -> list[tuple[str, str]]:
+    """Energy, mean power and tokens per joule of a run, naming the power model
+    (`search.serving.pool_economics`); nothing when no platform lists power."""
+    if money is None or money.energy_j is None:
+        return []
+    return [
+        (
+            "energy",
+            f"{money.j_per_output_token:.3g} J/token, {money.output_tokens_per_j:.3g} tokens "
+            f"per joule; mean power {money.mean_power_w:.4g} W on {money.devices} device(s)",
+        ),
+        ("power model", money.power_basis),
+    ]
 
 
 def _prefix_line(summary: dict[str, float]) -> list[tuple[str, str]]:
@@ -526,7 +542,7 @@ def _print_capacity(args: argparse.Namespace, found: Any, what: str) -> None:
                 "evaluations": [list(item) for item in found.evaluations],
                 **({"evaluation_pools": list(found.labels)} if found.labels else {}),
                 "summary": None if found.result is None else found.result.to_dict(),
-                "economics": None if found.economics is None else vars(found.economics),
+                "economics": None if found.economics is None else found.economics.to_dict(),
             }
         )
         return
@@ -552,13 +568,10 @@ def _print_capacity(args: argparse.Namespace, found: Any, what: str) -> None:
         pairs.append(
             ("output tokens/s", f"{money.output_tokens_per_s:.0f} on {money.devices} device(s)")
         )
-        if money.j_per_output_token is not None:
-            pairs.append(("energy", f"{money.j_per_output_token:.3g} J/token (at TDP)"))
+        pairs += _energy_lines(money)
         if money.usd_per_million_output_tokens is not None:
             pairs.append(
                 ("cost", f"${money.usd_per_million_output_tokens:.3g} per million output tokens")
             )
             pairs.append(("tokens per dollar", f"{money.output_tokens_per_usd:.4g}"))
-        if money.j_per_output_token is not None:
-            pairs.append(("tokens per joule", f"{1 / money.j_per_output_token:.3g} (at TDP)"))
     print_key_values(pairs)

@@ -32,7 +32,15 @@ from .axes import (
     WORKLOAD_AXES,
     Axis,
 )
-from .economics import CostModel, DeviceHourCost, Economics, device_hour_cost, economics
+from .economics import (
+    CostModel,
+    DeviceHourCost,
+    Economics,
+    device_hour_cost,
+    economics,
+    power_basis,
+    serving_energy_j,
+)
 from .measurements import RUNTIMES as MEASUREMENT_RUNTIMES
 from .measurements import Measurement, load_measurements, parse_measurements, write_measurements
 from .model import (
@@ -189,6 +197,7 @@ __all__ = [
     "parameter_count",
     "parse_measurements",
     "parse_scenarios",
+    "power_basis",
     "precision_from_dict",
     "precision_to_dict",
     "predict",
@@ -197,6 +206,7 @@ __all__ = [
     "recalibrate",
     "runtime_from_dict",
     "scale_model",
+    "serving_energy_j",
     "speculative_decoding",
     "splits_whole_heads",
     "step_activation_bytes",

@@ -26,6 +26,12 @@ Assumptions (stated once, used everywhere):
 - ``utilization`` is the share of paid device-hours spent serving; cost per token
   divides by it (idle paid hours are spread over the tokens served).
 
+- A simulated serving run (`serving_energy_j`) applies the same rule step by step:
+  each step of a replica draws ``min(power_w, idle_w + j_per_flop * FLOP/s + j_per_byte
+  * bytes/s)`` over its time (the step's per-device FLOP and bytes,
+  `genz.StepCost.step_work`), and a device between steps draws ``idle_w``; without a
+  power model every device draws ``power_fraction * power_w`` for the whole run.
+
 Derived (what-if) platforms keep the base device's power and price.
 """
 
@@ -33,6 +39,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
+
+import numpy as np
+from numpy.typing import ArrayLike
 
 from roofline import (
     InputError,
@@ -189,6 +198,41 @@ def power_basis(platform: Platform, power_fraction: float = 1.0) -> str:
     if platform.power_w is None:
         return "no power listed"
     return f"{power_fraction:g} x TDP"
+
+
+def serving_energy_j(
+    platform: Platform,
+    devices: int,
+    replicas: int,
+    wall_s: float,
+    step_s: ArrayLike,
+    step_flop: ArrayLike,
+    step_bytes: ArrayLike,
+    power_fraction: float = 1.0,
+) -> float | None:
+    """Joules drawn by ``replicas`` replicas of ``devices`` devices each over a serving
+    run of ``wall_s`` seconds, None when the platform lists no power (module doc).
+
+    ``step_s``, ``step_flop`` and ``step_bytes`` are every step the replicas ran (time,
+    s; per-device FLOP and main-memory bytes). With a power model: ``devices x
+    (replicas x idle_w x wall_s + sum over steps of min((power_w - idle_w) x step_s,
+    j_per_flop x FLOP + j_per_byte x bytes))``, i.e. each step's power capped at TDP
+    (no cap when ``power_w`` is None) and idle draw between steps. Without one:
+    ``power_fraction x power_w x devices x replicas x wall_s``.
+    """
+    require_fraction("power_fraction", power_fraction)
+    require_non_negative("wall_s", wall_s)
+    if platform.power_model is None:
+        if platform.power_w is None:
+            return None
+        return platform.power_w * power_fraction * devices * replicas * wall_s
+    power = platform.power_model
+    seconds = np.asarray(step_s, float)
+    dynamic = power.j_per_flop * np.asarray(step_flop, float)
+    dynamic = dynamic + power.j_per_byte * np.asarray(step_bytes, float)
+    if platform.power_w is not None:
+        dynamic = np.minimum(dynamic, (platform.power_w - power.idle_w) * seconds)
+    return devices * (replicas * power.idle_w * wall_s + float(dynamic.sum()))
 
 
 def phase_power_w(

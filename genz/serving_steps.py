@@ -29,6 +29,13 @@ With a runtime profile (`genz.load_runtime`) the probes pass through the two hoo
 of peak and all-reduce latency), and each step adds the profile's fixed cost
 ``step_overhead_s + sequence_overhead_s x sequences`` of its phase (blended the same way).
 The tables are built by `genz.step_probes.step_cost`.
+
+Alongside the times, the same probes give each step's per-device FLOP and main-memory
+bytes (`StepCost.step_work`): token and head operators tabulated the same way, context
+operators affine in the same aggregates (no ``max``: FLOP and bytes add up over
+operators), blended by the prefill share as the times are. They count the operators
+that take time, as `genz.predict`'s ``PhaseCost.flop`` and ``bytes`` do, and feed the
+activity power model (`genz.serving_energy_j`).
 """
 
 from __future__ import annotations
@@ -65,6 +72,9 @@ class StepCost:
     capacity_bytes: float
     fixed_step_s: NDArray[np.float64]  # (2,): the runtime's fixed cost per step
     fixed_sequence_s: NDArray[np.float64]  # (2,): and per sequence in the step
+    token_work: NDArray[np.float64]  # (2 quantities, 2 forms, max_tokens + 1)
+    head_work: NDArray[np.float64]  # (2 quantities, 2 forms, max_sequences + 1)
+    context_work: NDArray[np.float64]  # (2 quantities, 2 forms, features=4)
     runtime: str = "ideal"
 
     @property
@@ -159,6 +169,81 @@ class StepCost:
                 max,
             )
         )
+
+    def step_work(
+        self,
+        prefill_tokens: ArrayLike,
+        prefill_context_sum: ArrayLike,
+        prefill_pairs_sum: ArrayLike,
+        decode_sequences: ArrayLike,
+        decode_context_sum: ArrayLike,
+        emitting: ArrayLike,
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """Per-device FLOP and main-memory bytes of each step (arguments as
+        `step_times`, equal-length arrays)."""
+        tp = np.asarray(prefill_tokens, float)
+        d = np.asarray(decode_sequences, float)
+        rows = np.asarray(emitting, np.int64)
+        tokens = (tp + d).astype(np.int64)
+        self._check(int(np.max(tokens, initial=0)), int(np.max(rows, initial=0)))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            w = np.where(tokens > 0, tp / tokens, 0.0)
+        v = 1 - w
+        ctx, pairs = np.asarray(prefill_context_sum, float), np.asarray(prefill_pairs_sum, float)
+        dctx = np.asarray(decode_context_sum, float)
+        out = []
+        for q in (0, 1):
+            token, head, (pre, dec) = self.token_work[q], self.head_work[q], self.context_work[q]
+            total = w * (token[0][tokens] + head[0][rows] + pre[0])
+            total = total + v * (token[1][tokens] + head[1][rows] + dec[0])
+            total = total + pre[1] * tp + pre[2] * ctx + pre[3] * pairs + dec[1] * d + dec[2] * dctx
+            out.append(np.where(tokens > 0, total, 0.0))
+        return out[0], out[1]
+
+    def step_work_one(
+        self,
+        prefill_tokens: int,
+        prefill_context_sum: float,
+        prefill_pairs_sum: float,
+        decode_sequences: int,
+        decode_context_sum: float,
+        emitting: int,
+    ) -> tuple[float, float]:
+        """`step_work` of one step in plain Python arithmetic: (FLOP, bytes)."""
+        tokens = prefill_tokens + decode_sequences
+        if tokens <= 0:
+            return 0.0, 0.0
+        (tf, hf, cf), (tb, hb, cb) = self._work_lists
+        decode = (
+            tf[1][tokens] + hf[1][emitting] + cf[1][0],
+            tb[1][tokens] + hb[1][emitting] + cb[1][0],
+        )
+        if prefill_tokens == 0:  # a pure decode step (w = 0)
+            return (
+                decode[0] + cf[1][1] * decode_sequences + cf[1][2] * decode_context_sum,
+                decode[1] + cb[1][1] * decode_sequences + cb[1][2] * decode_context_sum,
+            )
+        w = prefill_tokens / tokens
+        v = 1 - w
+        out = []
+        for (token, head, (pre, dec)), mixed in zip(self._work_lists, decode, strict=True):
+            out.append(
+                w * (token[0][tokens] + head[0][emitting] + pre[0])
+                + v * mixed
+                + pre[1] * prefill_tokens
+                + pre[2] * prefill_context_sum
+                + pre[3] * prefill_pairs_sum
+                + dec[1] * decode_sequences
+                + dec[2] * decode_context_sum
+            )
+        return out[0], out[1]
+
+    @cached_property
+    def _work_lists(self) -> list[tuple[list[list[float]], list[list[float]], list[list[float]]]]:
+        return [
+            (self.token_work[q].tolist(), self.head_work[q].tolist(), self.context_work[q].tolist())
+            for q in (0, 1)
+        ]
 
     @cached_property
     def _lists(self) -> tuple[list[list[float]], list[list[float]]]:

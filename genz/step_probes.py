@@ -35,12 +35,15 @@ FIT_TOLERANCE = 1e-9
 
 @dataclass(frozen=True)
 class _PassTimes:
-    """Per-operator time terms of one probe pass, seconds, shape ``(operators, probes)``."""
+    """Per-operator time terms of one probe pass, seconds, shape ``(operators, probes)``,
+    and the per-device FLOP and main-memory bytes of the operators that take time."""
 
     compute_s: Array
     memory_s: Array
     overhead_s: Array
     time_s: Array
+    flop: Array
+    bytes: Array
 
 
 def _cost(
@@ -75,11 +78,15 @@ def _cost(
         rows = np.asarray(values, float)
         return np.broadcast_to(rows.reshape(rows.shape + (1,) * (len(full) - rows.ndim)), full)
 
+    time_s = wide(stacked.time_s)
+    busy = time_s > 0  # as genz.predict's PhaseCost counts FLOP and bytes
     return _PassTimes(
         wide(stacked.compute_s),
         wide(stacked.memory_s),
         wide(stacked.overhead_s + stacked.interconnect_s),
-        wide(stacked.time_s),
+        time_s,
+        np.where(busy, wide(stacked.flop), 0.0),
+        np.where(busy, wide(stacked.bytes), 0.0),
     )
 
 
@@ -191,7 +198,11 @@ def step_cost(
     compute: list[Array] = []
     memory: list[Array] = []
     overhead: list[Array] = []
-    for form, probes in (("prefill", _PREFILL_PROBES), ("decode", _DECODE_PROBES)):
+    token_work = np.zeros((2, 2, len(tokens)))
+    head_work = np.zeros((2, 2, len(rows)))
+    context_work = np.zeros((2, 2, 4))
+    forms = (("prefill", _PREFILL_PROBES), ("decode", _DECODE_PROBES))
+    for f, (form, probes) in enumerate(forms):
         # Token operators see T tokens (prefill: one sequence of T; decode: T sequences),
         # probed in slices so a long table never holds every operator at once.
         table = np.zeros(len(tokens))
@@ -202,9 +213,14 @@ def step_cost(
             else:
                 probe = _probe(model, platform, scenario, runtime, form, part, 1.0, 1.0)
             table[start : start + TABLE_SLICE] = probe.time_s[token].sum(axis=0)
+            for q, values in enumerate((probe.flop, probe.bytes)):
+                token_work[q, f, start : start + TABLE_SLICE] = values[token].sum(axis=0)
         token_tables.append(np.where(tokens > 0, table, 0.0))
+        token_work[:, f, 0] = 0.0
         by_rows = _probe(model, platform, scenario, runtime, form, rows, 1.0, 1.0)
         head_tables.append(np.where(rows > 0, by_rows.time_s[head].sum(axis=0), 0.0))
+        for q, values in enumerate((by_rows.flop, by_rows.bytes)):
+            head_work[q, f] = np.where(rows > 0, values[head].sum(axis=0), 0.0)
         batch, query, ctx = probes.T
         timed = _probe(model, platform, scenario, runtime, form, batch, query, ctx)
         features = _features(form, batch, query, ctx)
@@ -213,6 +229,9 @@ def step_cost(
             coef = _fit(values[context], features)
             target.append(np.pad(coef, ((0, 0), (0, width - coef.shape[1]))))
         overhead.append(timed.overhead_s[context][:, 0])
+        for q, values in enumerate((timed.flop, timed.bytes)):
+            summed = _fit(values[context].sum(axis=0, keepdims=True), features)[0]
+            context_work[q, f, : len(summed)] = summed
     inputs = scenario_inputs(scenario)
     if runtime is not None:
         inputs = stored_bits(runtime, inputs)
@@ -239,6 +258,9 @@ def step_cost(
         capacity_bytes=platform.main_memory.capacity_bytes,
         fixed_step_s=np.array([phase.step_overhead_s for phase in phases] or [0.0, 0.0]),
         fixed_sequence_s=np.array([phase.sequence_overhead_s for phase in phases] or [0.0, 0.0]),
+        token_work=token_work,
+        head_work=head_work,
+        context_work=context_work,
         runtime="ideal" if runtime is None else runtime.name,
     )
 

@@ -15,16 +15,16 @@ Public face of ``search.serving``. Typical use::
 
 from .capacity import (
     CapacityResult,
-    ServingEconomics,
     find_disaggregated_max_rate,
     find_disaggregated_replicas,
     find_max_rate,
     find_replicas,
-    pool_economics,
     run,
     run_disaggregated,
+    with_economics,
 )
 from .config import POLICIES, PREEMPTION, SchedulerConfig
+from .energy import Pool, ServingEconomics, pool_economics
 from .engine import RunRecord, simulate_pool
 from .metrics import PERCENTILES, SLO, ServingResult, meets_percentiles, slo_misses, summarise
 from .routing import ROUTING, route
@@ -70,6 +70,7 @@ __all__ = [
     "CapacityResult",
     "DisaggregatedRun",
     "KVLink",
+    "Pool",
     "Replica",
     "RunRecord",
     "SchedulerConfig",
@@ -102,5 +103,6 @@ __all__ = [
     "summarise",
     "sweep_row",
     "synthetic_workload",
+    "with_economics",
     "zipf_weights",
 ]

@@ -1,6 +1,7 @@
 """Capacity planning on the simulator: the highest rate a replica sustains within the
 SLO percentiles, the fewest replicas (or prefill and decode replicas) for a rate, and
-tokens per dollar and per joule there.
+tokens per dollar and per joule there (`energy.pool_economics`: genz's power model
+step by step).
 
 The searches follow scipy's result shape (``success``, ``status``, ``message``).
 Every evaluation simulates a workload drawn with the same seed, so a search is
@@ -16,9 +17,9 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from genz import device_hour_cost
-from roofline import InputError, require_fraction, require_positive
+from roofline import InputError, require_positive
 
+from .energy import Pool, ServingEconomics, pool_economics
 from .engine import RunRecord
 from .metrics import SLO, ServingResult, meets_percentiles, slo_misses, summarise
 from .schedulers import (
@@ -46,7 +47,18 @@ def run(
     """Simulate ``workload`` on ``replicas`` copies of ``replica`` (requests routed by
     ``routing``, `routing.route`) and summarise it against ``slo``."""
     record = simulate_replica(workload, replica, progress, replicas, routing)
-    return summarise(workload, record.first_token_s, record.finish_s, record, slo)
+    result = summarise(workload, record.first_token_s, record.finish_s, record, slo)
+    return with_economics(result, [(replica, replicas, record)])
+
+
+def with_economics(result: ServingResult, pools: Sequence[Pool]) -> ServingResult:
+    """``result`` with the economics of its ``(replica, count, record)`` pools
+    (`energy.pool_economics`); unchanged when the run generated no tokens."""
+    span = result.summary["span_s"]
+    tokens = result.summary["throughput_tokens_per_s"] * span
+    if not (math.isfinite(span) and span > 0 and tokens > 0):
+        return result
+    return replace(result, economics=pool_economics(pools, span, tokens))
 
 
 def run_disaggregated(
@@ -74,54 +86,9 @@ def run_disaggregated(
         progress=progress,
         routing=routing,
     )
-    return summarise(workload, both.first_token_s, both.finish_s, both.combined, slo)
-
-
-@dataclass(frozen=True)
-class ServingEconomics:
-    """Cost and energy of generated tokens at a simulated operating point.
-
-    All ``devices`` draw ``power_fraction`` of their board power for the whole run
-    (genz's economics assumption); dollars are the platform's device-hour price
-    (`genz.device_hour_cost`). None where the platform lists no power or price.
-    """
-
-    devices: int
-    output_tokens_per_s: float
-    j_per_output_token: float | None
-    output_tokens_per_usd: float | None
-    usd_per_million_output_tokens: float | None
-
-
-def pool_economics(
-    pools: Sequence[tuple[Replica, int]], tokens_per_s: float, power_fraction: float = 1.0
-) -> ServingEconomics:
-    """Tokens per joule and per dollar of a deployment of ``(replica, count)`` pools
-    that together generate ``tokens_per_s`` output tokens/s: ``J/token = sum(power x
-    power_fraction x devices) / tokens_per_s``, ``$/token = sum(device-hour price x
-    devices) / 3600 / tokens_per_s`` (None when a platform lists no power or price)."""
-    require_fraction("power_fraction", power_fraction)
-    require_positive("tokens_per_s", tokens_per_s)
-    devices = sum(replica.devices * count for replica, count in pools)
-    watts: float | None = 0.0
-    usd_per_hour: float | None = 0.0
-    for replica, count in pools:
-        platform, n = replica.platform, replica.devices * count
-        price = device_hour_cost(platform)
-        watts = None if watts is None or platform.power_w is None else watts + platform.power_w * n
-        usd_per_hour = (
-            None
-            if usd_per_hour is None or price is None
-            else (usd_per_hour + price.usd_per_hour * n)
-        )
-    joules = None if watts is None else watts * power_fraction / tokens_per_s
-    usd_per_token = None if usd_per_hour is None else usd_per_hour / 3600 / tokens_per_s
-    return ServingEconomics(
-        devices=devices,
-        output_tokens_per_s=tokens_per_s,
-        j_per_output_token=joules,
-        output_tokens_per_usd=None if usd_per_token is None else 1 / usd_per_token,
-        usd_per_million_output_tokens=None if usd_per_token is None else usd_per_token * 1e6,
+    result = summarise(workload, both.first_token_s, both.finish_s, both.combined, slo)
+    return with_economics(
+        result, [(prefill, prefill_replicas, both.prefill), (decode, decode_replicas, both.decode)]
     )
 
 
@@ -146,9 +113,8 @@ class CapacityResult:
     pools: tuple[int, int] | None = None
 
 
-#: What one rate evaluation gives: the requests drawn, the run, and the deployment's
-#: ``(replica, count)`` pools.
-Evaluation = tuple[int, ServingResult, Sequence[tuple[Replica, int]]]
+#: What one rate evaluation gives: the requests drawn and the run (with its economics).
+Evaluation = tuple[int, ServingResult]
 
 
 def _search_rate(
@@ -162,17 +128,17 @@ def _search_rate(
     if slo.ttft_s is None and slo.tpot_s is None:
         raise InputError("find-max-rate needs an SLO: give a TTFT or a TPOT limit")
     tried: list[tuple[float, bool]] = []
-    passing: tuple[float, ServingResult, Sequence[tuple[Replica, int]]] | None = None
+    passing: tuple[float, ServingResult] | None = None
     last: tuple[int, ServingResult] | None = None
 
     def check(rate: float) -> bool:
         nonlocal passing, last
-        count, result, pools = evaluate(rate)
+        count, result = evaluate(rate)
         met = meets_percentiles(result)
         tried.append((rate, met))
         last = (count, result)
         if met and (passing is None or rate > passing[0]):
-            passing = (rate, result, pools)
+            passing = (rate, result)
         return met
 
     high = start_rate
@@ -207,14 +173,14 @@ def _search_rate(
         middle = (low + high) / 2
         low, high = (middle, high) if check(middle) else (low, middle)
     assert passing is not None  # low passed
-    rate, result, pools = passing
+    rate, result = passing
     return CapacityResult(
         True,
         0,
         f"highest rate meeting the SLO: {rate:.4g} requests/s (next tried {high:.4g} fails)",
         rate,
         result,
-        pool_economics(pools, result.summary["throughput_tokens_per_s"]),
+        result.economics,
         tuple(tried),
     )
 
@@ -237,7 +203,7 @@ def find_max_rate(
     def evaluate(rate: float) -> Evaluation:
         workload = workload_at(rate)
         replica = replica_for(workload)
-        return len(workload), run(workload, replica, slo), [(replica, 1)]
+        return len(workload), run(workload, replica, slo)
 
     return _search_rate(evaluate, slo, start_rate, rtol)
 
@@ -272,7 +238,7 @@ def find_disaggregated_max_rate(
             decode_replicas=decode_replicas,
             routing=routing,
         )
-        return len(workload), result, [(prefill, prefill_replicas), (decode, decode_replicas)]
+        return len(workload), result
 
     found = _search_rate(evaluate, slo, start_rate, rtol)
     return replace(found, pools=(prefill_replicas, decode_replicas))
@@ -327,7 +293,7 @@ def find_replicas(
         f"{routing} routing)",
         float(count),
         result,
-        pool_economics([(replica, count)], result.summary["throughput_tokens_per_s"]),
+        result.economics,
         tuple(tried),
     )
 
@@ -389,6 +355,7 @@ def find_disaggregated_replicas(
             routing=routing,
         )
         result = summarise(workload, both.first_token_s, both.finish_s, both.combined, slo)
+        result = with_economics(result, [(prefill, n, both.prefill), (decode, count, both.decode)])
         met = meets_percentiles(result)
         tried.append((float(count), met))
         labels.append("decode")
@@ -412,7 +379,7 @@ def find_disaggregated_replicas(
         f"fewest pools meeting the SLO: {n} prefill + {m} decode replicas ({devices} devices)",
         float(n + m),
         result,
-        pool_economics([(prefill, n), (decode, m)], result.summary["throughput_tokens_per_s"]),
+        result.economics,
         tuple(tried),
         tuple(labels),
         (n, m),

@@ -58,7 +58,9 @@ class RunRecord:
     was not, -1: no prefix or never admitted). Per loop iteration: ``timeline_s`` with
     ``waiting``, ``running`` and ``kv_tokens`` (KV tokens reserved, cached prefixes
     included) after it (summed over the replicas of a pool); ``kv_capacity_tokens``
-    (of the pool); ``steps`` (of all its replicas).
+    (of the pool); ``steps`` (of all its replicas). Per step of every replica:
+    ``step_s`` (its time, s), ``step_flop`` and ``step_bytes`` (per-device FLOP and
+    main-memory bytes, `genz.StepCost.step_work`), for the energy of the run.
     """
 
     first_token_s: NDArray[np.float64]
@@ -72,6 +74,41 @@ class RunRecord:
     kv_capacity_tokens: int
     steps: int
     prefix_hits: NDArray[np.int8]
+    step_s: NDArray[np.float64]
+    step_flop: NDArray[np.float64]
+    step_bytes: NDArray[np.float64]
+
+
+class StepLog:
+    """Time (s), per-device FLOP and main-memory bytes of every step a replica ran:
+    single steps appended as numbers, runs of steps as arrays."""
+
+    def __init__(self) -> None:
+        self.seconds: list[float] = []
+        self.flop: list[float] = []
+        self.bytes: list[float] = []
+        self.runs: list[tuple[NDArray[np.float64], ...]] = []
+
+    def add(self, seconds: float, flop: float, moved: float) -> None:
+        self.seconds.append(seconds)
+        self.flop.append(flop)
+        self.bytes.append(moved)
+
+    def extend(
+        self, seconds: NDArray[np.float64], flop: NDArray[np.float64], moved: NDArray[np.float64]
+    ) -> None:
+        self.runs.append((seconds, flop, moved))
+
+    @staticmethod
+    def joined(logs: Sequence[StepLog]) -> tuple[NDArray[np.float64], ...]:
+        """Every step of ``logs`` as three arrays (seconds, FLOP, bytes), in no
+        particular order."""
+        columns = []
+        for k, name in enumerate(("seconds", "flop", "bytes")):
+            parts = [np.asarray(getattr(log, name), float) for log in logs]
+            parts += [run[k] for log in logs for run in log.runs]
+            columns.append(np.concatenate(parts) if parts else np.zeros(0))
+        return tuple(columns)
 
 
 class _Requests:
@@ -140,6 +177,7 @@ class _Engine:
         self.next_arrival = 0
         self.steps = 0
         self.timeline: list[tuple[float, int, int, int]] = []
+        self.work = StepLog()
 
     # -- bookkeeping ---------------------------------------------------------------
 
@@ -342,9 +380,14 @@ class _Engine:
             if c == self.prompt[i]:
                 done.append(i)
         d = self.d if decode else 0
-        self.t += self.cost.step_time(
+        seconds = self.cost.step_time(
             int(tokens), ctx, pairs, d, self.ctx_sum + d, d + len(done), d + len(chunks)
         )
+        self.work.add(
+            seconds,
+            *self.cost.step_work_one(int(tokens), ctx, pairs, d, self.ctx_sum + d, d + len(done)),
+        )
+        self.t += seconds
         self.steps += 1
         if decode and d:
             self.g += 1
@@ -373,21 +416,29 @@ class _Engine:
         first = self.cost.step_time(0, 0.0, 0.0, d, base + d, d, d)
         if until < math.inf:
             steps = max(1, min(steps, int((until - self.t) / first) + 1))
+        cost, work = self.cost, self.work
         if steps <= SHORT_RUN:  # plain Python: stop at the step during which it arrives
             elapsed, taken = first, 1
+            work.add(first, *cost.step_work_one(0, 0.0, 0.0, d, base + d, d))
             while taken < steps and self.t + elapsed < until:
                 taken += 1
-                elapsed += self.cost.step_time(0, 0.0, 0.0, d, base + d * taken, d, d)
+                seconds = cost.step_time(0, 0.0, 0.0, d, base + d * taken, d, d)
+                work.add(seconds, *cost.step_work_one(0, 0.0, 0.0, d, base + d * taken, d))
+                elapsed += seconds
             steps = taken
         else:
             j = np.arange(1, steps + 1, dtype=float)
             zero = np.zeros(steps)
-            ends = np.cumsum(
-                self.cost.step_times(zero, zero, zero, d + zero, base + d * j, d + zero, d + zero)
-            )
+            times = cost.step_times(zero, zero, zero, d + zero, base + d * j, d + zero, d + zero)
+            ends = np.cumsum(times)
             if until < math.inf:  # stop after the step during which the request arrives
                 steps = min(int(np.searchsorted(ends, until - self.t)) + 1, steps)
             elapsed = float(ends[steps - 1])
+            zero = zero[:steps]
+            work.extend(
+                times[:steps],
+                *cost.step_work(zero, zero, zero, d + zero, base + d * j[:steps], d + zero),
+            )
         self.t += elapsed
         self.steps += steps
         self.g += steps
@@ -483,6 +534,7 @@ def simulate_pool(
     else:
         route(requests.arrival, engines, routing)
     timeline = merged_timeline([engine.timeline for engine in engines])
+    seconds, flop, moved = StepLog.joined([engine.work for engine in engines])
     return RunRecord(
         first_token_s=np.asarray(requests.first, float),
         finish_s=np.asarray(requests.finish, float),
@@ -495,6 +547,9 @@ def simulate_pool(
         kv_capacity_tokens=kv_capacity_tokens * replicas,
         steps=sum(engine.steps for engine in engines),
         prefix_hits=np.asarray(requests.hits, np.int8),
+        step_s=seconds,
+        step_flop=flop,
+        step_bytes=moved,
     )
 
 

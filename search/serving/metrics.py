@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
@@ -24,6 +25,9 @@ from roofline import InputError
 
 from .engine import RunRecord
 from .workload import Workload
+
+if TYPE_CHECKING:
+    from .energy import ServingEconomics
 
 PERCENTILES = (50, 90, 99)
 #: Finishes over arrivals in the second half of the window below which a rate is
@@ -52,7 +56,9 @@ class SLO:
 
 @dataclass(frozen=True)
 class ServingResult:
-    """Outcome of a simulated run (SI units). Per-request arrays are in workload order."""
+    """Outcome of a simulated run (SI units). Per-request arrays are in workload order.
+    ``economics`` (energy, power, cost; `energy.pool_economics`) is set by
+    `capacity.run` and `capacity.run_disaggregated` when the run generated tokens."""
 
     arrival_s: Floats
     input_tokens: NDArray[np.int64]
@@ -71,10 +77,17 @@ class ServingResult:
     sustainable: bool
     verdict: str
     summary: dict[str, float] = field(default_factory=dict)
+    economics: ServingEconomics | None = None
 
     def to_dict(self) -> dict[str, object]:
-        """Summary figures and the verdict (JSON-ready)."""
-        return {**self.summary, "sustainable": self.sustainable, "verdict": self.verdict}
+        """Summary figures, the verdict and the economics (JSON-ready)."""
+        money = None if self.economics is None else self.economics.to_dict()
+        return {
+            **self.summary,
+            "sustainable": self.sustainable,
+            "verdict": self.verdict,
+            "economics": money,
+        }
 
     def request_rows(self) -> dict[str, NDArray[np.generic]]:
         """Per-request columns for a CSV."""

@@ -29,7 +29,7 @@ from roofline import (
 )
 
 from .config import SchedulerConfig
-from .engine import RunRecord, merged_timeline, simulate_pool
+from .engine import RunRecord, StepLog, merged_timeline, simulate_pool
 from .routing import route
 from .workload import Workload
 
@@ -121,6 +121,7 @@ class _StaticReplica:
         self.t = 0.0
         self.steps = 0
         self.timeline: list[tuple[float, int, int, float]] = []
+        self.work = StepLog()
 
     def load(self, at: float) -> int:
         """Requests routed here and not finished by ``at``."""
@@ -150,30 +151,20 @@ class _StaticReplica:
             ids, inputs, outputs = ids[:fits], inputs[:fits], outputs[:fits]
             size, prompt, longest = fits, int(inputs.max()), int(outputs.max())
             self.timeline.append((t, ready - start - fits, size, size * (prompt + longest)))
-            t += cost.step_time(
-                size * prompt,
-                size * prompt,
-                size * (prompt * prompt - prompt * (prompt - 1) / 2),
-                0,
-                0,
-                size,
-                size,
+            pairs = size * (prompt * prompt - prompt * (prompt - 1) / 2)
+            seconds = cost.step_time(size * prompt, size * prompt, pairs, 0, 0, size, size)
+            self.work.add(
+                seconds, *cost.step_work_one(size * prompt, size * prompt, pairs, 0, 0, size)
             )
+            t += seconds
             self.first[ids] = t
             if longest > 1:
                 j = np.arange(1, longest, dtype=float)
                 ones = np.ones_like(j)
-                ends = np.cumsum(
-                    cost.step_times(
-                        0 * j,
-                        0 * j,
-                        0 * j,
-                        size * ones,
-                        size * (prompt + j),
-                        size * ones,
-                        size * ones,
-                    )
-                )
+                aggregates = (0 * j, 0 * j, 0 * j, size * ones, size * (prompt + j), size * ones)
+                times = cost.step_times(*aggregates, size * ones)
+                self.work.extend(times, *cost.step_work(*aggregates))
+                ends = np.cumsum(times)
                 self.finish[ids] = t + np.where(outputs > 1, ends[np.maximum(outputs - 2, 0)], 0.0)
                 t += float(ends[-1])
             else:
@@ -213,6 +204,7 @@ def simulate_static(
     for engine in engines:
         engine.timeline.append((engine.t, 0, 0, 0.0))
     line = merged_timeline([engine.timeline for engine in engines])
+    seconds, flop, moved = StepLog.joined([engine.work for engine in engines])
     return RunRecord(
         first_token_s=first,
         finish_s=finish,
@@ -225,6 +217,9 @@ def simulate_static(
         kv_capacity_tokens=replica.kv_capacity_tokens * replicas,
         steps=sum(engine.steps for engine in engines),
         prefix_hits=np.full(n, -1, np.int8),
+        step_s=seconds,
+        step_flop=flop,
+        step_bytes=moved,
     )
 
 
@@ -415,6 +410,9 @@ def simulate_disaggregated(
         kv_capacity_tokens=second.kv_capacity_tokens,
         steps=first_pool.steps + second.steps,
         prefix_hits=first_pool.prefix_hits,
+        step_s=np.concatenate([first_pool.step_s, second.step_s]),
+        step_flop=np.concatenate([first_pool.step_flop, second.step_flop]),
+        step_bytes=np.concatenate([first_pool.step_bytes, second.step_bytes]),
     )
     return DisaggregatedRun(
         first_pool, second, first_pool.finish_s, finish, transfer, size, combined
