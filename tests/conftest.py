@@ -1,8 +1,11 @@
-"""Shared fixtures: a simple hand-checkable platform."""
+"""Shared fixtures: a simple hand-checkable platform, and the shipped H100 SXM preset and
+Llama 3.1 8B model that many modules test against (loaded once per session; both are
+frozen dataclasses)."""
 
 import pytest
 
-from roofline import Efficiency, Interconnect, MemoryLevel, Platform
+from genz import ModelConfig, load_model
+from roofline import Efficiency, Interconnect, MemoryLevel, Platform, load_platform
 
 
 @pytest.fixture
@@ -20,3 +23,15 @@ def simple_platform() -> Platform:
         kernel_overhead_s=0.0,
         source="test fixture",
     )
+
+
+@pytest.fixture(scope="session")
+def h100() -> Platform:
+    """The shipped ``h100-sxm`` preset."""
+    return load_platform("h100-sxm")
+
+
+@pytest.fixture(scope="session")
+def llama8b() -> ModelConfig:
+    """The shipped ``llama-3.1-8b`` model."""
+    return load_model("llama-3.1-8b")

@@ -9,13 +9,8 @@ from genz.predictor import predict
 from genz.scaled_models import model_from_spec, with_gqa
 from genz.scenario import Precision, Scenario
 from genz.use_cases import load_use_cases, use_case
-from roofline import InputError, derive_platform, load_platform
+from roofline import InputError, derive_platform
 from search.sizing.oicf import oicf_report
-
-
-@pytest.fixture(scope="module")
-def h100():
-    return load_platform("h100-sxm")
 
 
 @pytest.fixture(scope="module")

@@ -25,16 +25,6 @@ from search.sizing.slo import check_slo
 CHAT = Scenario(batch=1, input_tokens=1024, output_tokens=256)
 
 
-@pytest.fixture(scope="module")
-def llama8b():
-    return load_model("llama-3.1-8b")
-
-
-@pytest.fixture(scope="module")
-def h100():
-    return load_platform("h100-sxm")
-
-
 def meets(model, platform, scenario, slo) -> bool:
     return all(check.ok for check in check_slo(predict(model, platform, scenario), slo))
 

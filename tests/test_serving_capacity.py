@@ -5,15 +5,13 @@ import json
 
 import numpy as np
 import pytest
+from helpers import make_replica
 
 from app.cli import main
-from genz import Parallelism, load_model
-from roofline import InputError, load_platform
+from roofline import InputError
 from search.serving import (
     SLO,
-    SchedulerConfig,
     Workload,
-    build_replica,
     find_disaggregated_max_rate,
     find_max_rate,
     find_replicas,
@@ -28,26 +26,10 @@ from search.serving import (
 SERVE = ["serve", "--model", "llama-3.1-8b", "--hw", "h100-sxm"]
 
 
-@pytest.fixture(scope="module")
-def h100():
-    return load_platform("h100-sxm")
-
-
-@pytest.fixture(scope="module")
-def llama8b():
-    return load_model("llama-3.1-8b")
-
-
-def _replica(model, platform, workload, tp=1, **config):
-    return build_replica(
-        model, platform, workload, parallelism=Parallelism(tp=tp), config=SchedulerConfig(**config)
-    )
-
-
 def _pools_for(model, platform):
     def pools_for(workload):
-        prefill = _replica(model, platform, workload)
-        decode = _replica(model, platform, workload)
+        prefill = make_replica(model, platform, workload)
+        decode = make_replica(model, platform, workload)
         return prefill, decode, lambda n, m: kv_link(prefill, decode, n, m)
 
     return pools_for
@@ -97,7 +79,7 @@ def test_an_unmeetable_slo_names_the_binding_percentile(llama8b, h100, pools):
     if pools:
         found = find_disaggregated_max_rate(_workload_at, _pools_for(llama8b, h100), slo)
     else:
-        found = find_max_rate(_workload_at, lambda w: _replica(llama8b, h100, w), slo)
+        found = find_max_rate(_workload_at, lambda w: make_replica(llama8b, h100, w), slo)
     assert not found.success and found.status == 1 and np.isnan(found.value)
     assert "SLO cannot be met" in found.message and "1 request(s)" in found.message
     assert "P99 TTFT" in found.message and "> 0.001 s" in found.message
@@ -140,7 +122,7 @@ def test_least_loaded_beats_round_robin_when_lengths_alternate(llama8b, h100, po
     routing sees replica 0's unfinished requests and spreads the long ones, 0.25
     requests/s per replica."""
     workload = _alternating()
-    replica = _replica(llama8b, h100, workload, policy=policy, max_sequences=2)
+    replica = make_replica(llama8b, h100, workload, policy=policy, max_sequences=2)
     least = run(workload, replica, replicas=2)
     robin = run(workload, replica, replicas=2, routing="round-robin")
     assert robin.summary["ttft_s_p99"] > 20.0
@@ -158,7 +140,7 @@ def test_pool_of_one_and_round_robin_rule(llama8b, h100):
     """One replica is the plain run; round-robin puts request i on replica i mod N."""
     workload = synthetic_workload(5.0, 20.0, arrival_cv=3.0, seed=1)
     for policy in ("continuous", "static"):
-        replica = _replica(llama8b, h100, workload, policy=policy, max_sequences=16)
+        replica = make_replica(llama8b, h100, workload, policy=policy, max_sequences=16)
         alone = run(workload, replica).summary
         assert run(workload, replica, replicas=1, routing="round-robin").summary == alone
 

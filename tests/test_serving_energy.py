@@ -99,11 +99,6 @@ def test_serving_energy_j_by_hand():
     )
 
 
-@pytest.fixture(scope="module")
-def llama8b():
-    return load_model("llama-3.1-8b")
-
-
 @pytest.mark.parametrize("hw", ["h100-sxm", "a100-sxm-40gb"])
 @pytest.mark.parametrize("policy", ["continuous", "chunked", "static"])
 def test_energy_between_idle_and_tdp(llama8b, hw, policy):

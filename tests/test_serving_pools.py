@@ -6,16 +6,15 @@ import json
 
 import numpy as np
 import pytest
+from helpers import make_replica
 
 from app.cli import main
-from genz import Parallelism, Scenario, load_model, predict
+from genz import Scenario, predict
 from roofline import InputError, link_parameters, load_platform
 from search.serving import (
     SLO,
     KVLink,
-    SchedulerConfig,
     Workload,
-    build_replica,
     find_disaggregated_replicas,
     fitted_workload,
     kv_link,
@@ -36,22 +35,6 @@ from search.serving import (
 SERVE = ["serve", "--model", "llama-3.1-8b", "--hw", "h100-sxm"]
 
 
-@pytest.fixture(scope="module")
-def h100():
-    return load_platform("h100-sxm")
-
-
-@pytest.fixture(scope="module")
-def llama8b():
-    return load_model("llama-3.1-8b")
-
-
-def _replica(model, platform, workload, tp=1, **config):
-    return build_replica(
-        model, platform, workload, parallelism=Parallelism(tp=tp), config=SchedulerConfig(**config)
-    )
-
-
 # -- prefix cache ------------------------------------------------------------------
 
 
@@ -61,7 +44,7 @@ def test_one_prefix_on_an_idle_replica_misses_once_then_hits(llama8b, h100):
     workload = synthetic_workload(
         0.05, 2000.0, input_tokens=8000, length_cv=0.0, prefix_share=1.0, prefix_tokens=7000
     )
-    replica = _replica(llama8b, h100, workload)
+    replica = make_replica(llama8b, h100, workload)
     result = run(workload, replica)
     whole = predict(llama8b, h100, Scenario(1, 8000, 256)).ttft_s
     q, c = 1000, 8000
@@ -82,7 +65,7 @@ def test_one_prefix_under_load_keeps_the_single_prefix_figures(llama8b, h100):
         8.0, 300.0, input_tokens=3000, output_tokens=200, prefix_share=0.6, prefix_tokens=2000,
         seed=11,
     )  # fmt: skip
-    summary = run(workload, _replica(llama8b, h100, workload)).summary
+    summary = run(workload, make_replica(llama8b, h100, workload)).summary
     assert summary["ttft_s_p50"] == pytest.approx(0.06415, rel=0.02)
     assert summary["ttft_s_p99"] == pytest.approx(0.2950, rel=0.02)
     assert summary["tpot_s_p50"] == pytest.approx(0.01768, rel=0.01)
@@ -101,7 +84,7 @@ def test_hit_rate_falls_as_prefixes_outgrow_the_cache(llama8b, h100):
             4.0, 200.0, input_tokens=4500, output_tokens=100, length_cv=0.0, prefix_share=1.0,
             prefix_tokens=4000, prefix_count=count, prefix_zipf=0.0, seed=3,
         )  # fmt: skip
-        result = run(workload, _replica(llama8b, h100, workload, memory_utilization=0.3))
+        result = run(workload, make_replica(llama8b, h100, workload, memory_utilization=0.3))
         assert result.summary["kv_occupancy_peak"] <= 1.0
         rates.append(result.summary["prefix_hit_rate"])
         ttfts.append(result.summary["ttft_s_mean"])
@@ -118,7 +101,7 @@ def test_preemption_with_many_prefixes_finishes_every_request(llama8b, h100, pre
         8.0, 60.0, input_tokens=2500, output_tokens=1500, prefix_share=0.8, prefix_tokens=1500,
         prefix_count=12, seed=4,
     )  # fmt: skip
-    replica = _replica(llama8b, h100, workload, memory_utilization=0.25, preemption=preemption)
+    replica = make_replica(llama8b, h100, workload, memory_utilization=0.25, preemption=preemption)
     result = run(workload, replica)
     assert result.summary["preemptions"] > 0
     assert result.summary["finished"] == len(workload)
@@ -130,7 +113,7 @@ def test_a_prompt_that_fits_only_without_its_prefix_is_rejected(llama8b, h100, t
     """Its prefix must be resident beside it: a prompt as large as the KV cache is
     refused even when its own tokens alone would fit (it never blocks the queue)."""
     sizing = Workload(np.zeros(1), np.array([100_000]), np.array([5]), np.zeros(1, np.int64), "")
-    replica = _replica(llama8b, h100, sizing, memory_utilization=0.3)
+    replica = make_replica(llama8b, h100, sizing, memory_utilization=0.3)
     capacity = replica.kv_capacity_tokens
     assert 1000 < capacity < 100_000
     path = tmp_path / "trace.csv"
@@ -202,7 +185,7 @@ def test_bad_prefix_columns_name_the_line(tmp_path, text, message):
 
 def test_littles_law_holds_for_a_routed_pool(llama8b, h100):
     workload = synthetic_workload(30.0, 300.0, seed=3)
-    replica = _replica(llama8b, h100, workload)
+    replica = make_replica(llama8b, h100, workload)
     record = simulate_pool(
         workload, replica.cost, replica.config, replica.kv_capacity_tokens, replicas=3
     )
@@ -221,25 +204,25 @@ def test_littles_law_holds_for_a_routed_pool(llama8b, h100):
 
 def test_kv_transfer_is_the_prompts_cache_over_the_link(llama8b, h100):
     workload = synthetic_workload(2.0, 30.0, seed=2)
-    replica = _replica(llama8b, h100, workload)
+    replica = make_replica(llama8b, h100, workload)
     size, seconds = kv_transfer(workload, replica, replica, KVLink(100e9, 1e-5))
     # 32 layers x 2 (K, V) x 8 KV heads x 128 x 2 bytes = 131072 bytes per token.
     assert size == pytest.approx(workload.input_tokens * 131072.0)
     assert seconds == pytest.approx(workload.input_tokens * 131072.0 / 100e9 + 1e-5)
-    two = _replica(llama8b, h100, workload, tp=2)  # each device sends half
+    two = make_replica(llama8b, h100, workload, tp=2)  # each device sends half
     assert kv_transfer(workload, two, two, KVLink(100e9, 0))[1] == pytest.approx(size / 2 / 100e9)
 
 
 def test_kv_link_from_the_interconnect(llama8b, h100):
     workload = synthetic_workload(2.0, 30.0, seed=2)
-    one = _replica(llama8b, h100, workload)
+    one = make_replica(llama8b, h100, workload)
     inside = kv_link(one, one, 2, 2)  # 4 devices: one node, NVLink
     bandwidth, latency = link_parameters(h100, 4)
     assert (inside.bandwidth_bytes_per_s, inside.latency_s) == (float(bandwidth), float(latency))
     across = kv_link(one, one, 6, 4)  # 10 devices: two nodes, the scale-out network
     assert across.bandwidth_bytes_per_s == pytest.approx(50e9 * h100.efficiency.interconnect)
     a100 = load_platform("a100-sxm-80gb")
-    mixed = kv_link(one, _replica(llama8b, a100, workload))
+    mixed = kv_link(one, make_replica(llama8b, a100, workload))
     assert mixed.bandwidth_bytes_per_s == pytest.approx(
         min(float(link_parameters(p, 9)[0]) for p in (h100, a100))
     )
@@ -248,7 +231,7 @@ def test_kv_link_from_the_interconnect(llama8b, h100):
 
 def test_decode_replicas_cut_tpot_and_leave_ttft_alone(llama8b, h100):
     workload = synthetic_workload(25.0, 120.0, seed=6)
-    replica = _replica(llama8b, h100, workload)
+    replica = make_replica(llama8b, h100, workload)
     runs = [
         simulate_disaggregated(
             workload, replica, replica, link=kv_link(replica, replica, 1, m), decode_replicas=m
@@ -274,7 +257,7 @@ def test_fewest_pools_is_minimal(llama8b, h100):
     """The (N, M) found meets the SLO, one fewer of either fails, and no pair of up to
     one more replica per pool meets it with fewer devices."""
     workload = synthetic_workload(40.0, 60.0, seed=4)
-    replica = _replica(llama8b, h100, workload)
+    replica = make_replica(llama8b, h100, workload)
     slo = SLO(ttft_s=0.3, tpot_s=0.015)
 
     def link_for(n, m):
@@ -335,10 +318,10 @@ def test_cli_prefix_cache_line(capsys):
 def test_sweep_rows_are_the_runs(llama8b, h100):
     def evaluate(rate):
         workload = synthetic_workload(rate, 30.0, seed=1)
-        return sweep_row(rate, "continuous", run(workload, _replica(llama8b, h100, workload)))
+        return sweep_row(rate, "continuous", run(workload, make_replica(llama8b, h100, workload)))
 
     rows = run_sweep(evaluate, [3.0, 6.0])
-    direct = run(synthetic_workload(6.0, 30.0, seed=1), _replica(llama8b, h100,
+    direct = run(synthetic_workload(6.0, 30.0, seed=1), make_replica(llama8b, h100,
                  synthetic_workload(6.0, 30.0, seed=1)))  # fmt: skip
     assert rows[1]["ttft_s_p99"] == direct.summary["ttft_s_p99"]
     assert rows[1]["sustainable"] == direct.sustainable and rows[0]["rate"] == 3.0
