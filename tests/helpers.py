@@ -1,8 +1,23 @@
-"""Plain helpers shared by test modules (fixtures live in conftest.py): one serving
-replica of a model on a platform."""
+"""Plain helpers shared by test modules (fixtures live in conftest.py): a tiny Llama
+config, a made-up power model, and one serving replica of a model on a platform."""
 
 from genz import Parallelism
+from roofline import PowerModel
 from search.serving import Replica, SchedulerConfig, Workload, build_replica
+
+#: Hugging Face config of a 4-layer, 512-wide Llama: fast to predict, hand-checkable.
+TINY_CONFIG = {
+    "architectures": ["LlamaForCausalLM"],
+    "hidden_size": 512,
+    "num_hidden_layers": 4,
+    "num_attention_heads": 8,
+    "num_key_value_heads": 8,
+    "intermediate_size": 1024,
+    "vocab_size": 1000,
+}
+
+#: 50 W idle, 1 pJ/FLOP, 100 pJ/byte.
+MADE_UP_POWER = PowerModel(idle_w=50.0, j_per_flop=1e-12, j_per_byte=1e-10)
 
 
 def make_replica(model, platform, workload: Workload, tp: int = 1, **config) -> Replica:

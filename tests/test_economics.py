@@ -3,6 +3,7 @@
 import dataclasses
 
 import pytest
+from helpers import TINY_CONFIG
 
 from genz.economics import (
     DEFAULT_LIFETIME_YEARS,
@@ -17,16 +18,6 @@ from genz.predictor import predict
 from genz.scenario import Parallelism, Precision, Scenario
 from roofline import InputError, derive_platform, load_platform
 
-TINY = {
-    "architectures": ["LlamaForCausalLM"],
-    "hidden_size": 512,
-    "num_hidden_layers": 4,
-    "num_attention_heads": 8,
-    "num_key_value_heads": 8,
-    "intermediate_size": 1024,
-    "vocab_size": 1000,
-}
-
 
 @pytest.fixture
 def priced(simple_platform):
@@ -38,7 +29,7 @@ def priced(simple_platform):
 def hand_prediction(priced):
     """A real prediction with round times: TTFT 2 s, TPOT 1 s, 2 devices, batch 4."""
     scenario = Scenario(batch=4, input_tokens=100, output_tokens=11, parallelism=Parallelism(tp=2))
-    real = predict(model_from_hf_config(TINY), priced, scenario)
+    real = predict(model_from_hf_config(TINY_CONFIG), priced, scenario)
     return dataclasses.replace(real, ttft_s=2.0, tpot_s=1.0, e2e_s=12.0)
 
 
@@ -69,7 +60,7 @@ def test_power_fraction_and_utilization_scale_linearly(hand_prediction, priced):
 
 
 def test_data_parallel_replicas_do_not_change_per_token_figures(priced):
-    model = model_from_hf_config(TINY)
+    model = model_from_hf_config(TINY_CONFIG)
     one = predict(model, priced, Scenario(batch=2, input_tokens=64, output_tokens=8))
     four = predict(
         model,
@@ -94,7 +85,7 @@ def test_purchase_price_is_amortised(simple_platform):
 
 
 def test_missing_power_or_price_gives_none(simple_platform):
-    model = model_from_hf_config(TINY)
+    model = model_from_hf_config(TINY_CONFIG)
     prediction = predict(model, simple_platform, Scenario(input_tokens=32, output_tokens=4))
     figures = economics(prediction, simple_platform)
     assert figures.prefill_j_per_token is None and figures.decode_usd_per_million_tokens is None
@@ -120,7 +111,7 @@ def test_bad_assumptions_are_rejected(kwargs, fragment):
 
 def test_four_bit_weights_cut_decode_energy_of_a_memory_bound_model():
     platform = load_platform("h100-sxm")
-    model = model_from_hf_config({**TINY, "hidden_size": 4096, "intermediate_size": 14336})
+    model = model_from_hf_config({**TINY_CONFIG, "hidden_size": 4096, "intermediate_size": 14336})
     figures, tpot_s = {}, {}
     for bits in (16.0, 4.0):
         scenario = Scenario(input_tokens=512, output_tokens=64, precision=Precision(bits))

@@ -7,6 +7,7 @@ import dataclasses
 import itertools
 
 import pytest
+from helpers import MADE_UP_POWER, TINY_CONFIG
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -22,27 +23,14 @@ from roofline import (
     platform_from_dict,
 )
 
-#: 50 W idle, 1 pJ/FLOP, 100 pJ/byte.
-MADE_UP = PowerModel(idle_w=50.0, j_per_flop=1e-12, j_per_byte=1e-10)
-
-TINY = {
-    "architectures": ["LlamaForCausalLM"],
-    "hidden_size": 512,
-    "num_hidden_layers": 4,
-    "num_attention_heads": 8,
-    "num_key_value_heads": 8,
-    "intermediate_size": 1024,
-    "vocab_size": 1000,
-}
-
 
 def test_hand_derived_activity_power():
     # 50 W + 1e-12 J x 1e14 FLOP/s (100 W) + 1e-10 J x 1e12 B/s (100 W) = 250 W.
-    assert activity_power_w(MADE_UP, 1e14, 1e12, 300.0) == pytest.approx(250.0)
+    assert activity_power_w(MADE_UP_POWER, 1e14, 1e12, 300.0) == pytest.approx(250.0)
     # 50 + 100 + 300 = 450 W is past the 300 W board: capped.
-    assert activity_power_w(MADE_UP, 1e14, 3e12, 300.0) == pytest.approx(300.0)
-    assert activity_power_w(MADE_UP, 1e14, 3e12) == pytest.approx(450.0)  # no cap given
-    assert activity_power_w(MADE_UP, 0.0, 0.0, 300.0) == pytest.approx(50.0)
+    assert activity_power_w(MADE_UP_POWER, 1e14, 3e12, 300.0) == pytest.approx(300.0)
+    assert activity_power_w(MADE_UP_POWER, 1e14, 3e12) == pytest.approx(450.0)  # no cap given
+    assert activity_power_w(MADE_UP_POWER, 0.0, 0.0, 300.0) == pytest.approx(50.0)
 
 
 @given(
@@ -51,14 +39,14 @@ def test_hand_derived_activity_power():
     tdp=st.floats(50, 2000, allow_nan=False),
 )
 def test_power_between_idle_and_tdp(flop_s, bytes_s, tdp):
-    watts = activity_power_w(MADE_UP, flop_s, bytes_s, tdp)
-    assert MADE_UP.idle_w <= watts <= tdp
+    watts = activity_power_w(MADE_UP_POWER, flop_s, bytes_s, tdp)
+    assert MADE_UP_POWER.idle_w <= watts <= tdp
 
 
 def test_prediction_power_is_hand_derived(simple_platform):
-    platform = derive_platform(simple_platform, power_w=10_000.0, power_model=MADE_UP)
+    platform = derive_platform(simple_platform, power_w=10_000.0, power_model=MADE_UP_POWER)
     scenario = Scenario(batch=2, input_tokens=64, output_tokens=9)
-    found = predict(model_from_hf_config(TINY), platform, scenario)
+    found = predict(model_from_hf_config(TINY_CONFIG), platform, scenario)
     found = dataclasses.replace(found, ttft_s=0.5, tpot_s=0.25, e2e_s=0.5 + 8 * 0.25)
     prefill = 50 + 1e-12 * found.prefill.flop / 0.5 + 1e-10 * found.prefill.bytes / 0.5
     decode = 50 + 1e-12 * found.decode.flop / 0.25 + 1e-10 * found.decode.bytes / 0.25
@@ -72,7 +60,7 @@ def test_prediction_power_is_hand_derived(simple_platform):
 
 def test_without_power_model_energy_stays_fraction_times_tdp(simple_platform):
     platform = derive_platform(simple_platform, power_w=400.0)
-    found = predict(model_from_hf_config(TINY), platform, Scenario(batch=1))
+    found = predict(model_from_hf_config(TINY_CONFIG), platform, Scenario(batch=1))
     assert phase_power_w(found, platform, "decode", power_fraction=0.5) == pytest.approx(200.0)
     assert economics(found, platform, power_fraction=0.5).power_basis == "0.5 x TDP"
 

@@ -9,6 +9,7 @@ import json
 
 import numpy as np
 import pytest
+from helpers import MADE_UP_POWER, TINY_CONFIG
 
 from app.cli import main
 from genz import (
@@ -22,7 +23,7 @@ from genz import (
     step_cost,
 )
 from genz.model import model_from_hf_config
-from roofline import PowerModel, derive_platform, load_platform
+from roofline import derive_platform, load_platform
 from search.serving import (
     SchedulerConfig,
     Workload,
@@ -32,19 +33,6 @@ from search.serving import (
     run_disaggregated,
     synthetic_workload,
 )
-
-#: 50 W idle, 1 pJ/FLOP, 100 pJ/byte.
-MADE_UP = PowerModel(idle_w=50.0, j_per_flop=1e-12, j_per_byte=1e-10)
-
-TINY = {
-    "architectures": ["LlamaForCausalLM"],
-    "hidden_size": 512,
-    "num_hidden_layers": 4,
-    "num_attention_heads": 8,
-    "num_key_value_heads": 8,
-    "intermediate_size": 1024,
-    "vocab_size": 1000,
-}
 
 
 def _one_prompt(tokens: int) -> Workload:
@@ -59,8 +47,8 @@ def test_single_step_energy_is_hand_derived(simple_platform, tdp):
     """One prefill step of 512 tokens: its time, FLOP and bytes are genz.predict's
     TTFT and prefill FLOP and bytes, so the run draws min(TDP, idle + J/FLOP x FLOP/s
     + J/byte x bytes/s) over the TTFT."""
-    platform = derive_platform(simple_platform, power_w=tdp, power_model=MADE_UP)
-    model = model_from_hf_config(TINY)
+    platform = derive_platform(simple_platform, power_w=tdp, power_model=MADE_UP_POWER)
+    model = model_from_hf_config(TINY_CONFIG)
     workload = _one_prompt(512)
     replica = build_replica(model, platform, workload, config=SchedulerConfig(max_sequences=4))
     result = run(workload, replica)
@@ -85,7 +73,9 @@ def test_single_step_energy_is_hand_derived(simple_platform, tdp):
 def test_serving_energy_j_by_hand():
     """Two devices, 3 replicas, 10 s: idle 50 W each all along, plus two steps of which
     the second is capped at (TDP - idle) x its time."""
-    platform = derive_platform(load_platform("a100-sxm-40gb"), power_w=250.0, power_model=MADE_UP)
+    platform = derive_platform(
+        load_platform("a100-sxm-40gb"), power_w=250.0, power_model=MADE_UP_POWER
+    )
     joules = serving_energy_j(platform, 2, 3, 10.0, [0.1, 0.01], [1e14, 1e14], [1e9, 1e11])
     # step 1: 1e-12 x 1e14 + 1e-10 x 1e9 = 100.1 J (cap 200 W x 0.1 s = 20 J -> 20 J)
     # step 2: 100 + 10 = 110 J, cap 200 x 0.01 = 2 J -> 2 J
