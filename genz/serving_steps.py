@@ -117,13 +117,7 @@ class StepCost:
             Sequences in the step (decoding plus those with a prompt chunk); the runtime
             profile's per-sequence cost counts them.
         """
-        tp = np.asarray(prefill_tokens, float)
-        d = np.asarray(decode_sequences, float)
-        rows = np.asarray(emitting, np.int64)
-        tokens = (tp + d).astype(np.int64)
-        self._check(int(np.max(tokens, initial=0)), int(np.max(rows, initial=0)))
-        with np.errstate(invalid="ignore", divide="ignore"):
-            w = np.where(tokens > 0, tp / tokens, 0.0)
+        tp, d, rows, tokens, w = self._step_arrays(prefill_tokens, decode_sequences, emitting)
         total = self._combine(
             (self.token_time_s[0][tokens], self.token_time_s[1][tokens]),
             (self.head_time_s[0][rows], self.head_time_s[1][rows]),
@@ -181,13 +175,7 @@ class StepCost:
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """Per-device FLOP and main-memory bytes of each step (arguments as
         `step_times`, equal-length arrays)."""
-        tp = np.asarray(prefill_tokens, float)
-        d = np.asarray(decode_sequences, float)
-        rows = np.asarray(emitting, np.int64)
-        tokens = (tp + d).astype(np.int64)
-        self._check(int(np.max(tokens, initial=0)), int(np.max(rows, initial=0)))
-        with np.errstate(invalid="ignore", divide="ignore"):
-            w = np.where(tokens > 0, tp / tokens, 0.0)
+        tp, d, rows, tokens, w = self._step_arrays(prefill_tokens, decode_sequences, emitting)
         v = 1 - w
         ctx, pairs = np.asarray(prefill_context_sum, float), np.asarray(prefill_pairs_sum, float)
         dctx = np.asarray(decode_context_sum, float)
@@ -237,6 +225,27 @@ class StepCost:
                 + dec[2] * decode_context_sum
             )
         return out[0], out[1]
+
+    def _step_arrays(
+        self, prefill_tokens: ArrayLike, decode_sequences: ArrayLike, emitting: ArrayLike
+    ) -> tuple[
+        NDArray[np.float64],
+        NDArray[np.float64],
+        NDArray[np.int64],
+        NDArray[np.int64],
+        NDArray[np.float64],
+    ]:
+        """Per step: prefill tokens and decode sequences as floats, LM-head rows and
+        tokens (their sum) as table indices checked against the tables, and the prefill
+        share of the tokens ``w`` (0 for an empty step)."""
+        tp = np.asarray(prefill_tokens, float)
+        d = np.asarray(decode_sequences, float)
+        rows = np.asarray(emitting, np.int64)
+        tokens = (tp + d).astype(np.int64)
+        self._check(int(np.max(tokens, initial=0)), int(np.max(rows, initial=0)))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            w = np.where(tokens > 0, tp / tokens, 0.0)
+        return tp, d, rows, tokens, w
 
     @cached_property
     def _work_lists(self) -> list[tuple[list[list[float]], list[list[float]], list[list[float]]]]:
