@@ -1,6 +1,11 @@
 """Plain helpers shared by test modules (fixtures live in conftest.py): a tiny Llama
-config, a made-up power model, and one serving replica of a model on a platform."""
+config, a made-up power model, one serving replica of a model on a platform, and the
+CLI run in-process with its output captured."""
 
+import contextlib
+import io
+
+from app import cli
 from genz import Parallelism
 from roofline import PowerModel
 from search.serving import Replica, SchedulerConfig, Workload, build_replica
@@ -25,3 +30,11 @@ def make_replica(model, platform, workload: Workload, tp: int = 1, **config) -> 
     return build_replica(
         model, platform, workload, parallelism=Parallelism(tp=tp), config=SchedulerConfig(**config)
     )
+
+
+def run_cli(*argv: str) -> tuple[int, str, str]:
+    """``codesign *argv`` in-process: (exit code, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli.main(list(argv))
+    return code, out.getvalue(), err.getvalue()

@@ -3,9 +3,7 @@ time and cost as constraints, and loss intervals on every feasible design."""
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import io
 import json
 from pathlib import Path
 
@@ -13,8 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from helpers import run_cli
 
-from app import cli
 from genz import Scenario, load_model, load_runtime, predict
 from roofline import InputError, load_platform
 from search.bits import QuantizeBudgets, quantize
@@ -58,13 +56,6 @@ def profile(path: Path, step_s: float, efficiency: float = 1.0) -> Path:
     }
     path.write_text(yaml.safe_dump({"name": path.stem, "prefill": phase, "decode": phase}))
     return path
-
-
-def run_cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = cli.main(list(argv))
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture

@@ -3,9 +3,7 @@ genz and the law point by point, infeasible spaces, sampling, recommendations, C
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import io
 import json
 import math
 import time
@@ -16,8 +14,8 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from helpers import run_cli
 
-from app import cli
 from genz.bits_file import load_precision
 from genz.model import load_model
 from genz.params import parameter_count
@@ -492,13 +490,6 @@ def test_recommend_refuses_overwrite_symlinks_and_traversal(
 
 
 # --- CLI --------------------------------------------------------------------------------
-
-
-def run_cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = cli.main(list(argv))
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture
