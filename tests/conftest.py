@@ -1,11 +1,18 @@
 """Shared fixtures: a simple hand-checkable platform, and the shipped H100 SXM preset and
 Llama 3.1 8B model that many modules test against (loaded once per session; both are
-frozen dataclasses)."""
+frozen dataclasses); and a benchmarks/ converter rerun into a temporary file."""
+
+import runpy
+import sys
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
 from genz import ModelConfig, load_model
 from roofline import Efficiency, Interconnect, MemoryLevel, Platform, load_platform
+
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 
 
 @pytest.fixture
@@ -35,3 +42,20 @@ def h100() -> Platform:
 def llama8b() -> ModelConfig:
     """The shipped ``llama-3.1-8b`` model."""
     return load_model("llama-3.1-8b")
+
+
+@pytest.fixture
+def rerun_converter(tmp_path, monkeypatch) -> Callable[[str], bytes]:
+    """``rerun_converter("convert_x.py")`` runs ``benchmarks/convert_x.py --out FILE`` as
+    ``__main__`` (benchmarks/ on the path), asserts it exits 0 and returns FILE's bytes."""
+
+    def rerun(script: str) -> bytes:
+        out = tmp_path / "converted.csv"
+        monkeypatch.syspath_prepend(str(BENCHMARKS))
+        monkeypatch.setattr(sys, "argv", ["convert", "--out", str(out)])
+        with pytest.raises(SystemExit) as exit_info:
+            runpy.run_path(str(BENCHMARKS / script), run_name="__main__")
+        assert exit_info.value.code == 0
+        return out.read_bytes()
+
+    return rerun

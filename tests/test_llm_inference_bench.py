@@ -3,15 +3,12 @@ and the published columns mean what its docstring says."""
 
 import csv
 import functools
-import runpy
-from pathlib import Path
 
 import pytest
 
 from genz import load_measurements
 from roofline import data_dir
 
-ROOT = Path(__file__).resolve().parent.parent
 FOLDER = data_dir() / "validation" / "llm_inference_bench"
 
 
@@ -20,15 +17,9 @@ def normalized():
     return load_measurements(FOLDER / "normalized.csv")
 
 
-def test_rerunning_the_converter_reproduces_the_committed_file(tmp_path, monkeypatch):
-    out = tmp_path / "normalized.csv"
-    monkeypatch.setattr("sys.argv", ["convert", "--out", str(out)])
-    with pytest.raises(SystemExit) as exit_info:
-        runpy.run_path(
-            str(ROOT / "benchmarks" / "convert_llm_inference_bench.py"), run_name="__main__"
-        )
-    assert exit_info.value.code == 0
-    assert out.read_bytes() == (FOLDER / "normalized.csv").read_bytes()
+def test_rerunning_the_converter_reproduces_the_committed_file(rerun_converter):
+    expected = (FOLDER / "normalized.csv").read_bytes()
+    assert rerun_converter("convert_llm_inference_bench.py") == expected
 
 
 def test_license_travels_with_the_data():

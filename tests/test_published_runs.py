@@ -1,7 +1,6 @@
 """data/validation/published_runs.csv: published static-batch runs (MLC, vLLM, TensorRT-LLM,
 MLX) transcribed from their sources, converted to the measurement schema."""
 
-import runpy
 import sys
 from pathlib import Path
 
@@ -23,14 +22,8 @@ CSV = data_dir() / "validation" / "published_runs.csv"
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 
 
-def test_rerunning_the_converter_reproduces_the_committed_file(tmp_path, monkeypatch):
-    out = tmp_path / "published_runs.csv"
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    monkeypatch.setattr(sys, "argv", ["convert", "--out", str(out)])
-    with pytest.raises(SystemExit) as exit_info:
-        runpy.run_path(str(BENCHMARKS / "convert_published_runs.py"), run_name="__main__")
-    assert exit_info.value.code == 0
-    assert out.read_bytes() == CSV.read_bytes()
+def test_rerunning_the_converter_reproduces_the_committed_file(rerun_converter):
+    assert rerun_converter("convert_published_runs.py") == CSV.read_bytes()
 
 
 def test_every_row_loads_names_existing_presets_and_a_dated_source():

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import runpy
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -234,12 +231,5 @@ def test_llama_cpp_formats_file_loads_with_sources():
     assert all("ggml" in sources[fmt.name] or "llama.cpp" in sources[fmt.name] for fmt in formats)
 
 
-def test_rerunning_the_measurements_converter_reproduces_the_committed_file(tmp_path, monkeypatch):
-    benchmarks = Path(__file__).resolve().parent.parent / "benchmarks"
-    out = tmp_path / "measurements_normalized.csv"
-    monkeypatch.syspath_prepend(str(benchmarks))
-    monkeypatch.setattr(sys, "argv", ["convert", "--out", str(out)])
-    with pytest.raises(SystemExit) as exit_info:
-        runpy.run_path(str(benchmarks / "convert_measurements.py"), run_name="__main__")
-    assert exit_info.value.code == 0
-    assert out.read_bytes() == CSV.read_bytes()
+def test_rerunning_the_measurements_converter_reproduces_the_committed_file(rerun_converter):
+    assert rerun_converter("convert_measurements.py") == CSV.read_bytes()
