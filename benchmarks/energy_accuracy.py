@@ -53,6 +53,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
+from error_stats import error_stats
 from scipy.optimize import nnls
 
 from genz import Measurement, Parallelism, Precision, Scenario, load_model, predict
@@ -204,16 +205,6 @@ def energy_frame(frame: pd.DataFrame, rows: Sequence[Measurement]) -> pd.DataFra
     return out
 
 
-def _stats(errors: pd.Series) -> dict[str, float]:
-    absolute = errors.abs()
-    return {
-        "MAPE": absolute.mean(),
-        "median": absolute.median(),
-        "p90": absolute.quantile(0.9),
-        "bias": errors.mean(),
-    }
-
-
 def energy_table(energy: pd.DataFrame) -> pd.DataFrame:
     """Per runtime x hardware and over all rows: count, fitted fraction, error stats."""
     lines = []
@@ -226,7 +217,7 @@ def energy_table(energy: pd.DataFrame) -> pd.DataFrame:
             ("fraction+held-out", "fraction_held_out_pct"),
             ("TDP+held-out", "tdp_held_out_pct"),
         ):
-            stats = _stats(part[column])
+            stats = error_stats(part[column])
             line.update({f"{label} {key}": value for key, value in stats.items()})
         lines.append(line)
     return pd.DataFrame(lines)
@@ -262,12 +253,12 @@ def print_energy(energy: pd.DataFrame) -> None:
     )
     table = energy_table(energy)
     print(table.to_string(index=False, float_format=lambda value: f"{value:6.2f}"))
-    activity = _stats(energy.activity_held_out_pct)
+    activity = error_stats(energy.activity_held_out_pct)
     met = activity["MAPE"] < TARGET_MAPE
-    power_only = _stats(energy.activity_measured_pct)
-    pooled = _stats(energy.pooled_held_out_pct)
-    pooled_power = _stats(energy.pooled_measured_pct)
-    preset = _stats(energy.preset_held_out_pct)
+    power_only = error_stats(energy.activity_measured_pct)
+    pooled = error_stats(energy.pooled_held_out_pct)
+    pooled_power = error_stats(energy.pooled_measured_pct)
+    preset = error_stats(energy.preset_held_out_pct)
     print(
         f"  {'MET   ' if met else 'MISSED'} energy per token, activity power model "
         f"(energies and latency leave-one-hardware-out): {len(energy)} rows, MAPE "
@@ -296,10 +287,10 @@ def print_energy(energy: pd.DataFrame) -> None:
             f"different serving stacks (DeepSpeed-MII on A100 draws 10-27% more than vLLM at "
             f"batch >= 16), which one pair of energies per device cannot express"
         )
-    overall = _stats(energy.fraction_held_out_pct)
-    tdp = _stats(energy.tdp_held_out_pct)
-    power = _stats(100 * (energy.fraction * energy.board_w / energy.measured_w - 1))
-    latency = _stats(100 * (energy.held_out_s / energy.measured_s - 1))
+    overall = error_stats(energy.fraction_held_out_pct)
+    tdp = error_stats(energy.tdp_held_out_pct)
+    power = error_stats(100 * (energy.fraction * energy.board_w / energy.measured_w - 1))
+    latency = error_stats(100 * (energy.held_out_s / energy.measured_s - 1))
     drawn = energy.measured_w / energy.board_w
     old_met = overall["MAPE"] < TARGET_MAPE
     print(

@@ -30,6 +30,7 @@ import sys
 
 import numpy as np
 import pandas as pd
+from error_stats import error_stats
 from scipy.optimize import lsq_linear
 
 from roofline import Platform, all_reduce_time, data_dir, load_platform
@@ -103,17 +104,6 @@ def fitted_predictions(frame: pd.DataFrame) -> tuple[pd.Series, pd.Series, dict[
     return held_out, in_sample, fits
 
 
-def stats(errors: pd.Series) -> dict[str, float]:
-    """MAPE, median and p90 absolute error and bias of signed % errors."""
-    absolute = errors.abs()
-    return {
-        "MAPE": absolute.mean(),
-        "median": absolute.median(),
-        "p90": absolute.quantile(0.9),
-        "bias": errors.mean(),
-    }
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.parse_args(argv)
@@ -143,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     for label, part in groups:
         for model, column in models.items():
             error = part[column.replace("_us", "_pct")]
-            lines.append({"rows of": label, "n": len(part), "model": model, **stats(error)})
+            lines.append({"rows of": label, "n": len(part), "model": model, **error_stats(error)})
     print(pd.DataFrame(lines).to_string(index=False, float_format=lambda v: f"{v:7.1f}"))
     return 0
 

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from error_stats import error_stats
 
 from genz import (
     REPLICA_AXES,
@@ -86,16 +87,12 @@ def results_frame(rows: list[Measurement], check: PhysicsCheck) -> pd.DataFrame:
 
 def summary_line(kind: str, runtime: str, hw: str, part: pd.DataFrame) -> dict[str, object]:
     """Count, MAPE, median / p90 absolute error and bias of a group, percent."""
-    absolute = part.error_pct.abs()
     return {
         "rows of": kind,
         "runtime": runtime,
         "hardware": hw,
         "count": len(part),
-        "MAPE": absolute.mean(),
-        "median": absolute.median(),
-        "p90": absolute.quantile(0.9),
-        "bias": part.error_pct.mean(),
+        **error_stats(part.error_pct),
     }
 
 
