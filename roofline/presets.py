@@ -90,9 +90,7 @@ def platform_from_dict(document: Any, origin: str = "<dict>") -> Platform:
     memory = []
     for index, level in enumerate(levels):
         where = f"{origin}: memory[{index}]"
-        if not isinstance(level, dict):
-            raise InputError(f"{where} must be a mapping")
-        _check_keys(level, MEMORY_KEYS, where)
+        _check_section(level, MEMORY_KEYS, where)
         memory.append(
             MemoryLevel(
                 name=str(level.get("name", f"level{index}")),
@@ -133,9 +131,7 @@ def _interconnect(section: Any, origin: str) -> Interconnect | None:
     if section is None:
         return None
     where = f"{origin}: interconnect"
-    if not isinstance(section, dict):
-        raise InputError(f"{where} must be a mapping")
-    _check_keys(section, INTERCONNECT_KEYS, where)
+    _check_section(section, INTERCONNECT_KEYS, where)
     scaleout_bw = None
     if section.get("scaleout_bandwidth_gb_per_s") is not None:
         scaleout_bw = _positive(section, "scaleout_bandwidth_gb_per_s", where)
@@ -172,9 +168,7 @@ def _efficiency(section: Any, origin: str) -> Efficiency:
     if section is None:
         return Efficiency()
     where = f"{origin}: efficiency"
-    if not isinstance(section, dict):
-        raise InputError(f"{where} must be a mapping")
-    _check_keys(section, EFFICIENCY_KEYS, where)
+    _check_section(section, EFFICIENCY_KEYS, where)
     return _in_file(origin, Efficiency, {key: _number(section, key, where) for key in section})
 
 
@@ -184,9 +178,7 @@ def _power_model(section: Any, origin: str) -> PowerModel | None:
     if section is None:
         return None
     where = f"{origin}: power_model"
-    if not isinstance(section, dict):
-        raise InputError(f"{where} must be a mapping")
-    _check_keys(section, POWER_MODEL_KEYS, where)
+    _check_section(section, POWER_MODEL_KEYS, where)
     if not str(section.get("source", "")).strip():
         raise InputError(f"{where}: missing required key 'source'")
     values = {
@@ -199,6 +191,13 @@ def _power_model(section: Any, origin: str) -> PowerModel | None:
         j_per_byte=values["pj_per_byte"] * 1e-12,
         source=str(section["source"]),
     )
+
+
+def _check_section(section: Any, allowed: set[str], where: str) -> None:
+    """``section`` is a mapping (named ``where``) of only ``allowed`` keys."""
+    if not isinstance(section, dict):
+        raise InputError(f"{where} must be a mapping")
+    _check_keys(section, allowed, where)
 
 
 def _check_keys(section: dict[str, Any], allowed: set[str], where: str) -> None:

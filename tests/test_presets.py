@@ -176,3 +176,21 @@ def test_errors_of_optional_sections_name_the_file(tmp_path, extra, message):
     with pytest.raises(InputError) as info:
         load_platform(path)
     assert str(info.value) == f"{path}: {message}"
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ("interconnect: [450]\n", "interconnect must be a mapping"),
+        ("efficiency: 0.5\n", "efficiency must be a mapping"),
+        ("power_model: 300\n", "power_model must be a mapping"),
+        ("interconnect: {link_latency: 2}\n", "interconnect: unknown key 'link_latency'"),
+        ("efficiency: {compute_eff: 1}\n", "efficiency: unknown key 'compute_eff'"),
+        ("power_model: {idle: 50}\n", "power_model: unknown key 'idle'"),
+    ],
+)
+def test_an_optional_section_must_be_a_mapping_of_its_keys(tmp_path, extra, message):
+    path = _write(tmp_path, MINIMAL + extra)
+    with pytest.raises(InputError) as info:
+        load_platform(path)
+    assert str(info.value).startswith(f"{path}: {message}")
