@@ -71,6 +71,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sched.add_argument("--gpu-memory-utilization", type=float, default=0.9)
     sched.add_argument("--preemption", choices=("recompute", "swap"), default="recompute")
     sched.add_argument(
+        "--scheduler-steps",
+        type=int,
+        default=1,
+        help="multi-step scheduling (vLLM --num-scheduler-steps): plan once per N decode "
+        "steps, continuous policy only (default 1)",
+    )
+    sched.add_argument(
         "--routing",
         choices=("least-loaded", "round-robin"),
         default="least-loaded",
@@ -153,6 +160,7 @@ def _replica_builder(args: argparse.Namespace, policy: str, pool: str | None = N
         block_tokens=args.block_tokens,
         memory_utilization=args.gpu_memory_utilization,
         preemption=args.preemption,
+        scheduler_steps=args.scheduler_steps,
     )
 
     def build(workload: Any) -> Any:
@@ -449,7 +457,11 @@ def _print_result(args: argparse.Namespace, workload: Any, result: Any) -> None:
             name,
             " / ".join(_ms(summary[f"{key}_p{p}"]) for p in (50, 90, 99)),
         )
-        for name, key in (("TTFT P50/P90/P99", "ttft_s"), ("TPOT P50/P90/P99", "tpot_s"))
+        for name, key in (
+            ("TTFT P50/P90/P99", "ttft_s"),
+            ("TPOT P50/P90/P99", "tpot_s"),
+            ("ITL P50/P90/P99", "itl_s"),
+        )
     ]
     e2e = " / ".join(f"{summary[f'e2e_s_p{p}']:.2f} s" for p in (50, 90, 99))
     print_key_values(

@@ -32,7 +32,7 @@ import math
 from bisect import bisect_right
 from collections import OrderedDict, deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
@@ -41,6 +41,7 @@ from genz import StepCost
 from roofline import InputError
 
 from .config import SchedulerConfig
+from .emissions import DecodeClock, Emissions
 from .routing import route
 from .workload import Workload
 
@@ -61,6 +62,8 @@ class RunRecord:
     (of the pool); ``steps`` (of all its replicas). Per step of every replica:
     ``step_s`` (its time, s), ``step_flop`` and ``step_bytes`` (per-device FLOP and
     main-memory bytes, `genz.StepCost.step_work`), for the energy of the run.
+    Per streamed chunk: ``itl_s`` (gaps, s) with ``itl_count`` (sequences that saw
+    each), `emissions.Emissions`.
     """
 
     first_token_s: NDArray[np.float64]
@@ -77,6 +80,8 @@ class RunRecord:
     step_s: NDArray[np.float64]
     step_flop: NDArray[np.float64]
     step_bytes: NDArray[np.float64]
+    itl_s: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+    itl_count: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
 
 
 class StepLog:
@@ -178,6 +183,8 @@ class _Engine:
         self.steps = 0
         self.timeline: list[tuple[float, int, int, int]] = []
         self.work = StepLog()
+        self.emissions = Emissions()
+        self.clock = DecodeClock(self.emissions)
 
     # -- bookkeeping ---------------------------------------------------------------
 
@@ -226,6 +233,7 @@ class _Engine:
             self.leave(i)
             return
         self.joined[i] = (self.g, context, self.g + remaining)
+        self.clock.join(i, self.t)
         heapq.heappush(self.heap, (self.g + remaining, i))
         self.order.append(i)
         self.d += 1
@@ -235,6 +243,7 @@ class _Engine:
         """Remove ``i`` from the decoding set; its context now."""
         joined_step, context, _ = self.joined.pop(i)
         context += self.g - joined_step
+        self.clock.drop(i)
         self.order.remove(i)
         self.d -= 1
         self.ctx_sum -= context
@@ -390,6 +399,7 @@ class _Engine:
         self.t += seconds
         self.steps += 1
         if decode and d:
+            self.clock.emit(self.t, d)
             self.g += 1
             self.ctx_sum += d
             self.kv += d
@@ -420,11 +430,14 @@ class _Engine:
         if steps <= SHORT_RUN:  # plain Python: stop at the step during which it arrives
             elapsed, taken = first, 1
             work.add(first, *cost.step_work_one(0, 0.0, 0.0, d, base + d, d))
+            self.clock.emit(self.t + first, d)
             while taken < steps and self.t + elapsed < until:
                 taken += 1
                 seconds = cost.step_time(0, 0.0, 0.0, d, base + d * taken, d, d)
                 work.add(seconds, *cost.step_work_one(0, 0.0, 0.0, d, base + d * taken, d))
                 elapsed += seconds
+                self.emissions.add(seconds, d)
+            self.clock.last = self.t + elapsed
             steps = taken
         else:
             j = np.arange(1, steps + 1, dtype=float)
@@ -439,11 +452,37 @@ class _Engine:
                 times[:steps],
                 *cost.step_work(zero, zero, zero, d + zero, base + d * j[:steps], d + zero),
             )
+            self.clock.emit_run(self.t, times[:steps], d)
         self.t += elapsed
         self.steps += steps
         self.g += steps
         self.ctx_sum += steps * d
         self.kv += steps * d
+        self.finish_due()
+
+    def decode_block(self, n: int) -> None:
+        """One multi-step block (`SchedulerConfig.scheduler_steps`): ``n`` decode steps
+        of the whole decoding set, planned once; its tokens are emitted together at its
+        end, when sequences that ended inside it leave. The block reserves ``n`` KV
+        slots per sequence and is shortened when fewer are free."""
+        d = self.d
+        room = self.free()
+        if room < d:
+            if not self.evict(keep=-1):
+                self.preempt()
+            return
+        n = min(n, room // d)
+        j = np.arange(1, n + 1, dtype=float)
+        zero = np.zeros(n)
+        context = self.ctx_sum + d * j
+        times = self.cost.step_times(zero, zero, zero, d + zero, context, d + zero, d + zero)
+        self.work.extend(times, *self.cost.step_work(zero, zero, zero, d + zero, context, d + zero))
+        self.t += float(times.sum())
+        self.clock.emit(self.t, d)
+        self.steps += n
+        self.g += n
+        self.ctx_sum += n * d
+        self.kv += n * d
         self.finish_due()
 
     def advance(self, limit: float, progress: Callable[[int], None] | None = None) -> None:
@@ -468,6 +507,8 @@ class _Engine:
                 taken = self.admit(budget, whole=True)
                 if taken:
                     self.prefill_step([(i, q, self.prompt[i]) for i, q in taken], False)
+                elif self.d and self.config.scheduler_steps > 1:
+                    self.decode_block(self.config.scheduler_steps)
                 elif self.d:
                     self.decode_run()
             self.record()
@@ -535,6 +576,7 @@ def simulate_pool(
         route(requests.arrival, engines, routing)
     timeline = merged_timeline([engine.timeline for engine in engines])
     seconds, flop, moved = StepLog.joined([engine.work for engine in engines])
+    itl, counts = Emissions.joined([engine.emissions for engine in engines])
     return RunRecord(
         first_token_s=np.asarray(requests.first, float),
         finish_s=np.asarray(requests.finish, float),
@@ -550,6 +592,8 @@ def simulate_pool(
         step_s=seconds,
         step_flop=flop,
         step_bytes=moved,
+        itl_s=itl,
+        itl_count=counts,
     )
 
 

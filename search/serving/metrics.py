@@ -2,6 +2,8 @@
 
 - TTFT = first token - arrival; TPOT = (finish - first token) / (output - 1) (requests
   of one output token have none); end-to-end = finish - arrival. Seconds.
+- ITL = the gap between successive streamed chunks of a request, over every chunk of
+  the run (`emissions`; one token a chunk, or a multi-step block's tokens together).
 - Throughput counts generated tokens of finished requests over the span from the
   first arrival to the last finish; goodput counts only requests meeting every SLO
   given (DistServe's definition), per second of the same span.
@@ -23,6 +25,7 @@ from numpy.typing import NDArray
 
 from roofline import InputError
 
+from .emissions import weighted_percentiles
 from .engine import RunRecord
 from .workload import Workload
 
@@ -114,6 +117,18 @@ def _percentiles(name: str, values: Floats) -> dict[str, float]:
     }
 
 
+def _itl(record: RunRecord) -> dict[str, float]:
+    """Percentiles and mean of the gaps between a request's streamed chunks over every
+    chunk of the run (`emissions`; a client's ITL, distinct from the per-request TPOT)."""
+    gaps, counts = record.itl_s, record.itl_count
+    points = weighted_percentiles(gaps, counts, PERCENTILES)
+    total = float(counts.sum())
+    mean = float(np.dot(gaps, counts) / total) if total > 0 else math.nan
+    return {f"itl_s_p{p}": v for p, v in zip(PERCENTILES, points, strict=True)} | {
+        "itl_s_mean": mean
+    }
+
+
 def _sustainability(arrival: Floats, finish: Floats) -> tuple[bool, str]:
     end = float(arrival[-1]) if len(arrival) else 0.0
     half = end / 2
@@ -171,6 +186,7 @@ def summarise(
         **_percentiles("ttft_s", ttft),
         **_percentiles("tpot_s", tpot),
         **_percentiles("e2e_s", e2e),
+        **_itl(record),
         "throughput_tokens_per_s": float(outputs[done].sum()) / span,
         "throughput_requests_per_s": float(done.sum()) / span,
         "goodput_requests_per_s": float(meets.sum()) / span,

@@ -29,6 +29,7 @@ from roofline import (
 )
 
 from .config import SchedulerConfig
+from .emissions import Emissions
 from .engine import RunRecord, StepLog, merged_timeline, simulate_pool
 from .routing import route
 from .workload import Workload
@@ -122,6 +123,7 @@ class _StaticReplica:
         self.steps = 0
         self.timeline: list[tuple[float, int, int, float]] = []
         self.work = StepLog()
+        self.emissions = Emissions()
 
     def load(self, at: float) -> int:
         """Requests routed here and not finished by ``at``."""
@@ -165,6 +167,9 @@ class _StaticReplica:
                 times = cost.step_times(*aggregates, size * ones)
                 self.work.extend(times, *cost.step_work(*aggregates))
                 ends = np.cumsum(times)
+                # decode step j streams a token to the rows of at least j + 1 tokens
+                sending = size - np.searchsorted(np.sort(outputs), j, side="right")
+                self.emissions.extend(times, sending.astype(float))
                 self.finish[ids] = t + np.where(outputs > 1, ends[np.maximum(outputs - 2, 0)], 0.0)
                 t += float(ends[-1])
             else:
@@ -205,6 +210,7 @@ def simulate_static(
         engine.timeline.append((engine.t, 0, 0, 0.0))
     line = merged_timeline([engine.timeline for engine in engines])
     seconds, flop, moved = StepLog.joined([engine.work for engine in engines])
+    itl, counts = Emissions.joined([engine.emissions for engine in engines])
     return RunRecord(
         first_token_s=first,
         finish_s=finish,
@@ -220,6 +226,8 @@ def simulate_static(
         step_s=seconds,
         step_flop=flop,
         step_bytes=moved,
+        itl_s=itl,
+        itl_count=counts,
     )
 
 
@@ -413,6 +421,8 @@ def simulate_disaggregated(
         step_s=np.concatenate([first_pool.step_s, second.step_s]),
         step_flop=np.concatenate([first_pool.step_flop, second.step_flop]),
         step_bytes=np.concatenate([first_pool.step_bytes, second.step_bytes]),
+        itl_s=second.itl_s,
+        itl_count=second.itl_count,
     )
     return DisaggregatedRun(
         first_pool, second, first_pool.finish_s, finish, transfer, size, combined
