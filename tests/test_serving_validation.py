@@ -56,8 +56,21 @@ def test_one_small_row_simulates(bench) -> None:
     for m in measurements:
         value = bench.simulated_value(summary, m.metric, m.statistic)
         assert np.isfinite(value) and value > 0
-    # ms = s x 1000, and ITL is read from the simulated TPOT
-    assert bench.simulated_value(summary, "itl_ms", "p50") == summary["tpot_s_p50"] * 1e3
+    # ms = s x 1000, and ITL is read from the simulated gaps between streamed chunks
+    assert bench.simulated_value(summary, "itl_ms", "p50") == summary["itl_s_p50"] * 1e3
+
+
+def test_scheduler_steps_come_from_the_stated_command(bench) -> None:
+    steps = {
+        dict(zip(bench.SETUP, key, strict=True))["runtime"]: bench.scheduler_steps(
+            dict(zip(bench.SETUP, key, strict=True))
+        )
+        for setups in bench.load_rows().values()
+        for key in setups
+    }
+    for runtime, n in steps.items():
+        assert n == (10 if "--num-scheduler-steps 10" in runtime else 1), runtime
+    assert 10 in steps.values() and 1 in steps.values()
 
 
 def test_offline_workload_arrives_at_once_and_rate_is_poisson(bench) -> None:
