@@ -146,3 +146,17 @@ def test_bad_scheduler_steps(capsys):
     assert "--scheduler-steps must be an integer in [1, 1024]" in capsys.readouterr().err
     assert main([*args, "--duration", "5", "--scheduler-steps", "8"]) == 0
     assert "ITL P50/P90/P99" in capsys.readouterr().out
+
+
+def test_static_batch_itl_counts_the_rows_still_decoding(replica):
+    """Static batch of outputs 3 and 5: decode steps 1-2 stream to both rows, 3-4 to
+    the longer one only."""
+    workload = Workload(
+        np.zeros(2), np.array([PROMPT, PROMPT]), np.array([3, 5]), np.zeros(2, np.int64), "t"
+    )
+    static = dataclasses.replace(replica, config=SchedulerConfig(policy="static"))
+    summary = run(workload, static).summary
+    steps = [_decode(replica.cost, 2, 2 * (PROMPT + j)) for j in range(1, 5)]
+    mean = (2 * steps[0] + 2 * steps[1] + steps[2] + steps[3]) / 6
+    assert summary["itl_s_mean"] == pytest.approx(mean, rel=1e-12)
+    assert summary["itl_s_p99"] == pytest.approx(max(steps), rel=1e-12)
