@@ -32,6 +32,8 @@ def test_serving_page_draws_and_its_command_reproduces_it() -> None:
         assert cli.main([*shlex.split(command)[1:], "--json"]) == 0
     summary = json.loads(out.getvalue())
     assert f"{summary['ttft_s_p99'] * 1e3:.0f} ms" == busier
+    energy = {m.label: m.value for m in at.metric}["Energy"]
+    assert f"{summary['economics']['j_per_output_token']:.3g} J/token" == energy
 
 
 def test_serving_page_pools_and_shared_prefixes_reproduce_on_the_cli() -> None:

@@ -6,6 +6,7 @@ over time."""
 from __future__ import annotations
 
 import dataclasses
+import math
 import shlex
 from dataclasses import dataclass
 
@@ -135,7 +136,9 @@ def simulate(
             "waiting": result.waiting[keep],
         }
     )
-    return result.summary, result.sustainable, result.verdict, timeline
+    energy = None if result.economics is None else result.economics.j_per_output_token
+    summary = {**result.summary, "j_per_output_token": math.nan if energy is None else energy}
+    return summary, result.sustainable, result.verdict, timeline
 
 
 def serve_command(
@@ -279,14 +282,21 @@ def render() -> None:
         simulate, selection, policy, traffic, rate, duration, slo, pools
     )
     shared = traffic.prefix_share > 0
-    row = st.columns(5 if shared else 4)
+    row = st.columns(6 if shared else 5)
     row[0].metric("P99 TTFT", f"{summary['ttft_s_p99'] * 1e3:.0f} ms")
     row[1].metric("P99 TPOT", f"{summary['tpot_s_p99'] * 1e3:.1f} ms")
     row[2].metric("Throughput", f"{summary['throughput_tokens_per_s']:,.0f} tok/s")
     row[3].metric("SLO met", f"{summary['slo_attainment']:.0%}")
+    energy = summary["j_per_output_token"]
+    row[4].metric(
+        "Energy",
+        "n/a (no power figure)" if math.isnan(energy) else f"{energy:.3g} J/token",
+        help="every device of the run, genz's power model per step (codesign serve prints "
+        "the same figure and the power model it used)",
+    )
     if shared:
         hits = summary["prefix_hit_rate"]
-        row[4].metric(
+        row[5].metric(
             "Prefix hit rate",
             "n/a (static batching caches none)" if hits != hits else f"{hits:.1%}",
         )
