@@ -13,14 +13,12 @@ use a cluster); otherwise starts a local one and shuts it down afterwards.
 
 from __future__ import annotations
 
-import logging
-
 import numpy as np
 from numpy.typing import NDArray
-from tqdm import tqdm
 
 from roofline import InputError
 
+from ..ray_tasks import gather, import_ray, ray_running
 from .evaluate import (
     Outcome,
     Plan,
@@ -41,39 +39,18 @@ def _chunk(plan: Plan, architectures: NDArray[np.int32], rest: Points) -> Outcom
 
 def run_ray(plan: Plan, chunks: int | None = None, progress: bool = False) -> Outcome:
     """The grid of ``plan.space`` as Ray tasks, merged (see module doc)."""
-    try:
-        import ray
-    except ImportError:
-        raise InputError(
-            "method 'ray' needs Ray: pip install '.[distributed]' (or pip install 'ray>=2.9')"
-        ) from None
+    ray = import_ray("method 'ray'")
     if chunks is not None and (
         isinstance(chunks, bool) or not isinstance(chunks, int) or chunks < 1
     ):
         raise InputError(f"chunks must be an integer >= 1, got {chunks!r}")
     architectures, _ = architecture_index(plan.space)
     rest = rest_points(plan.space)
-    started = not ray.is_initialized()
-    if started:
-        ray.init(include_dashboard=False, logging_level=logging.ERROR)
-    try:
+    with ray_running(ray):
         count = chunks or TASKS_PER_CPU * max(1, int(ray.available_resources().get("CPU", 1)))
         parts = [p for p in np.array_split(architectures, max(1, min(count, len(architectures))))]
         task = ray.remote(_chunk)
         plan_ref, rest_ref = ray.put(plan), ray.put(rest)
         futures = [task.remote(plan_ref, part, rest_ref) for part in parts]
-        position = {future: index for index, future in enumerate(futures)}
-        outcomes: list[Outcome | None] = [None] * len(futures)
-        pending = list(futures)
-        with tqdm(
-            total=len(futures), desc="co-design ray", unit="chunk", disable=not progress
-        ) as bar:
-            while pending:
-                done, pending = ray.wait(pending, num_returns=1)
-                for future in done:
-                    outcomes[position[future]] = ray.get(future)
-                    bar.update()
-    finally:
-        if started:
-            ray.shutdown()
-    return merge(plan, [outcome for outcome in outcomes if outcome is not None])
+        outcomes = gather(ray, futures, "co-design ray", "chunk", progress)
+    return merge(plan, outcomes)

@@ -9,7 +9,6 @@ of the points. Ray: the running instance is used if there is one (``ray.init(add
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -17,6 +16,7 @@ from tqdm import tqdm
 
 from roofline import InputError
 
+from ..ray_tasks import gather, import_ray, ray_running
 from .metrics import ServingResult
 
 #: Sweep back ends.
@@ -68,29 +68,10 @@ def run_sweep(
     if parallel == "serial":
         bar = tqdm(points, desc="sweep", unit="point", disable=not progress, leave=False)
         return [evaluate(point) for point in bar]
-    try:
-        import ray
-    except ImportError:
-        raise InputError(
-            "--parallel ray needs Ray: pip install '.[distributed]' (or pip install 'ray>=2.9')"
-        ) from None
-    started = not ray.is_initialized()
-    if started:
-        ray.init(include_dashboard=False, logging_level=logging.ERROR)
-    try:
+    ray = import_ray("--parallel ray")
+    with ray_running(ray):
         task: Any = ray.remote(_evaluate)
         shipped = ray.put(evaluate)
         futures = [task.remote(shipped, point) for point in points]
-        position = {future: index for index, future in enumerate(futures)}
-        rows: list[Row] = [{} for _ in futures]
-        pending = list(futures)
-        with tqdm(total=len(futures), desc="sweep ray", unit="point", disable=not progress) as bar:
-            while pending:
-                done, pending = ray.wait(pending, num_returns=1)
-                for future in done:
-                    rows[position[future]] = ray.get(future)
-                    bar.update()
-    finally:
-        if started:
-            ray.shutdown()
+        rows: list[Row] = gather(ray, futures, "sweep ray", "point", progress)
     return rows
