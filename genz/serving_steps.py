@@ -188,44 +188,6 @@ class StepCost:
             out.append(np.where(tokens > 0, total, 0.0))
         return out[0], out[1]
 
-    def step_work_one(
-        self,
-        prefill_tokens: int,
-        prefill_context_sum: float,
-        prefill_pairs_sum: float,
-        decode_sequences: int,
-        decode_context_sum: float,
-        emitting: int,
-    ) -> tuple[float, float]:
-        """`step_work` of one step in plain Python arithmetic: (FLOP, bytes)."""
-        tokens = prefill_tokens + decode_sequences
-        if tokens <= 0:
-            return 0.0, 0.0
-        (tf, hf, cf), (tb, hb, cb) = self._work_lists
-        decode = (
-            tf[1][tokens] + hf[1][emitting] + cf[1][0],
-            tb[1][tokens] + hb[1][emitting] + cb[1][0],
-        )
-        if prefill_tokens == 0:  # a pure decode step (w = 0)
-            return (
-                decode[0] + cf[1][1] * decode_sequences + cf[1][2] * decode_context_sum,
-                decode[1] + cb[1][1] * decode_sequences + cb[1][2] * decode_context_sum,
-            )
-        w = prefill_tokens / tokens
-        v = 1 - w
-        out = []
-        for (token, head, (pre, dec)), mixed in zip(self._work_lists, decode, strict=True):
-            out.append(
-                w * (token[0][tokens] + head[0][emitting] + pre[0])
-                + v * mixed
-                + pre[1] * prefill_tokens
-                + pre[2] * prefill_context_sum
-                + pre[3] * prefill_pairs_sum
-                + dec[1] * decode_sequences
-                + dec[2] * decode_context_sum
-            )
-        return out[0], out[1]
-
     def _step_arrays(
         self, prefill_tokens: ArrayLike, decode_sequences: ArrayLike, emitting: ArrayLike
     ) -> tuple[
@@ -246,13 +208,6 @@ class StepCost:
         with np.errstate(invalid="ignore", divide="ignore"):
             w = np.where(tokens > 0, tp / tokens, 0.0)
         return tp, d, rows, tokens, w
-
-    @cached_property
-    def _work_lists(self) -> list[tuple[list[list[float]], list[list[float]], list[list[float]]]]:
-        return [
-            (self.token_work[q].tolist(), self.head_work[q].tolist(), self.context_work[q].tolist())
-            for q in (0, 1)
-        ]
 
     @cached_property
     def _lists(self) -> tuple[list[list[float]], list[list[float]]]:

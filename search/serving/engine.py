@@ -85,35 +85,50 @@ class RunRecord:
 
 
 class StepLog:
-    """Time (s), per-device FLOP and main-memory bytes of every step a replica ran:
-    single steps appended as numbers, runs of steps as arrays."""
+    """Time (s) and aggregates of every step a replica ran (the arguments of
+    `genz.StepCost.step_work`: prefill tokens, their context and pair sums, decode
+    sequences, their context sum, emitting sequences): single steps appended as tuples,
+    runs of steps as arrays. FLOP and bytes are computed once, vectorised, by `joined`,
+    off the simulation's hot path."""
 
     def __init__(self) -> None:
-        self.seconds: list[float] = []
-        self.flop: list[float] = []
-        self.bytes: list[float] = []
+        self.steps: list[tuple[float, float, float, float, float, float, float]] = []
         self.runs: list[tuple[NDArray[np.float64], ...]] = []
 
-    def add(self, seconds: float, flop: float, moved: float) -> None:
-        self.seconds.append(seconds)
-        self.flop.append(flop)
-        self.bytes.append(moved)
-
-    def extend(
-        self, seconds: NDArray[np.float64], flop: NDArray[np.float64], moved: NDArray[np.float64]
+    def add(
+        self,
+        seconds: float,
+        prefill_tokens: float,
+        prefill_context_sum: float,
+        prefill_pairs_sum: float,
+        decode_sequences: float,
+        decode_context_sum: float,
+        emitting: float,
     ) -> None:
-        self.runs.append((seconds, flop, moved))
+        self.steps.append(
+            (
+                seconds,
+                prefill_tokens,
+                prefill_context_sum,
+                prefill_pairs_sum,
+                decode_sequences,
+                decode_context_sum,
+                emitting,
+            )
+        )
+
+    def extend(self, seconds: NDArray[np.float64], *aggregates: NDArray[np.float64]) -> None:
+        self.runs.append((seconds, *aggregates))
 
     @staticmethod
-    def joined(logs: Sequence[StepLog]) -> tuple[NDArray[np.float64], ...]:
-        """Every step of ``logs`` as three arrays (seconds, FLOP, bytes), in no
-        particular order."""
-        columns = []
-        for k, name in enumerate(("seconds", "flop", "bytes")):
-            parts = [np.asarray(getattr(log, name), float) for log in logs]
-            parts += [run[k] for log in logs for run in log.runs]
-            columns.append(np.concatenate(parts) if parts else np.zeros(0))
-        return tuple(columns)
+    def joined(logs: Sequence[StepLog], cost: StepCost) -> tuple[NDArray[np.float64], ...]:
+        """Every step of ``logs`` (replicas sharing ``cost``) as three arrays (seconds,
+        per-device FLOP, bytes), in no particular order."""
+        parts = [np.asarray(log.steps, float).reshape(-1, 7) for log in logs]
+        parts += [np.column_stack(np.broadcast_arrays(*run)) for log in logs for run in log.runs]
+        columns = np.concatenate(parts).T if parts else np.zeros((7, 0))
+        flop, moved = cost.step_work(*columns[1:])
+        return columns[0], flop, moved
 
 
 class _Requests:
@@ -392,10 +407,7 @@ class _Engine:
         seconds = self.cost.step_time(
             int(tokens), ctx, pairs, d, self.ctx_sum + d, d + len(done), d + len(chunks)
         )
-        self.work.add(
-            seconds,
-            *self.cost.step_work_one(int(tokens), ctx, pairs, d, self.ctx_sum + d, d + len(done)),
-        )
+        self.work.add(seconds, int(tokens), ctx, pairs, d, self.ctx_sum + d, d + len(done))
         self.t += seconds
         self.steps += 1
         if decode and d:
@@ -429,12 +441,12 @@ class _Engine:
         cost, work = self.cost, self.work
         if steps <= SHORT_RUN:  # plain Python: stop at the step during which it arrives
             elapsed, taken = first, 1
-            work.add(first, *cost.step_work_one(0, 0.0, 0.0, d, base + d, d))
+            work.add(first, 0, 0.0, 0.0, d, base + d, d)
             self.clock.emit(self.t + first, d)
             while taken < steps and self.t + elapsed < until:
                 taken += 1
                 seconds = cost.step_time(0, 0.0, 0.0, d, base + d * taken, d, d)
-                work.add(seconds, *cost.step_work_one(0, 0.0, 0.0, d, base + d * taken, d))
+                work.add(seconds, 0, 0.0, 0.0, d, base + d * taken, d)
                 elapsed += seconds
                 self.emissions.add(seconds, d)
             self.clock.last = self.t + elapsed
@@ -448,10 +460,7 @@ class _Engine:
                 steps = min(int(np.searchsorted(ends, until - self.t)) + 1, steps)
             elapsed = float(ends[steps - 1])
             zero = zero[:steps]
-            work.extend(
-                times[:steps],
-                *cost.step_work(zero, zero, zero, d + zero, base + d * j[:steps], d + zero),
-            )
+            work.extend(times[:steps], zero, zero, zero, d + zero, base + d * j[:steps], d + zero)
             self.clock.emit_run(self.t, times[:steps], d)
         self.t += elapsed
         self.steps += steps
@@ -476,7 +485,7 @@ class _Engine:
         zero = np.zeros(n)
         context = self.ctx_sum + d * j
         times = self.cost.step_times(zero, zero, zero, d + zero, context, d + zero, d + zero)
-        self.work.extend(times, *self.cost.step_work(zero, zero, zero, d + zero, context, d + zero))
+        self.work.extend(times, zero, zero, zero, d + zero, context, d + zero)
         self.t += float(times.sum())
         self.clock.emit(self.t, d)
         self.steps += n
@@ -575,7 +584,7 @@ def simulate_pool(
     else:
         route(requests.arrival, engines, routing)
     timeline = merged_timeline([engine.timeline for engine in engines])
-    seconds, flop, moved = StepLog.joined([engine.work for engine in engines])
+    seconds, flop, moved = StepLog.joined([engine.work for engine in engines], cost)
     itl, counts = Emissions.joined([engine.emissions for engine in engines])
     return RunRecord(
         first_token_s=np.asarray(requests.first, float),

@@ -155,9 +155,7 @@ class _StaticReplica:
             self.timeline.append((t, ready - start - fits, size, size * (prompt + longest)))
             pairs = size * (prompt * prompt - prompt * (prompt - 1) / 2)
             seconds = cost.step_time(size * prompt, size * prompt, pairs, 0, 0, size, size)
-            self.work.add(
-                seconds, *cost.step_work_one(size * prompt, size * prompt, pairs, 0, 0, size)
-            )
+            self.work.add(seconds, size * prompt, size * prompt, pairs, 0, 0, size)
             t += seconds
             self.first[ids] = t
             if longest > 1:
@@ -165,7 +163,7 @@ class _StaticReplica:
                 ones = np.ones_like(j)
                 aggregates = (0 * j, 0 * j, 0 * j, size * ones, size * (prompt + j), size * ones)
                 times = cost.step_times(*aggregates, size * ones)
-                self.work.extend(times, *cost.step_work(*aggregates))
+                self.work.extend(times, *aggregates)
                 ends = np.cumsum(times)
                 # decode step j streams a token to the rows of at least j + 1 tokens
                 sending = size - np.searchsorted(np.sort(outputs), j, side="right")
@@ -209,7 +207,7 @@ def simulate_static(
     for engine in engines:
         engine.timeline.append((engine.t, 0, 0, 0.0))
     line = merged_timeline([engine.timeline for engine in engines])
-    seconds, flop, moved = StepLog.joined([engine.work for engine in engines])
+    seconds, flop, moved = StepLog.joined([engine.work for engine in engines], replica.cost)
     itl, counts = Emissions.joined([engine.emissions for engine in engines])
     return RunRecord(
         first_token_s=first,
