@@ -8,6 +8,7 @@ latencies alone cannot tell a prefill step's fixed cost from a decode step's)::
     sequence_overhead_s                     fixed cost per sequence per step, [0, 0.01] s
     all_reduce_latency_s                    one small-message all-reduce, [0, 0.01] s
     <format>.memory_efficiency_scale        per weight format other than 16 bit, [0.05, 2]
+                                            (times memory_efficiency, at most 1)
     routing_independence                    optional (`OPTIONAL`): how independently a
                                             step's tokens pick experts, [0, 1]
 

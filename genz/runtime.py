@@ -146,7 +146,8 @@ class WeightFormat:
     ``stored_bits`` the mean bits per layer weight actually stored (scales and
     higher-precision tensors included); ``embedding_bits`` / ``lm_head_bits`` those
     of the model-level tensors; ``memory_efficiency_scale`` multiplies the phase's
-    memory efficiency (dequantising kernels stream weights slower than 16-bit ones).
+    memory efficiency (dequantising kernels stream weights slower than 16-bit ones),
+    the product capped at 1 (`genz.runtime_cost.scaled_terms`).
     """
 
     name: str

@@ -111,8 +111,11 @@ def scaled_terms(
     scale: Array | float = 1.0,
 ) -> tuple[Array, Array]:
     """Compute and memory time of operators costed at efficiency 1, at the runtime's
-    fractions of peak, seconds."""
-    return compute_s / phase.compute_efficiency, memory_s / (phase.memory_efficiency * scale)
+    fractions of peak, seconds. The memory fraction is the phase's memory efficiency
+    times the weight format's ``scale``, at most 1: no kernel streams faster than the
+    platform's peak bandwidth, whatever a format's fitted scale."""
+    fraction = np.minimum(1.0, phase.memory_efficiency * np.asarray(scale, float))
+    return compute_s / phase.compute_efficiency, memory_s / fraction
 
 
 def all_reduce_wire_s(op: OpTerms, platform: Platform) -> Array:

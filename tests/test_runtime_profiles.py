@@ -32,6 +32,7 @@ from genz.runtime import (
     RuntimeProfile,
     WeightFormat,
 )
+from genz.runtime_cost import scaled_terms
 from roofline import InputError, load_platform
 
 SOURCE = {"source": "test"}
@@ -325,3 +326,17 @@ def test_weight_format_needs_its_bits():
             document(weight_formats={"Q4_0": {"nominal_bits": {"value": 4.5, **SOURCE}}})
         )
     assert WeightFormat("F16", 16, 16, 16, 16).memory_efficiency_scale == 1.0
+
+
+def test_format_scale_never_streams_faster_than_peak() -> None:
+    """Memory fraction = phase efficiency x format scale, capped at 1 (hand values)."""
+    fraction_of = PhaseProfile(compute_efficiency=0.5, memory_efficiency=0.8, step_overhead_s=0.0)
+    compute, memory = np.array([1.0]), np.array([2.0])
+    assert scaled_terms(compute, memory, fraction_of, 1.0)[1] == pytest.approx([2.5])  # 2 / 0.8
+    assert scaled_terms(compute, memory, fraction_of, 1.1)[1] == pytest.approx([2 / 0.88])
+    # 0.8 x 2 = 1.6 > 1: the peak bandwidth itself, never 2 / 1.6
+    assert scaled_terms(compute, memory, fraction_of, 2.0)[1] == pytest.approx([2.0])
+    assert scaled_terms(compute, memory, fraction_of, np.array([1.0, 2.0]))[1] == pytest.approx(
+        [2.5, 2.0]
+    )
+    assert scaled_terms(compute, memory, fraction_of, 2.0)[0] == pytest.approx([2.0])  # 1 / 0.5
