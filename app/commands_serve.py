@@ -215,6 +215,12 @@ def _check_pool_flags(args: argparse.Namespace, policies: list[str]) -> None:
         given.append("--link-gb-per-s")
     if given and "disaggregated" not in policies:
         raise InputError(f"{given[0]} sets a disaggregated pool; add --policy disaggregated")
+    if args.scheduler_steps != 1 and any(policy != "continuous" for policy in policies):
+        other = next(policy for policy in policies if policy != "continuous")
+        raise InputError(
+            f"--scheduler-steps {args.scheduler_steps} (multi-step scheduling) is modelled "
+            f"for --policy continuous only, got {other}"
+        )
     for flag in ("--prefill-replicas", "--decode-replicas", "--prefill-tp", "--decode-tp"):
         value = getattr(args, flag[2:].replace("-", "_"))
         if value is not None and not 1 <= value <= 4096:

@@ -146,6 +146,14 @@ def test_bad_scheduler_steps(capsys):
     assert "--scheduler-steps must be an integer in [1, 1024]" in capsys.readouterr().err
     assert main([*args, "--duration", "5", "--scheduler-steps", "8"]) == 0
     assert "ITL P50/P90/P99" in capsys.readouterr().out
+    chunked = [*args, "--duration", "5", "--scheduler-steps", "4", "--policy", "chunked"]
+    assert main(chunked) == 2
+    err = capsys.readouterr().err
+    assert "--scheduler-steps 4 (multi-step scheduling) is modelled for --policy continuous" in err
+    assert "got chunked" in err and "scheduler_steps" not in err
+    sweep = [*args[:-2], "--scheduler-steps", "2", "--sweep-rates", "1", "--sweep-policies"]
+    assert main([*sweep, "continuous,static"]) == 2
+    assert "got static" in capsys.readouterr().err
 
 
 def test_static_batch_itl_counts_the_rows_still_decoding(replica):
