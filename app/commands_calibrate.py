@@ -39,6 +39,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--hw", help="comma-separated hardware presets to use (default: every row's)"
     )
     parser.add_argument("--formats", help="YAML of the runtime's weight formats (stored bits)")
+    parser.add_argument(
+        "--inherit",
+        help="comma-separated efficiencies not to fit (compute_efficiency, memory_efficiency): "
+        "each platform preset's own value applies, for rows that cannot identify them "
+        "(e.g. decode-only rows say nothing about compute)",
+    )
     parser.add_argument("--description", default="", help="one line stored in the profile")
     parser.add_argument("--out", required=True, help="profile to write (.yaml)")
     parser.set_defaults(func=run_calibrate)
@@ -48,7 +54,11 @@ def command_line(args: argparse.Namespace) -> str:
     """The canonical command that reproduces this calibration (stored in the profile)."""
     parts = ["codesign", "calibrate", "--measurements", *args.measurements]
     parts += ["--runtime", args.runtime]
-    for flag, value in (("--hw", args.hw), ("--formats", args.formats)):
+    for flag, value in (
+        ("--hw", args.hw),
+        ("--formats", args.formats),
+        ("--inherit", args.inherit),
+    ):
         if value:
             parts += [flag, value]
     if args.description:
@@ -74,6 +84,7 @@ def run_calibrate(args: argparse.Namespace) -> None:
         raise unknown_name("runtime", args.runtime, MEASUREMENT_RUNTIMES)
     formats, sources = load_formats(args.formats) if args.formats else ((), {})
     hardware = tuple(name.strip() for name in args.hw.split(",")) if args.hw else ()
+    inherit = tuple(name.strip() for name in args.inherit.split(",")) if args.inherit else ()
     result = calibrate_runtime(
         [row for path in args.measurements for row in load_measurements(path)],
         args.runtime,
@@ -82,6 +93,7 @@ def run_calibrate(args: argparse.Namespace) -> None:
         formats=formats,
         format_sources=sources,
         description=args.description,
+        inherit=inherit,
     )
     print(
         f"{result.fit.default.rows} rows of {args.runtime} on {', '.join(sorted(set(result.data.hw)))}; "
@@ -95,6 +107,8 @@ def run_calibrate(args: argparse.Namespace) -> None:
         )
     fits = {"default (all rows)": result.fit.default, **result.fit.classes}
     for label, fit in fits.items():
+        for name in fit.inherited:
+            print(f"{label}: {name} not fitted (--inherit): each platform preset's own value")
         for name in fit.held:
             print(f"{label}: {name} held at the default's value (its rows cannot identify it)")
         for name, reason in fit.unused.items():

@@ -74,10 +74,12 @@ def calibrate_runtime(
     formats: tuple[WeightFormat, ...] = (),
     format_sources: dict[str, str] | None = None,
     description: str = "",
+    inherit: Sequence[str] = (),
 ) -> Calibration:
     """Fit profile ``runtime`` to its rows (of ``hardware`` if given); rows the model
     cannot express (a mesh splitting heads) or physics forbids (faster than the
-    efficiency-1 bound) are left out and listed in ``excluded`` with the reason."""
+    efficiency-1 bound) are left out and listed in ``excluded`` with the reason.
+    ``inherit``: efficiencies not fitted, each platform preset's own applying."""
     chosen = [
         row
         for row in measurements
@@ -101,8 +103,8 @@ def calibrate_runtime(
     excluded += [(data.rows[i], reason) for i, reason in fast.items()]
     if fast:
         data = data.subset(np.array([i not in fast for i in range(len(data.rows))]))
-    fit = fit_runtime(data, runtime, formats, description=description)
-    cv = cross_validate(data, runtime, formats)
+    fit = fit_runtime(data, runtime, formats, inherit=inherit, description=description)
+    cv = cross_validate(data, runtime, formats, inherit)
     document = profile_document(fit, command, cv, data, formats, format_sources or {})
     return Calibration(fit=fit, cv=cv, data=data, excluded=tuple(excluded), document=document)
 
@@ -163,6 +165,9 @@ def calibration_inputs(command: str) -> dict[str, Any]:
         "runtime": found.get("runtime", [""])[0],
         "hardware": tuple(",".join(found.get("hw", [])).split(",")) if "hw" in found else (),
         "formats": resolve(found["formats"][0]) if "formats" in found else None,
+        "inherit": tuple(",".join(found.get("inherit", [])).split(","))
+        if "inherit" in found
+        else (),
     }
 
 
@@ -181,4 +186,5 @@ def recalibrate(profile: RuntimeProfile) -> Calibration:
         formats=formats,
         format_sources=sources,
         description=profile.description,
+        inherit=inputs["inherit"],
     )

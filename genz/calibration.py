@@ -4,6 +4,7 @@ Free parameters (both phases share the efficiencies and the per-step cost: batch
 latencies alone cannot tell a prefill step's fixed cost from a decode step's)::
 
     compute_efficiency, memory_efficiency   fractions of the platform's peaks, (1e-3, 1]
+                                            (or ``inherit``: each platform preset's own)
     step_overhead_s                         fixed cost per forward step, [0, 0.2] s
     sequence_overhead_s                     fixed cost per sequence per step, [0, 0.01] s
     all_reduce_latency_s                    one small-message all-reduce, [0, 0.01] s
@@ -49,7 +50,7 @@ from roofline import InputError
 
 from .calibration_data import CalibrationRows
 from .graph import Array
-from .runtime import PhaseProfile, RuntimeProfile, WeightFormat
+from .runtime import INHERITABLE, PhaseProfile, RuntimeProfile, WeightFormat
 
 #: Largest accepted condition number of the column-normalised Jacobian.
 MAX_CONDITION = 1e3
@@ -90,6 +91,7 @@ class Fit:
     unused: dict[str, str]
     refused: dict[str, str]
     held: tuple[str, ...]
+    inherited: tuple[str, ...]
     rows: int
     residuals: int
     condition: float
@@ -128,8 +130,8 @@ def build_profile(
     """A profile from parameter values; absent ones take their neutral value (no all-reduce
     latency: the platform's ring latencies; format scale 1)."""
     phase = PhaseProfile(
-        compute_efficiency=values["compute_efficiency"],
-        memory_efficiency=values["memory_efficiency"],
+        compute_efficiency=values.get("compute_efficiency"),  # absent: inherited (None)
+        memory_efficiency=values.get("memory_efficiency"),
         step_overhead_s=values["step_overhead_s"],
         sequence_overhead_s=values.get("sequence_overhead_s", 0.0),
         **{term: values[term] for term in OPTIONAL if term in values},
@@ -248,7 +250,10 @@ def _solve(
     norms = np.linalg.norm(jac, axis=0)
     if np.any(norms == 0):
         flat = names[int(np.argmin(norms))]
-        return result, jac, float("inf"), ((flat,), f"no measured row depends on {flat}")
+        message = f"no measured row depends on {flat}"
+        if flat in INHERITABLE:
+            message += f" (--inherit {flat} takes each platform preset's own value instead)"
+        return result, jac, float("inf"), ((flat,), message)
     _, singular, vt = np.linalg.svd(jac / norms)
     condition = float(singular[0] / singular[-1]) if singular[-1] > 0 else float("inf")
     if condition <= MAX_CONDITION:
@@ -308,12 +313,15 @@ def fit_profile(
     formats: Sequence[WeightFormat] = (),
     *,
     held: Mapping[str, float] | None = None,
+    inherit: Sequence[str] = (),
     check: bool = True,
     description: str = "",
 ) -> Fit:
     """Fit the free parameters of profile ``name`` to ``data`` (rows of one runtime).
 
-    ``held`` parameters keep the values given (not fitted, no interval).
+    ``held`` parameters keep the values given (not fitted, no interval); ``inherit``
+    names efficiencies (`genz.runtime.INHERITABLE`) not fitted at all: each row's
+    platform preset's own value applies (None in the profile).
     ``check=False`` skips the identifiability refusal (cross-validation folds).
     Raises `InputError` naming the parameters the data cannot separate; an optional
     term (`OPTIONAL`) the data cannot identify is left out instead (``refused``).
@@ -321,8 +329,18 @@ def fit_profile(
     if len(data.rows) < 3:
         raise InputError(f"calibration needs at least 3 measured rows, got {len(data.rows)}")
     held = dict(held or {})
+    for parameter in inherit:
+        if parameter not in INHERITABLE:
+            raise InputError(
+                f"--inherit: {parameter!r} cannot come from the platform; "
+                f"accepted: {', '.join(INHERITABLE)}"
+            )
     unused = {n: why for n, why in _unused(data).items() if n not in held}
-    names = [n for n in parameter_names(data, formats) if n not in unused and n not in held]
+    names = [
+        n
+        for n in parameter_names(data, formats)
+        if n not in unused and n not in held and n not in inherit
+    ]
     weights = _weights(data)
     refused: dict[str, str] = {}
     while True:
@@ -350,6 +368,7 @@ def fit_profile(
         unused=unused,
         refused=refused,
         held=tuple(held),
+        inherited=tuple(inherit),
         rows=len(data.rows),
         residuals=len(raw),
         condition=condition,

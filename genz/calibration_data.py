@@ -59,6 +59,8 @@ class PassTerms:
     routed_tokens: Array
     num_experts: Array
     top_k: Array
+    preset_compute_efficiency: Array  # (rows,): the row's platform preset's own, for
+    preset_memory_efficiency: Array  # a profile that inherits them (None in the phase)
 
     def touched(self, independence: float) -> Array:
         """Expected distinct experts a step touches per MoE layer (0 for dense rows)."""
@@ -78,7 +80,17 @@ class PassTerms:
                 self.expert_weight_s
             )
             memory_s = memory_s + self.experts * extra
-        compute, memory = scaled_terms(self.compute_s, memory_s, phase, scale)
+        compute, memory = scaled_terms(
+            self.compute_s,
+            memory_s,
+            self.preset_compute_efficiency
+            if phase.compute_efficiency is None
+            else phase.compute_efficiency,
+            self.preset_memory_efficiency
+            if phase.memory_efficiency is None
+            else phase.memory_efficiency,
+            scale,
+        )
         return (
             np.maximum(compute, memory).sum(axis=0)
             + self.fixed_s
@@ -223,12 +235,16 @@ def decompose(
         counted = evaluate(model, platform, inputs, runtime=counting)
         routed = evaluate(model, platform, inputs, runtime=alike) if model.is_moe else None
         chunks = np.ceil(inputs.input_tokens / inputs.chunk)
-        parts.append((indices, platform.device_class, model, costed, counted, routed, chunks))
+        parts.append((indices, platform, model, costed, counted, routed, chunks))
     width = {
         phase: max(getattr(part[3], phase).compute_s.shape[0] for part in parts)
         for phase in ("prefill", "decode")
     }
     batch = np.array([row.batch for row in rows], float)
+    preset_compute, preset_memory = np.ones(n), np.ones(n)
+    for indices, platform, *_ in parts:
+        preset_compute[indices] = platform.efficiency.compute
+        preset_memory[indices] = platform.efficiency.memory
     terms = {}
     for phase in ("prefill", "decode"):
         compute, memory = np.zeros((width[phase], n)), np.zeros((width[phase], n))
@@ -270,11 +286,13 @@ def decompose(
             tokens,
             num,
             top,
+            preset_compute,
+            preset_memory,
         )
     kinds = [""] * n
-    for indices, kind, *_ in parts:
+    for indices, platform, *_ in parts:
         for i in indices:
-            kinds[i] = kind
+            kinds[i] = platform.device_class
     return CalibrationRows(
         rows=tuple(rows),
         prefill=terms["prefill"],

@@ -51,17 +51,21 @@ def fit_runtime(
     name: str,
     formats: Sequence[WeightFormat] = (),
     *,
+    inherit: Sequence[str] = (),
     check: bool = True,
     description: str = "",
 ) -> RuntimeFit:
-    """Default phases from every row; per device class from its own rows."""
-    default = fit_profile(data, name, formats, check=check, description=description)
+    """Default phases from every row; per device class from its own rows (``inherit``:
+    efficiencies taken from each platform preset, `genz.calibration.fit_profile`)."""
+    default = fit_profile(
+        data, name, formats, inherit=inherit, check=check, description=description
+    )
     kinds = sorted(set(data.kinds))
     classes, skipped = {}, {}
     if len(kinds) > 1:
         for kind in kinds:
             rows = data.subset(np.array(data.kinds) == kind)
-            fitted = _class_fit(rows, name, formats, default)
+            fitted = _class_fit(rows, name, formats, default, inherit)
             if isinstance(fitted, str):
                 skipped[kind] = fitted
             else:
@@ -70,14 +74,18 @@ def fit_runtime(
 
 
 def _class_fit(
-    rows: CalibrationRows, name: str, formats: Sequence[WeightFormat], default: Fit
+    rows: CalibrationRows,
+    name: str,
+    formats: Sequence[WeightFormat],
+    default: Fit,
+    inherit: Sequence[str] = (),
 ) -> Fit | str:
     """Fit a device class; a parameter its rows cannot identify is held at the default's
     value and the rest refitted. Returns the reason when nothing can be fitted."""
     held = {n: v for n, v in default.values.items() if n.endswith(".memory_efficiency_scale")}
     while True:
         try:
-            fit = fit_profile(rows, name, formats, held=held)
+            fit = fit_profile(rows, name, formats, held=held, inherit=inherit)
         except InputError as error:
             culprit = next((n for n in default.values if n in str(error) and n not in held), None)
             if culprit is None or len(held) >= len(default.values) - 1:
@@ -85,14 +93,14 @@ def _class_fit(
             held[culprit] = default.values[culprit]
             continue
         # Optional terms the class's rows leave out take the default's fitted value.
-        inherit = {
+        from_default = {
             n: default.values[n]
             for n in (*fit.unused, *fit.refused)
             if n in OPTIONAL and n in default.values and n not in held
         }
-        if not inherit:
+        if not from_default:
             return fit
-        held.update(inherit)
+        held.update(from_default)
 
 
 @dataclass(frozen=True)
@@ -123,14 +131,17 @@ def fold_labels(data: CalibrationRows) -> tuple[str, np.ndarray]:
 
 
 def cross_validate(
-    data: CalibrationRows, name: str, formats: Sequence[WeightFormat] = ()
+    data: CalibrationRows,
+    name: str,
+    formats: Sequence[WeightFormat] = (),
+    inherit: Sequence[str] = (),
 ) -> CrossValidation:
     """Fit on all folds but one and predict that one, for every fold."""
     method, labels = fold_labels(data)
     predicted = {metric: np.full(len(data.rows), np.nan) for metric in METRICS}
     for fold in np.unique(labels):
         train, test = data.subset(labels != fold), data.subset(labels == fold)
-        fitted = fit_runtime(train, name, formats, check=False).profile
+        fitted = fit_runtime(train, name, formats, inherit=inherit, check=False).profile
         for metric, values in test.predict(fitted).items():
             predicted[metric][labels == fold] = values
     return CrossValidation(method=method, predicted=predicted, folds=len(np.unique(labels)))

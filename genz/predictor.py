@@ -109,6 +109,7 @@ def evaluate(
     if runtime is not None:  # runtime profile hook 1 of 2: stored bits, physics platform,
         inputs = stored_bits(runtime, inputs)  # expert routing
         routing = routing_independence(runtime, platform)
+        runtime = runtime.on_platform(platform)  # inherited efficiencies: the preset's
         platform = physics_platform(platform) if runtime.phases else platform
     chunks = np.ceil(inputs.input_tokens / inputs.chunk)
     prefill_terms = pass_ops(model, _shape(model, inputs, True, routing["prefill"]))

@@ -13,7 +13,7 @@ from roofline import InputError
 from .calibration import Fit
 from .calibration_data import CalibrationRows
 from .cross_validation import CrossValidation, RuntimeFit
-from .runtime import ACCURACY_METRICS, PHASE_KEYS, PHASES, WeightFormat
+from .runtime import ACCURACY_METRICS, INHERITED, PHASE_KEYS, PHASES, WeightFormat
 
 #: Quantiles of measured / predicted stored in a profile's accuracy block.
 LEVELS = (0.1, 0.5, 0.9)
@@ -38,6 +38,8 @@ def _phases(fit: Fit, command: str) -> dict[str, Any]:
 
 
 def _fitted(fit: Fit, name: str, command: str) -> dict[str, Any]:
+    if name in fit.inherited:  # not fitted: each platform preset's own
+        return {"value": INHERITED, "calibrated_from": command}
     if name in fit.held:  # not identifiable from the class's rows: the default's value
         return {"value": _number(fit.values[name]), "calibrated_from": f"{command} (default)"}
     low, high = fit.intervals[name]
@@ -98,14 +100,15 @@ def profile_document(
             for kind, class_fit in runtime_fit.classes.items()
         }
     fitted_times = data.predict(runtime_fit.profile)
+    measured = [m for m in ("batch_latency_s", *ACCURACY_METRICS) if np.any(cv.scored(data, m))]
+    headline = measured[0]  # batch latency when measured (`genz.runtime.Accuracy.metric`)
     document["accuracy"] = {
         "method": cv.method,
         "hardware": sorted(set(data.hw)),
-        **_metric_accuracy(cv, data, fitted_times, "batch_latency_s"),
+        **({} if headline == "batch_latency_s" else {"metric": headline}),
+        **_metric_accuracy(cv, data, fitted_times, headline),
         "metrics": {
-            metric: _metric_accuracy(cv, data, fitted_times, metric)
-            for metric in ACCURACY_METRICS
-            if np.any(cv.scored(data, metric))
+            metric: _metric_accuracy(cv, data, fitted_times, metric) for metric in measured[1:]
         },
         "calibrated_from": command,
     }

@@ -35,11 +35,15 @@ YAML layout::
                calibrated_from: ...}
 
 where ``V`` is ``{value: x, source: "..."}`` or ``{value: x, calibrated_from:
-"...", interval_95: [lo, hi]}``.
+"...", interval_95: [lo, hi]}``. A phase's ``compute_efficiency`` or
+``memory_efficiency`` may be ``{value: platform, ...}``: the platform preset's own
+efficiency (``efficiency.compute`` / ``.memory``) applies, as in ``ideal``: what
+``codesign calibrate --inherit`` writes for a parameter no measured row depends on.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -63,6 +67,9 @@ PHASE_KEYS = (
     "sequence_overhead_s",
     "routing_independence",
 )
+#: Phase keys whose value may be the platform preset's own (``value: platform``).
+INHERITABLE = ("compute_efficiency", "memory_efficiency")
+INHERITED = "platform"
 #: Phase keys a profile may leave out (each then takes its neutral value: 0 s or 1).
 OPTIONAL_PHASE_KEYS = PHASE_KEYS[3:]
 FORMAT_KEYS = (
@@ -119,6 +126,8 @@ class PhaseProfile:
     ``step_overhead_s`` once per forward step, ``sequence_overhead_s`` per sequence in
     the step (scheduling, sampling), seconds.
 
+    An efficiency of None is the platform preset's own (`RuntimeProfile.on_platform`).
+
     ``routing_independence`` ``s`` in [0, 1] (optional, default 1: the physics) sets
     how many of a step's ``T`` routed tokens choose their experts independently,
     ``1 + s (T - 1)``, in the uniform-routing expectation of distinct experts a
@@ -127,11 +136,34 @@ class PhaseProfile:
     (the expert weights a decode step streams then stop growing with batch).
     """
 
-    compute_efficiency: float
-    memory_efficiency: float
+    compute_efficiency: float | None
+    memory_efficiency: float | None
     step_overhead_s: float
     sequence_overhead_s: float = 0.0
     routing_independence: float = 1.0
+
+    @property
+    def inherits(self) -> bool:
+        """True when an efficiency is the platform preset's own (None)."""
+        return self.compute_efficiency is None or self.memory_efficiency is None
+
+    def on_platform(self, platform: Platform) -> PhaseProfile:
+        """This phase with each inherited efficiency set to ``platform``'s own."""
+        if not self.inherits:
+            return self
+        return dataclasses.replace(
+            self,
+            compute_efficiency=(
+                platform.efficiency.compute
+                if self.compute_efficiency is None
+                else self.compute_efficiency
+            ),
+            memory_efficiency=(
+                platform.efficiency.memory
+                if self.memory_efficiency is None
+                else self.memory_efficiency
+            ),
+        )
 
     def fixed_s(self, steps: Array, sequences: Array) -> Array:
         """Fixed cost of ``steps`` forward steps of ``sequences`` sequences each, seconds."""
@@ -183,7 +215,9 @@ class MetricAccuracy:
 class Accuracy:
     """Cross-validated error of a profile: quantiles of measured / predicted batch
     latency, over all rows and per device class; ``metrics``: the same of TTFT and
-    inter-token latency where rows measure them."""
+    inter-token latency where rows measure them. ``metric`` names what the top-level
+    quantiles measure: batch latency, or, for a profile calibrated on rows without one
+    (decode-only rows), the first of `ACCURACY_METRICS` its rows measure."""
 
     method: str
     hardware: tuple[str, ...]
@@ -192,6 +226,7 @@ class Accuracy:
     classes: Mapping[str, ClassAccuracy]
     calibrated_from: str
     metrics: Mapping[str, MetricAccuracy] = field(default_factory=dict)
+    metric: str = "batch_latency_s"
 
     @property
     def device_classes(self) -> tuple[str, ...]:
@@ -218,11 +253,30 @@ class RuntimeProfile:
         return not self.phases and not self.weight_formats and self.all_reduce_latency_s is None
 
     def phase(self, phase: str, platform: Platform) -> PhaseProfile:
-        """The phase's values on ``platform``: its device class's override, else the default."""
+        """The phase's values on ``platform``: its device class's override, else the
+        default (inherited efficiencies unresolved: see `on_platform`)."""
         override = self.device_classes.get(platform.device_class, {})
         if phase in override:
             return override[phase]
         return self.phases[phase]
+
+    def on_platform(self, platform: Platform) -> RuntimeProfile:
+        """This profile with every inherited efficiency (None) set to ``platform``'s
+        preset value; itself when none is inherited. Apply before costing on the physics
+        platform (`genz.runtime_cost.physics_platform`), which drops those values."""
+        phases = [*self.phases.values()] + [
+            phase for override in self.device_classes.values() for phase in override.values()
+        ]
+        if not any(phase.inherits for phase in phases):
+            return self
+        return dataclasses.replace(
+            self,
+            phases={name: phase.on_platform(platform) for name, phase in self.phases.items()},
+            device_classes={
+                kind: {name: phase.on_platform(platform) for name, phase in override.items()}
+                for kind, override in self.device_classes.items()
+            },
+        )
 
     def all_reduce_latency(self, device_class: str) -> float | None:
         """Small-message all-reduce latency on a device class (its override, else the
@@ -261,8 +315,8 @@ def load_runtime(name_or_path: str | Path) -> RuntimeProfile:
             raise InputError(
                 f"runtime {str(name_or_path)!r}: no calibrated profile ships (too few published "
                 f"measurements); make one: codesign calibrate --measurements runs.csv "
-                f"--runtime {name_or_path} --out {name_or_path}.yaml, then --runtime "
-                f"{name_or_path}.yaml"
+                f"--runtime {name_or_path} --out {name_or_path}.yaml (decode-only runs: add "
+                f"--inherit compute_efficiency), then --runtime {name_or_path}.yaml"
             )
         if not path.is_file():
             raise unknown_name("runtime", str(name_or_path), list_runtimes(), "or a .yaml file")
@@ -352,11 +406,7 @@ def _known(document: Mapping[str, Any], accepted: frozenset[str], label: str) ->
 
 def _value(entry: Any, key: str, label: str) -> float:
     """A value mapping's number after checking its range and provenance."""
-    _known(_mapping(entry, label), VALUE_KEYS, label)
-    if "value" not in entry:
-        raise InputError(f"{label}: missing 'value'")
-    if not ("source" in entry or "calibrated_from" in entry):
-        raise InputError(f"{label}: needs 'source' or 'calibrated_from'")
+    _provenance(entry, label)
     number = entry["value"]
     low, high = RANGES[key]
     if isinstance(number, bool) or not isinstance(number, int | float) or not low <= number <= high:
@@ -364,14 +414,40 @@ def _value(entry: Any, key: str, label: str) -> float:
     return float(number)
 
 
+def _provenance(entry: Any, label: str) -> None:
+    _known(_mapping(entry, label), VALUE_KEYS, label)
+    if "value" not in entry:
+        raise InputError(f"{label}: missing 'value'")
+    if not ("source" in entry or "calibrated_from" in entry):
+        raise InputError(f"{label}: needs 'source' or 'calibrated_from'")
+
+
+def _efficiency(entry: Any, key: str, label: str) -> float | None:
+    """An efficiency value, or None for ``value: platform`` (the preset's own)."""
+    _provenance(entry, label)
+    if entry["value"] == INHERITED:
+        return None
+    if isinstance(entry["value"], str):
+        low, high = RANGES[key]
+        raise InputError(
+            f"{label}: value must be a number in [{low:g}, {high:g}] or {INHERITED!r} "
+            f"(the platform preset's own), got {entry['value']!r}"
+        )
+    return _value(entry, key, label)
+
+
 def _phase(entry: Any, label: str) -> PhaseProfile:
     _known(_mapping(entry, label), frozenset(PHASE_KEYS), label)
     missing = [key for key in PHASE_KEYS if key not in entry and key not in OPTIONAL_PHASE_KEYS]
     if missing:
         raise InputError(f"{label}: missing {missing[0]!r}")
-    return PhaseProfile(
-        **{key: _value(entry[key], key, f"{label}.{key}") for key in PHASE_KEYS if key in entry}
-    )
+    values = {
+        key: _value(entry[key], key, f"{label}.{key}")
+        for key in PHASE_KEYS
+        if key in entry and key not in INHERITABLE
+    }
+    compute, memory = (_efficiency(entry[key], key, f"{label}.{key}") for key in INHERITABLE)
+    return PhaseProfile(compute, memory, **values)
 
 
 def weight_format_from_dict(name: str, entry: Any, label: str) -> WeightFormat:
@@ -384,7 +460,13 @@ def weight_format_from_dict(name: str, entry: Any, label: str) -> WeightFormat:
 
 
 def _accuracy(entry: Any, label: str) -> Accuracy:
-    _known(_mapping(entry, label), ACCURACY_KEYS | {"metrics"}, label)
+    _known(_mapping(entry, label), ACCURACY_KEYS | {"metrics", "metric"}, label)
+    headline = str(entry.get("metric", "batch_latency_s"))
+    if headline not in ("batch_latency_s", *ACCURACY_METRICS):
+        raise InputError(
+            f"{label}.metric: one of batch_latency_s, {', '.join(ACCURACY_METRICS)}; "
+            f"got {headline!r}"
+        )
     missing = sorted(ACCURACY_KEYS - set(entry))
     if missing:
         raise InputError(f"{label}: missing {missing[0]!r}")
@@ -410,6 +492,7 @@ def _accuracy(entry: Any, label: str) -> Accuracy:
         classes=_classes(entry["device_classes"], f"{label}.device_classes"),
         calibrated_from=str(entry["calibrated_from"]),
         metrics=metrics,
+        metric=headline,
     )
 
 

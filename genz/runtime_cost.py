@@ -107,15 +107,24 @@ def routing_independence(profile: RuntimeProfile, platform: Platform) -> dict[st
 def scaled_terms(
     compute_s: Array,
     memory_s: Array,
-    phase: PhaseProfile,
+    compute_efficiency: Array | float,
+    memory_efficiency: Array | float,
     scale: Array | float = 1.0,
 ) -> tuple[Array, Array]:
     """Compute and memory time of operators costed at efficiency 1, at the runtime's
-    fractions of peak, seconds. The memory fraction is the phase's memory efficiency
-    times the weight format's ``scale``, at most 1: no kernel streams faster than the
-    platform's peak bandwidth, whatever a format's fitted scale."""
-    fraction = np.minimum(1.0, phase.memory_efficiency * np.asarray(scale, float))
-    return compute_s / phase.compute_efficiency, memory_s / fraction
+    fractions of peak, seconds. The memory fraction is the memory efficiency times the
+    weight format's ``scale``, at most 1: no kernel streams faster than the platform's
+    peak bandwidth, whatever a format's fitted scale."""
+    fraction = np.minimum(1.0, memory_efficiency * np.asarray(scale, float))
+    return compute_s / compute_efficiency, memory_s / fraction
+
+
+def efficiencies(phase: PhaseProfile) -> tuple[float, float]:
+    """The phase's compute and memory efficiency; an inherited one (None) must have been
+    set from the platform first (`genz.RuntimeProfile.on_platform`)."""
+    if phase.compute_efficiency is None or phase.memory_efficiency is None:
+        raise ValueError("an inherited efficiency reached the costing: apply on_platform first")
+    return phase.compute_efficiency, phase.memory_efficiency
 
 
 def all_reduce_wire_s(op: OpTerms, platform: Platform) -> Array:
@@ -174,7 +183,7 @@ def retime_pass(
     all-reduces at the profile's latency, plus its step cost."""
     phase = profile.phase(phase_name, platform)
     compute, memory = scaled_terms(
-        cost.compute_s, cost.memory_s, phase, memory_scale(profile, nominal_bits)
+        cost.compute_s, cost.memory_s, *efficiencies(phase), memory_scale(profile, nominal_bits)
     )
     interconnect = cost.interconnect_s
     latency = profile.all_reduce_latency(platform.device_class)

@@ -58,6 +58,8 @@ def _cost(
     is left out here: `StepCost` adds it per step)."""
     nominal = scenario_inputs(scenario)
     inputs = nominal if runtime is None else stored_bits(runtime, nominal)
+    if runtime is not None:  # inherited efficiencies: the preset's, before physics_platform
+        runtime = runtime.on_platform(platform)
     retimed = runtime is not None and bool(runtime.phases)
     costed_on = physics_platform(platform) if retimed else platform
     batch = np.asarray(shape.pop("batch"), float)

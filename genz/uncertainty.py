@@ -9,7 +9,9 @@ reciprocal. Throughput takes the batch-latency quantiles (every measured row's
 throughput is ``batch x output / batch latency``, so the two errors are one).
 
 Each metric's interval comes from its own held-out error when `MIN_METRIC_ROWS` or
-more rows measured it, else from the batch-latency error, and the basis says so.
+more rows measured it, else from the profile's headline error (`Accuracy.metric`:
+batch latency, or for a profile fitted on decode-only rows inter-token latency), and
+the basis says so.
 Within the chosen metric, the quantiles are those of the platform's device class
 when two or more of its hardware were measured (each predicted from the others) and
 the class has `MIN_METRIC_ROWS` rows of the metric (batch latency: any); on the one
@@ -67,7 +69,7 @@ def prediction_interval(
             0.8, None, None, f"runtime {profile.name!r} carries no cross-validated error"
         )
     own = accuracy.metrics.get(metric)
-    usable = own is not None and own.rows >= MIN_METRIC_ROWS and metric != "batch_latency_s"
+    usable = own is not None and own.rows >= MIN_METRIC_ROWS and metric != accuracy.metric
     measured = {*accuracy.device_classes, *(own.classes if usable and own else ())}
     if platform.device_class not in measured:
         return Interval(
@@ -92,16 +94,23 @@ def _metric_quantiles(
 ) -> tuple[Mapping[float, float], str]:
     """Quantiles for ``metric`` on ``platform`` and the sentence saying whose they are."""
     own = accuracy.metrics.get(metric)
-    label = METRIC_LABELS[metric]
-    if metric == "batch_latency_s" or own is None or own.rows < MIN_METRIC_ROWS:
+    label, headline = METRIC_LABELS[metric], METRIC_LABELS[accuracy.metric]
+    if metric == accuracy.metric or own is None or own.rows < MIN_METRIC_ROWS:
         quantiles, basis = _class_quantiles(
-            accuracy.ratio_quantiles, accuracy.rows, accuracy.classes, 1, accuracy, name, platform
+            accuracy.ratio_quantiles,
+            accuracy.rows,
+            accuracy.classes,
+            1,
+            accuracy,
+            name,
+            platform,
+            headline,
         )
-        if metric == "batch_latency_s":
+        if metric == accuracy.metric:
             return quantiles, basis
         rows = 0 if own is None else own.rows
         return quantiles, (
-            f"{label}: {rows} held-out rows < {MIN_METRIC_ROWS}, so the batch-latency "
+            f"{label}: {rows} held-out rows < {MIN_METRIC_ROWS}, so the {headline} "
             f"error stands in: {basis}"
         )
     return _class_quantiles(

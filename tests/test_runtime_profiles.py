@@ -330,13 +330,13 @@ def test_weight_format_needs_its_bits():
 
 def test_format_scale_never_streams_faster_than_peak() -> None:
     """Memory fraction = phase efficiency x format scale, capped at 1 (hand values)."""
-    fraction_of = PhaseProfile(compute_efficiency=0.5, memory_efficiency=0.8, step_overhead_s=0.0)
+    fraction_of = (0.5, 0.8)  # compute, memory efficiency
     compute, memory = np.array([1.0]), np.array([2.0])
-    assert scaled_terms(compute, memory, fraction_of, 1.0)[1] == pytest.approx([2.5])  # 2 / 0.8
-    assert scaled_terms(compute, memory, fraction_of, 1.1)[1] == pytest.approx([2 / 0.88])
+    assert scaled_terms(compute, memory, *fraction_of, 1.0)[1] == pytest.approx([2.5])  # 2 / 0.8
+    assert scaled_terms(compute, memory, *fraction_of, 1.1)[1] == pytest.approx([2 / 0.88])
     # 0.8 x 2 = 1.6 > 1: the peak bandwidth itself, never 2 / 1.6
-    assert scaled_terms(compute, memory, fraction_of, 2.0)[1] == pytest.approx([2.0])
-    assert scaled_terms(compute, memory, fraction_of, np.array([1.0, 2.0]))[1] == pytest.approx(
+    assert scaled_terms(compute, memory, *fraction_of, 2.0)[1] == pytest.approx([2.0])
+    assert scaled_terms(compute, memory, *fraction_of, np.array([1.0, 2.0]))[1] == pytest.approx(
         [2.5, 2.0]
     )
-    assert scaled_terms(compute, memory, fraction_of, 2.0)[0] == pytest.approx([2.0])  # 1 / 0.5
+    assert scaled_terms(compute, memory, *fraction_of, 2.0)[0] == pytest.approx([2.0])  # 1 / 0.5

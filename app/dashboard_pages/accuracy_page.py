@@ -62,7 +62,8 @@ def interval_table(runtime: str) -> pd.DataFrame:
     accuracy = load_runtime(runtime).accuracy
     if accuracy is None:
         return pd.DataFrame()
-    groups = [("batch latency", accuracy.rows, accuracy.ratio_quantiles, accuracy.classes, 1)]
+    headline = METRIC_LABELS[accuracy.metric]
+    groups = [(headline, accuracy.rows, accuracy.ratio_quantiles, accuracy.classes, 1)]
     groups += [
         (METRIC_LABELS[metric], part.rows, part.ratio_quantiles, part.classes, MIN_METRIC_ROWS)
         for metric, part in accuracy.metrics.items()
@@ -79,12 +80,12 @@ def interval_table(runtime: str) -> pd.DataFrame:
                 "held-out rows": rows,
                 "q0.1": overall[0.1],
                 "q0.9": overall[0.9],
-                "intervals from": "these" if own else f"batch latency (< {fewest} rows)",
+                "intervals from": "these" if own else f"{headline} (< {fewest} rows)",
             }
         )
         for kind, part in classes.items():
             if not own:
-                used = f"batch latency (< {fewest} rows)"
+                used = f"{headline} (< {fewest} rows)"
             elif part.rows < fewest:
                 used = f"all rows of the metric (< {fewest} rows)"
             elif len(part.hardware) == 1:
