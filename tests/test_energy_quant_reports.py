@@ -14,7 +14,7 @@ from roofline import data_dir
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
-from energy_accuracy import energy_frame, fit_coefficients
+from energy_accuracy import energy_frame, fit_coefficients, runtime_multiplier
 from quant_accuracy import group_of, published_labels, quant_frame
 
 BENCH = data_dir() / "validation" / "llm_inference_bench" / "normalized.csv"
@@ -161,3 +161,27 @@ def test_quant_frame_pairs_a_group_with_its_16_bit_rows():
     paired = quant_frame(frame, rows)
     groups = dict(zip(paired.source, paired.group, strict=True))
     assert groups == {fp8: "FP8 weights (W8A8) + FP8 KV", twin: "16-bit"}
+
+
+def test_runtime_multiplier_is_measured_over_modelled_dynamic_power_by_hand():
+    """Two rows: 100 W and 300 W above idle measured, 200 W modelled -> median 1.0;
+    no rows -> 1 (no information)."""
+    rows = pd.DataFrame(
+        {
+            "measured_s": [2.0, 2.0],
+            "tdp_w": [400.0, 400.0],
+            "peak_flop_s": [1e14, 1e14],
+            "bandwidth_b_s": [1e12, 1e12],
+            # c_flop 0.5 x 400 W / 1e14 FLOP/s x (2e14 FLOP / 2 s) = 200 W; no bytes
+            "prefill_flop": [1e14, 1e14],
+            "decode_flop": [1e14, 1e14],
+            "prefill_bytes": [0.0, 0.0],
+            "decode_bytes": [0.0, 0.0],
+            "measured_w": [150.0, 350.0],
+            "devices": [1, 1],
+            "idle_w": [50.0, 50.0],
+        }
+    )
+    assert runtime_multiplier(rows, 0.5, 0.7) == pytest.approx(1.0)
+    assert runtime_multiplier(rows.iloc[:1], 0.5, 0.7) == pytest.approx(0.5)
+    assert runtime_multiplier(rows.iloc[:0], 0.5, 0.7) == 1.0
