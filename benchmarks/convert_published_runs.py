@@ -10,10 +10,16 @@ metric maps to one schema column (``data/validation/README.md`` lists the source
 - ``ttft_ms``: ``ttft_s = value / 1000``
 - ``e2e_output_tokens_per_s`` (vLLM ``benchmark_latency``: output tokens / mean
   latency of the whole request): ``batch_latency_s = output_tokens / value``
+- ``batch_latency_s`` (vLLM ``benchmark_latency`` mean latency of the batch, seconds):
+  ``batch_latency_s = value``
 - ``throughput_tokens_per_s_per_gpu`` (TensorRT-LLM tables, generated tokens/s per
   GPU): ``throughput_tok_s = value x tp``
 
-A test re-runs it and compares the bytes. Run: ``python benchmarks/convert_published_runs.py``.
+``--source`` converts another file of the same columns: the rows that give a device class
+a second measured device (``data/validation/device_class_runs_source.csv`` to
+``device_class_runs.csv``). A test re-runs both and compares the bytes. Run:
+``python benchmarks/convert_published_runs.py`` and
+``python benchmarks/convert_published_runs.py --source data/validation/device_class_runs_source.csv --out data/validation/device_class_runs.csv``.
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ def metric_column(metric: str, value: float, row: dict[str, str]) -> dict[str, f
         "prefill_tokens_per_s": lambda: {"ttft_s": batch * tokens / value},
         "ttft_ms": lambda: {"ttft_s": value / 1e3},
         "e2e_output_tokens_per_s": lambda: {"batch_latency_s": int(row["output_tokens"]) / value},
+        "batch_latency_s": lambda: {"batch_latency_s": value},
         "throughput_tokens_per_s_per_gpu": lambda: {"throughput_tok_s": value * int(row["tp"])},
     }
     if metric not in mapping:
@@ -45,8 +52,9 @@ def metric_column(metric: str, value: float, row: dict[str, str]) -> dict[str, f
     return mapping[metric]()
 
 
-def convert(records: list[dict[str, str]]) -> list[Measurement]:
-    """One schema row per published figure, in file order; source gets the line number."""
+def convert(records: list[dict[str, str]], label: str = SOURCE.name) -> list[Measurement]:
+    """One schema row per published figure, in file order; source gets ``label`` (the
+    source file's name) and the line number."""
     rows = []
     for line, row in enumerate(records, start=2):
         rows.append(
@@ -62,7 +70,7 @@ def convert(records: list[dict[str, str]]) -> list[Measurement]:
                 weight_bits=float(row["weight_bits"]),
                 activation_bits=float(row["activation_bits"]),
                 kv_bits=float(row["kv_bits"]),
-                source=f"published_runs_source.csv:{line} ({row['source']})",
+                source=f"{label}:{line} ({row['source']})",
                 **metric_column(row["metric"], float(row["value"]), row),
             )
         )
@@ -71,10 +79,11 @@ def convert(records: list[dict[str, str]]) -> list[Measurement]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--source", type=Path, default=SOURCE)
     parser.add_argument("--out", type=Path, default=TARGET)
     args = parser.parse_args(argv)
-    with open(SOURCE, newline="", encoding="utf-8") as handle:
-        rows = convert(list(csv.DictReader(handle)))
+    with open(args.source, newline="", encoding="utf-8") as handle:
+        rows = convert(list(csv.DictReader(handle)), args.source.name)
     write_measurements(rows, args.out)
     print(f"wrote {len(rows)} rows to {args.out}")
     return 0
