@@ -71,6 +71,7 @@ HARDWARE = {
     "Apple M4 10-core GPU 16GB (Mac mini)": "apple-m4-10c",
     "AMD Instinct MI300X 192GB": "mi300x",
     "Intel Arc A770 16GB": "arc-a770",
+    "AMD Radeon RX 7900 XTX 24GB": "rx-7900-xtx",
 }
 MODELS = {
     "Llama-3-8B": "llama-3-8b",

@@ -1,6 +1,6 @@
 """Rows that give the AMD and Intel GPU device classes a second measured device:
-llama.cpp on MI300X and Arc A770 (``measurements.csv``) and vLLM on MI300X
-(``device_class_runs_source.csv``), and the ``arc-a770`` preset they need."""
+llama.cpp on MI300X, RX 7900 XTX and Arc A770 (``measurements.csv``) and vLLM on MI300X
+(``device_class_runs_source.csv``), and the ``arc-a770`` / ``rx-7900-xtx`` presets."""
 
 import runpy
 import sys
@@ -22,14 +22,15 @@ def test_arc_a770_preset_carries_its_derived_spec_values_and_the_intel_gpu_class
     assert arc.main_memory.bandwidth_bytes_per_s == pytest.approx(560e9)
     assert arc.main_memory.capacity_bytes == pytest.approx(16e9)
     assert arc.device_class == load_platform("intel-max-1550").device_class == "intel-gpu"
-    assert load_platform("mi300x").device_class == load_platform("mi250-gcd").device_class
+    for amd in ("mi300x", "rx-7900-xtx"):
+        assert load_platform(amd).device_class == load_platform("mi250-gcd").device_class
 
 
 def test_llama_cpp_rows_on_the_second_devices_follow_the_converter_formulas():
     rows = [
         row
         for row in load_measurements(VALIDATION / "measurements_normalized.csv")
-        if row.hw in ("mi300x", "arc-a770")
+        if row.hw in ("mi300x", "arc-a770", "rx-7900-xtx")
     ]
     assert {row.runtime for row in rows} == {"llama.cpp"}
     mi300x = [row for row in rows if row.hw == "mi300x"]
@@ -40,6 +41,9 @@ def test_llama_cpp_rows_on_the_second_devices_follow_the_converter_formulas():
     # SYCL.md decode rates with no stated lengths: predicted at input 64 / output 512
     assert sorted(round(1 / row.itl_s, 6) for row in arc) == [34, 37, 42, 55]
     assert all((row.input_tokens, row.output_tokens) == (64, 512) for row in arc)
+    xtx = [row for row in rows if row.hw == "rx-7900-xtx"]
+    assert [row.ttft_s for row in xtx if row.ttft_s] == [pytest.approx(512 / 3206.94)]
+    assert [row.itl_s for row in xtx if row.itl_s] == [pytest.approx(1 / 102.92)]
 
 
 def test_device_class_runs_converter_reproduces_the_committed_file(tmp_path, monkeypatch):
