@@ -33,6 +33,9 @@ from roofline import data_dir, load_platform
 
 BENCH = "data/validation/llm_inference_bench/normalized.csv"
 CSV = "data/validation/measurements_normalized.csv"
+#: Rows that give the AMD and Intel GPU classes a second measured device (llama.cpp on
+#: MI300X, RX 7900 XTX, Arc A770; vLLM on MI300X), scored as their own dataset.
+SECOND = "data/validation/device_class_runs.csv"
 PUBLISHED = "data/validation/published_runs.csv"
 LLAMA_FORMATS = "data/runtime_formats/llama.cpp.yaml"
 #: Measurement files and weight-format file of each shipped profile. ``PUBLISHED`` is
@@ -40,12 +43,23 @@ LLAMA_FORMATS = "data/runtime_formats/llama.cpp.yaml"
 RUNTIME_DATA: dict[str, tuple[tuple[str, ...], str | None]] = {
     "vllm": ((BENCH,), None),
     "tensorrt-llm": ((BENCH, CSV), None),
-    "llama.cpp": ((BENCH, CSV), LLAMA_FORMATS),
+    "llama.cpp": ((BENCH, CSV, SECOND), LLAMA_FORMATS),
     "deepspeed": ((BENCH,), None),
     "deepspeed-mii": ((BENCH,), None),
 }
 GRID_COLUMNS = REPLICA_AXES
 METRICS = ("batch latency", "throughput", "TTFT", "inter-token latency", "decode tokens/s")
+
+
+def dataset_of(row: Measurement) -> str:
+    """Which file a calibration row came from, by its ``source`` prefix."""
+    for prefix, name in (
+        ("measurements", "measurements.csv"),
+        ("device_class_runs", "device_class_runs.csv"),
+    ):
+        if row.source.startswith(prefix):
+            return name
+    return "LLM-Inference-Bench"
 
 
 def calibrate_command(runtime: str) -> str:
@@ -139,9 +153,7 @@ def runtime_frame(runtime: str) -> tuple[pd.DataFrame, list[tuple[Measurement, s
             records.append(
                 {
                     "runtime": runtime,
-                    "dataset": "measurements.csv"
-                    if row.source.startswith("measurements")
-                    else "LLM-Inference-Bench",
+                    "dataset": dataset_of(row),
                     "hw": row.hw,
                     "metric": metric,
                     "moe": moe[row.model],

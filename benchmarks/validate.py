@@ -287,6 +287,20 @@ def main(argv: list[str] | None = None) -> int:
                     f"{detail['out-of-sample MAPE']:.1f}%, bias {detail['out-of-sample bias']:+.1f}% "
                     f"({', '.join(sorted(set(share.hw)))})"
                 )
+    second = frame[frame.dataset == "device_class_runs.csv"]
+    if len(second):
+        print(
+            "  (no target) second measured devices of the AMD and Intel GPU classes "
+            "(device_class_runs.csv, calibration input of llama.cpp), leave-one-hardware-out:"
+        )
+        for (runtime, hw, metric), part in second.groupby(["runtime", "hw", "metric"]):
+            if metric in ("TTFT", "inter-token latency"):
+                line = summary(part)
+                print(
+                    f"         {runtime} / {hw} {metric}: {len(part)} rows, MAPE "
+                    f"{line['out-of-sample MAPE']:.1f}%, bias {line['out-of-sample bias']:+.1f}% "
+                    f"(ideal {line['ideal MAPE']:.1f}%)"
+                )
     bench_rows = load_measurements(data_dir().parent / BENCH)
     print_energy(energy_frame(frame, bench_rows))
     print_quant(quant_frame(frame, bench_rows))

@@ -1,6 +1,6 @@
 """Rows that give the AMD and Intel GPU device classes a second measured device:
-llama.cpp on MI300X, RX 7900 XTX and Arc A770 (``measurements.csv``) and vLLM on MI300X
-(``device_class_runs_source.csv``), and the ``arc-a770`` / ``rx-7900-xtx`` presets."""
+llama.cpp on MI300X, RX 7900 XTX and Arc A770 and vLLM on MI300X (all in
+``device_class_runs_source.csv``), and the ``arc-a770`` / ``rx-7900-xtx`` presets."""
 
 import runpy
 import sys
@@ -29,10 +29,15 @@ def test_arc_a770_preset_carries_its_derived_spec_values_and_the_intel_gpu_class
 def test_llama_cpp_rows_on_the_second_devices_follow_the_converter_formulas():
     rows = [
         row
-        for row in load_measurements(VALIDATION / "measurements_normalized.csv")
-        if row.hw in ("mi300x", "arc-a770", "rx-7900-xtx")
+        for row in load_measurements(VALIDATION / "device_class_runs.csv")
+        if row.runtime == "llama.cpp"
     ]
-    assert {row.runtime for row in rows} == {"llama.cpp"}
+    assert {row.hw for row in rows} == {"mi300x", "arc-a770", "rx-7900-xtx"}
+    assert not [
+        r
+        for r in load_measurements(VALIDATION / "measurements_normalized.csv")
+        if r.hw in {"mi300x", "arc-a770", "rx-7900-xtx"}
+    ]  # the shared file stays as copied
     mi300x = [row for row in rows if row.hw == "mi300x"]
     # llama-bench pp512 1334.37 t/s -> TTFT 512 / 1334.37 s; tg128 183.18 t/s -> ITL 1 / 183.18 s
     assert any(row.ttft_s == pytest.approx(512 / 1334.37) for row in mi300x)
@@ -58,7 +63,9 @@ def test_device_class_runs_converter_reproduces_the_committed_file(tmp_path, mon
 
 
 def test_vllm_mi300x_latency_rows_are_batch_latencies_as_published():
-    rows = load_measurements(VALIDATION / "device_class_runs.csv")
+    rows = [
+        r for r in load_measurements(VALIDATION / "device_class_runs.csv") if r.runtime == "vllm"
+    ]
     assert len(rows) == 41
     assert {(row.hw, row.runtime, row.tp) for row in rows} == {("mi300x", "vllm", 8)}
     # ROCm/vllm dev-docker table: Llama 3.1 70B FP8, batch 1, 128 in / 2048 out, 17.236 s
