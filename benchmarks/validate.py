@@ -69,9 +69,6 @@ HARDWARE = {
     "Apple M2 Ultra 76-core GPU 192GB": "apple-m2-ultra",
     "Apple M3 10-core GPU 16GB": "apple-m3-10c",
     "Apple M4 10-core GPU 16GB (Mac mini)": "apple-m4-10c",
-    "AMD Instinct MI300X 192GB": "mi300x",
-    "Intel Arc A770 16GB": "arc-a770",
-    "AMD Radeon RX 7900 XTX 24GB": "rx-7900-xtx",
 }
 MODELS = {
     "Llama-3-8B": "llama-3-8b",
