@@ -11,6 +11,7 @@ from genz import (
     MEASUREMENT_RUNTIMES,
     calibrate_runtime,
     load_formats,
+    load_kv_formats,
     load_measurements,
     write_profile,
 )
@@ -38,7 +39,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--hw", help="comma-separated hardware presets to use (default: every row's)"
     )
-    parser.add_argument("--formats", help="YAML of the runtime's weight formats (stored bits)")
+    parser.add_argument(
+        "--formats",
+        help="YAML of the runtime's weight formats (stored bits) and/or KV-cache formats",
+    )
     parser.add_argument(
         "--inherit",
         help="comma-separated efficiencies not to fit (compute_efficiency, memory_efficiency): "
@@ -83,6 +87,7 @@ def run_calibrate(args: argparse.Namespace) -> None:
     if args.runtime not in MEASUREMENT_RUNTIMES:
         raise unknown_name("runtime", args.runtime, MEASUREMENT_RUNTIMES)
     formats, sources = load_formats(args.formats) if args.formats else ((), {})
+    kv_formats, kv_sources = load_kv_formats(args.formats) if args.formats else ((), {})
     hardware = tuple(name.strip() for name in args.hw.split(",")) if args.hw else ()
     inherit = tuple(name.strip() for name in args.inherit.split(",")) if args.inherit else ()
     result = calibrate_runtime(
@@ -94,6 +99,8 @@ def run_calibrate(args: argparse.Namespace) -> None:
         format_sources=sources,
         description=args.description,
         inherit=inherit,
+        kv_formats=kv_formats,
+        kv_format_sources=kv_sources,
     )
     print(
         f"{result.fit.default.rows} rows of {args.runtime} on {', '.join(sorted(set(result.data.hw)))}; "

@@ -26,6 +26,7 @@ from genz import (
     calibrate_runtime,
     evaluate_grid,
     load_formats,
+    load_kv_formats,
     load_measurements,
     load_model,
 )
@@ -38,10 +39,12 @@ CSV = "data/validation/measurements_normalized.csv"
 SECOND = "data/validation/device_class_runs.csv"
 PUBLISHED = "data/validation/published_runs.csv"
 LLAMA_FORMATS = "data/runtime_formats/llama.cpp.yaml"
-#: Measurement files and weight-format file of each shipped profile. ``PUBLISHED`` is
-#: not among them: it is the external test set of `external_accuracy`.
+VLLM_FORMATS = "data/runtime_formats/vllm.yaml"
+#: Measurement files and formats file (weight and KV-cache formats) of each shipped
+#: profile. ``PUBLISHED`` is not among them: it is the external test set of
+#: `external_accuracy`.
 RUNTIME_DATA: dict[str, tuple[tuple[str, ...], str | None]] = {
-    "vllm": ((BENCH,), None),
+    "vllm": ((BENCH,), VLLM_FORMATS),
     "tensorrt-llm": ((BENCH, CSV), None),
     "llama.cpp": ((BENCH, CSV, SECOND), LLAMA_FORMATS),
     "deepspeed": ((BENCH,), None),
@@ -129,12 +132,15 @@ def runtime_frame(runtime: str) -> tuple[pd.DataFrame, list[tuple[Measurement, s
     files, formats_file = RUNTIME_DATA[runtime]
     rows = [row for path in files for row in load_measurements(_path(path))]
     formats, sources = load_formats(_path(formats_file)) if formats_file else ((), {})
+    kv_formats, kv_sources = load_kv_formats(_path(formats_file)) if formats_file else ((), {})
     result = calibrate_runtime(
         rows,
         runtime,
         command=calibrate_command(runtime),
         formats=formats,
         format_sources=sources,
+        kv_formats=kv_formats,
+        kv_format_sources=kv_sources,
     )
     kept = list(result.data.rows)
     held_out = metric_errors(kept, result.cv.predicted)

@@ -77,8 +77,16 @@ if TYPE_CHECKING:
         precision_to_dict,
         summarise_weight_bits,
     )
-    from .calibrate import Calibration, calibrate_runtime, load_formats, recalibrate
+    from .calibrate import (
+        Calibration,
+        calibrate_runtime,
+        calibration_rows,
+        load_formats,
+        load_kv_formats,
+        recalibrate,
+    )
     from .costing import PassCost
+    from .cross_validation import fit_runtime
     from .memory import kv_cache_bytes_per_device, weight_bytes_per_device
     from .physics_check import (
         PhysicsCheck,
@@ -100,6 +108,7 @@ if TYPE_CHECKING:
     from .result import GridResult, OperatorCost, PhaseCost, Prediction
     from .runtime import (
         MIN_METRIC_ROWS,
+        KVFormat,
         PhaseProfile,
         RuntimeProfile,
         WeightFormat,
@@ -148,6 +157,7 @@ __all__ = [
     "Economics",
     "GridResult",
     "Interval",
+    "KVFormat",
     "Measurement",
     "ModelConfig",
     "OperatorCost",
@@ -170,6 +180,7 @@ __all__ = [
     "WeightFormat",
     "batch_latency_bound",
     "calibrate_runtime",
+    "calibration_rows",
     "capacity_suggestions",
     "check_measurements",
     "check_parallelism",
@@ -179,12 +190,14 @@ __all__ = [
     "economics",
     "evaluate_grid",
     "fewest_experts_model",
+    "fit_runtime",
     "footprint_bytes",
     "ideal_platform",
     "kv_cache_bytes_per_device",
     "list_models",
     "list_runtimes",
     "load_formats",
+    "load_kv_formats",
     "load_measurements",
     "load_model",
     "load_precision",

@@ -21,9 +21,12 @@ from .predictor import check_parallelism
 from .profile_io import profile_document
 from .runtime import (
     FORMAT_KEYS,
+    KV_FORMAT_KEYS,
     MAX_PROFILE_BYTES,
+    KVFormat,
     RuntimeProfile,
     WeightFormat,
+    kv_formats_from_dict,
     weight_format_from_dict,
 )
 from .scenario import Parallelism
@@ -51,35 +54,58 @@ class Calibration:
         return 100 * (predicted[have] - measured[have]) / measured[have]
 
 
+#: Top-level keys of a formats file (``codesign calibrate --formats``), at least one.
+FORMATS_FILE_KEYS = frozenset({"weight_formats", "kv_formats"})
+
+
+def _formats_document(path: str | Path) -> dict[str, Any]:
+    document = load_user_document(path, kind="weight formats file", max_bytes=MAX_PROFILE_BYTES)
+    if not isinstance(document, dict) or not document or not set(document) <= FORMATS_FILE_KEYS:
+        raise InputError(
+            f"{path}: expected top-level keys {' and/or '.join(sorted(FORMATS_FILE_KEYS))}"
+        )
+    return document
+
+
 def load_formats(path: str | Path) -> tuple[tuple[WeightFormat, ...], dict[str, str]]:
     """Weight formats of a runtime (a ``weight_formats`` mapping as in a profile) and the
-    source of each."""
-    document = load_user_document(path, kind="weight formats file", max_bytes=MAX_PROFILE_BYTES)
-    if not isinstance(document, dict) or set(document) != {"weight_formats"}:
-        raise InputError(f"{path}: expected one top-level key 'weight_formats'")
+    source of each; none when the file lists only ``kv_formats``."""
+    document = _formats_document(path)
     formats, sources = [], {}
-    for name, entry in document["weight_formats"].items():
+    for name, entry in document.get("weight_formats", {}).items():
         fmt = weight_format_from_dict(str(name), entry, f"{path}: weight_formats.{name}")
         formats.append(fmt)
         sources[fmt.name] = str(entry[FORMAT_KEYS[1]].get("source", ""))
     return tuple(formats), sources
 
 
-def calibrate_runtime(
+def load_kv_formats(
+    path: str | Path,
+) -> tuple[tuple[KVFormat, ...], dict[str, dict[str, str]]]:
+    """KV-cache formats of a runtime (a ``kv_formats`` mapping as in a profile) and, per
+    format, the source of its ``nominal_bits`` and ``native_dtype``; none when absent."""
+    document = _formats_document(path)
+    entries = document.get("kv_formats", {})
+    formats = kv_formats_from_dict(entries, f"{path}: kv_formats")
+    sources = {
+        fmt.name: {key: str(entries[fmt.name][key].get("source", "")) for key in KV_FORMAT_KEYS[:2]}
+        for fmt in formats
+    }
+    return formats, sources
+
+
+def calibration_rows(
     measurements: Sequence[Measurement],
     runtime: str,
     *,
     hardware: Sequence[str] = (),
-    command: str,
     formats: tuple[WeightFormat, ...] = (),
-    format_sources: dict[str, str] | None = None,
-    description: str = "",
-    inherit: Sequence[str] = (),
-) -> Calibration:
-    """Fit profile ``runtime`` to its rows (of ``hardware`` if given); rows the model
+    kv_formats: tuple[KVFormat, ...] = (),
+) -> tuple[CalibrationRows, tuple[tuple[Measurement, str], ...]]:
+    """The rows of ``runtime`` (of ``hardware`` if given) that calibration fits,
+    decomposed (`decompose`), and those left out with the reason: rows the model
     cannot express (a mesh splitting heads) or physics forbids (faster than the
-    efficiency-1 bound) are left out and listed in ``excluded`` with the reason.
-    ``inherit``: efficiencies not fitted, each platform preset's own applying."""
+    efficiency-1 bound)."""
     chosen = [
         row
         for row in measurements
@@ -98,15 +124,50 @@ def calibrate_runtime(
         if v.impossible
     ]
     possible = [row for row, v in zip(chosen, verdicts, strict=True) if not v.impossible]
-    data = decompose(possible, formats)
+    data = decompose(possible, formats, kv_formats)
     fast = _faster_than_bound(data)
     excluded += [(data.rows[i], reason) for i, reason in fast.items()]
     if fast:
         data = data.subset(np.array([i not in fast for i in range(len(data.rows))]))
-    fit = fit_runtime(data, runtime, formats, inherit=inherit, description=description)
-    cv = cross_validate(data, runtime, formats, inherit)
-    document = profile_document(fit, command, cv, data, formats, format_sources or {})
-    return Calibration(fit=fit, cv=cv, data=data, excluded=tuple(excluded), document=document)
+    return data, tuple(excluded)
+
+
+def calibrate_runtime(
+    measurements: Sequence[Measurement],
+    runtime: str,
+    *,
+    hardware: Sequence[str] = (),
+    command: str,
+    formats: tuple[WeightFormat, ...] = (),
+    format_sources: dict[str, str] | None = None,
+    description: str = "",
+    inherit: Sequence[str] = (),
+    kv_formats: tuple[KVFormat, ...] = (),
+    kv_format_sources: dict[str, dict[str, str]] | None = None,
+) -> Calibration:
+    """Fit profile ``runtime`` to its rows (of ``hardware`` if given); rows the model
+    cannot express (a mesh splitting heads) or physics forbids (faster than the
+    efficiency-1 bound) are left out and listed in ``excluded`` with the reason
+    (`calibration_rows`). ``inherit``: efficiencies not fitted, each platform preset's
+    own applying."""
+    data, excluded = calibration_rows(
+        measurements, runtime, hardware=hardware, formats=formats, kv_formats=kv_formats
+    )
+    fit = fit_runtime(
+        data, runtime, formats, inherit=inherit, description=description, kv_formats=kv_formats
+    )
+    cv = cross_validate(data, runtime, formats, inherit, kv_formats)
+    document = profile_document(
+        fit,
+        command,
+        cv,
+        data,
+        formats,
+        format_sources or {},
+        kv_formats=kv_formats,
+        kv_format_sources=kv_format_sources or {},
+    )
+    return Calibration(fit=fit, cv=cv, data=data, excluded=excluded, document=document)
 
 
 def _unsplittable(rows: Sequence[Measurement]) -> dict[int, str]:
@@ -178,6 +239,7 @@ def recalibrate(profile: RuntimeProfile) -> Calibration:
     command = profile.accuracy.calibrated_from
     inputs = calibration_inputs(command)
     formats, sources = load_formats(inputs["formats"]) if inputs["formats"] else ((), {})
+    kv_formats, kv_sources = load_kv_formats(inputs["formats"]) if inputs["formats"] else ((), {})
     return calibrate_runtime(
         [row for path in inputs["measurements"] for row in load_measurements(path)],
         inputs["runtime"],
@@ -187,4 +249,6 @@ def recalibrate(profile: RuntimeProfile) -> Calibration:
         format_sources=sources,
         description=profile.description,
         inherit=inputs["inherit"],
+        kv_formats=kv_formats,
+        kv_format_sources=kv_sources,
     )

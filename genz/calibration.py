@@ -12,6 +12,12 @@ latencies alone cannot tell a prefill step's fixed cost from a decode step's)::
                                             (times memory_efficiency, at most 1)
     routing_independence                    optional (`OPTIONAL`): how independently a
                                             step's tokens pick experts, [0, 1]
+    <kv format>.emulated_memory_efficiency_scale
+                                            optional (`OPTIONAL_KINDS`): per KV-cache
+                                            format, the rate (times the memory fraction)
+                                            at which its cached bytes stream on a device
+                                            without its native dtype, [0.01, 1]; only
+                                            when some row has it on such a device
 
 Residuals are ``log(predicted / measured)`` of every measured metric (batch latency,
 TTFT, inter-token latency), each weighted by ``1 / sqrt(rows of its hardware)`` so that every hardware weighs the
@@ -50,7 +56,7 @@ from roofline import InputError
 
 from .calibration_data import CalibrationRows
 from .graph import Array
-from .runtime import INHERITABLE, PhaseProfile, RuntimeProfile, WeightFormat
+from .runtime import INHERITABLE, KVFormat, PhaseProfile, RuntimeProfile, WeightFormat
 
 #: Largest accepted condition number of the column-normalised Jacobian.
 MAX_CONDITION = 1e3
@@ -65,10 +71,13 @@ BOUNDS = {
     "all_reduce_latency_s": (0.0, 0.01, False),
     "memory_efficiency_scale": (0.05, 2.0, True),
     "routing_independence": (0.0, 1.0, False),
+    "emulated_memory_efficiency_scale": (0.01, 1.0, True),
 }
 #: Optional terms: a term the rows cannot identify is left at its neutral value (1,
-#: the physics) and reported, instead of refusing the whole fit.
+#: the physics) and reported, instead of refusing the whole fit. `OPTIONAL` are phase
+#: terms, `OPTIONAL_KINDS` the kinds of per-format terms (``<format>.<kind>``).
 OPTIONAL = ("routing_independence",)
+OPTIONAL_KINDS = ("emulated_memory_efficiency_scale",)
 START = {
     "compute_efficiency": 0.5,
     "memory_efficiency": 0.7,
@@ -77,6 +86,7 @@ START = {
     "all_reduce_latency_s": 1e-5,
     "memory_efficiency_scale": 1.0,
     "routing_independence": 0.5,
+    "emulated_memory_efficiency_scale": 0.5,
 }
 METRICS = ("batch_latency_s", "ttft_s", "itl_s")
 
@@ -100,8 +110,23 @@ class Fit:
     message: str
 
 
-def parameter_names(data: CalibrationRows, formats: Sequence[WeightFormat]) -> list[str]:
-    """Every candidate parameter for the rows' formats (format scales: non-16-bit only)."""
+def is_optional(name: str) -> bool:
+    """True for a term the fit may leave out (`OPTIONAL`, `OPTIONAL_KINDS`)."""
+    return name in OPTIONAL or _kind(name) in OPTIONAL_KINDS
+
+
+def kv_scale_name(fmt: KVFormat) -> str:
+    """The parameter name of a KV format's emulated memory-efficiency scale."""
+    return f"{fmt.name}.emulated_memory_efficiency_scale"
+
+
+def parameter_names(
+    data: CalibrationRows,
+    formats: Sequence[WeightFormat],
+    kv_formats: Sequence[KVFormat] = (),
+) -> list[str]:
+    """Every candidate parameter for the rows' formats (format scales: non-16-bit only;
+    every KV format's scale, `_unused` drops those no row is emulated with)."""
     names = [
         "compute_efficiency",
         "memory_efficiency",
@@ -114,6 +139,7 @@ def parameter_names(data: CalibrationRows, formats: Sequence[WeightFormat]) -> l
     for fmt in formats:
         if fmt.nominal_bits != 16 and round(fmt.nominal_bits, 6) in present:
             names.append(f"{fmt.name}.memory_efficiency_scale")
+    names += [kv_scale_name(fmt) for fmt in kv_formats]
     return names
 
 
@@ -126,9 +152,10 @@ def build_profile(
     values: dict[str, float],
     formats: Sequence[WeightFormat],
     description: str = "",
+    kv_formats: Sequence[KVFormat] = (),
 ) -> RuntimeProfile:
     """A profile from parameter values; absent ones take their neutral value (no all-reduce
-    latency: the platform's ring latencies; format scale 1)."""
+    latency: the platform's ring latencies; format scales 1)."""
     phase = PhaseProfile(
         compute_efficiency=values.get("compute_efficiency"),  # absent: inherited (None)
         memory_efficiency=values.get("memory_efficiency"),
@@ -151,6 +178,15 @@ def build_profile(
         phases={"prefill": phase, "decode": phase},
         all_reduce_latency_s=values.get("all_reduce_latency_s"),
         weight_formats=scaled,
+        kv_formats=tuple(
+            dataclasses.replace(
+                fmt,
+                emulated_memory_efficiency_scale=values.get(
+                    kv_scale_name(fmt), fmt.emulated_memory_efficiency_scale
+                ),
+            )
+            for fmt in kv_formats
+        ),
     )
 
 
@@ -201,9 +237,15 @@ def _jacobian(residuals: Callable[[Array], Array], x: Array, names: Sequence[str
     return np.stack(columns, axis=1)
 
 
-def _unused(data: CalibrationRows) -> dict[str, str]:
+def _unused(data: CalibrationRows, kv_formats: Sequence[KVFormat] = ()) -> dict[str, str]:
     """Parameters no row depends on, with the reason (the physics' own model is kept)."""
     unused = {}
+    for fmt in kv_formats:
+        if not np.any(data.emulated(fmt)):
+            unused[kv_scale_name(fmt)] = (
+                f"no row has a {fmt.name} KV cache (kv_bits {fmt.nominal_bits:g}) on a "
+                f"device without {fmt.native_dtype} arithmetic"
+            )
     if not np.any(data.prefill.all_reduces + data.decode.all_reduces > 0):
         unused["all_reduce_latency_s"] = "no row runs an all-reduce (all tp 1)"
     if np.all(data.decode.sequences == data.decode.sequences[0]):
@@ -223,6 +265,7 @@ def _solve(
     held: Mapping[str, float],
     names: Sequence[str],
     weights: Array,
+    kv_formats: Sequence[KVFormat] = (),
 ) -> tuple[Any, Array, float, tuple[tuple[str, ...], str] | None]:
     """Robust least squares over ``names``; the Jacobian at the optimum, its condition
     number and, when the rows cannot identify the parameters, the ones involved (most
@@ -238,7 +281,8 @@ def _solve(
     ]
 
     def residuals(x: Array) -> Array:
-        profile = build_profile(name, {**held, **_to_values(x, names)}, formats)
+        values = {**held, **_to_values(x, names)}
+        profile = build_profile(name, values, formats, kv_formats=kv_formats)
         return weights * _residuals(data, profile)
 
     x0 = _to_coordinates({n: START[_kind(n)] for n in names}, names)
@@ -296,8 +340,8 @@ def _unconstrained(
 ) -> tuple[tuple[str, ...], str] | None:
     """An optional term whose 95 % interval spans its whole accepted range (the rows do
     not constrain it), and the message; None when there is none."""
-    for parameter in OPTIONAL:
-        if parameter in intervals:
+    for parameter in intervals:
+        if is_optional(parameter):
             low, high, _ = BOUNDS[_kind(parameter)]
             if intervals[parameter] == (low, high):
                 return (parameter,), (
@@ -316,6 +360,7 @@ def fit_profile(
     inherit: Sequence[str] = (),
     check: bool = True,
     description: str = "",
+    kv_formats: Sequence[KVFormat] = (),
 ) -> Fit:
     """Fit the free parameters of profile ``name`` to ``data`` (rows of one runtime).
 
@@ -323,8 +368,11 @@ def fit_profile(
     names efficiencies (`genz.runtime.INHERITABLE`) not fitted at all: each row's
     platform preset's own value applies (None in the profile).
     ``check=False`` skips the identifiability refusal (cross-validation folds).
-    Raises `InputError` naming the parameters the data cannot separate; an optional
-    term (`OPTIONAL`) the data cannot identify is left out instead (``refused``).
+    ``kv_formats``: the runtime's KV-cache formats (their scales fitted where rows
+    use them on a device without their native dtype; ``data`` from `decompose` with
+    the same formats). Raises `InputError` naming the parameters the data cannot
+    separate; an optional term (`is_optional`) the data cannot identify is left out
+    instead (``refused``).
     """
     if len(data.rows) < 3:
         raise InputError(f"calibration needs at least 3 measured rows, got {len(data.rows)}")
@@ -335,24 +383,29 @@ def fit_profile(
                 f"--inherit: {parameter!r} cannot come from the platform; "
                 f"accepted: {', '.join(INHERITABLE)}"
             )
-    unused = {n: why for n, why in _unused(data).items() if n not in held}
+    unused = {n: why for n, why in _unused(data, kv_formats).items() if n not in held}
     names = [
         n
-        for n in parameter_names(data, formats)
+        for n in parameter_names(data, formats, kv_formats)
         if n not in unused and n not in held and n not in inherit
     ]
     weights = _weights(data)
     refused: dict[str, str] = {}
     while True:
-        result, jac, condition, problem = _solve(data, name, formats, held, names, weights)
+        result, jac, condition, problem = _solve(
+            data, name, formats, held, names, weights, kv_formats
+        )
         raw = _residuals(
-            data, build_profile(name, {**held, **_to_values(result.x, names)}, formats)
+            data,
+            build_profile(
+                name, {**held, **_to_values(result.x, names)}, formats, kv_formats=kv_formats
+            ),
         )
         intervals = _intervals(result.x, jac, raw, weights, names)
         problem = problem or _unconstrained(intervals)
         if not problem:
             break
-        culprit = next((n for n in problem[0] if n in OPTIONAL), None)
+        culprit = next((n for n in problem[0] if is_optional(n)), None)
         if culprit is not None:  # an optional term the rows cannot identify: left out
             refused[culprit] = problem[1]
             names.remove(culprit)
@@ -362,7 +415,7 @@ def fit_profile(
             break
     values = {**held, **_to_values(result.x, names)}
     return Fit(
-        profile=build_profile(name, values, formats, description),
+        profile=build_profile(name, values, formats, description, kv_formats),
         values=values,
         intervals=intervals,
         unused=unused,

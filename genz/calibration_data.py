@@ -2,7 +2,8 @@
 
 Each row is costed once on the physics platform (`genz.runtime_cost.physics_platform`)
 with a *unit* profile (efficiencies 1, no step cost, no all-reduce latency). The
-resulting per-operator compute and memory times, the all-reduce wire time and
+resulting per-operator compute and memory times (and the KV cache's part of the
+memory time, for a runtime with KV formats), the all-reduce wire time and
 count and the number of prefill steps turn any profile's parameters into TTFT, TPOT
 and batch latency with a few numpy operations, by the same formula
 (`genz.runtime_cost.scaled_terms`) the predictor's hook applies.
@@ -24,8 +25,8 @@ from .measurements import Measurement
 from .model import load_model
 from .params import WEIGHT_GROUPS
 from .predictor import evaluate
-from .runtime import PhaseProfile, RuntimeProfile, WeightFormat
-from .runtime_cost import EXPERT_GROUP, scaled_terms
+from .runtime import KVFormat, PhaseProfile, RuntimeProfile, WeightFormat
+from .runtime_cost import EXPERT_GROUP, kv_format_memory_s, scaled_terms
 
 #: Efficiency 1, no step cost, no all-reduce latency: costs what the platform allows.
 UNIT_PHASE = PhaseProfile(compute_efficiency=1.0, memory_efficiency=1.0, step_overhead_s=0.0)
@@ -35,6 +36,8 @@ UNIT_PROFILE = RuntimeProfile(
 #: The unit profile with every token of a step routed alike (independence 0).
 _ALIKE = dataclasses.replace(UNIT_PHASE, routing_independence=0.0)
 ALIKE_PROFILE = dataclasses.replace(UNIT_PROFILE, phases={"prefill": _ALIKE, "decode": _ALIKE})
+#: A native dtype no platform lists: the KV probe of `decompose` is emulated everywhere.
+_NO_DTYPE = "(none)"
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,9 @@ class PassTerms:
     models), ``routed_tokens`` the tokens a step routes and ``num_experts`` /
     ``top_k`` the model's routing, so the routed experts' memory time follows any
     routing independence in closed form (`genz.graph.expected_experts_touched`).
+    ``kv_s`` is the part of ``memory_s`` that moves KV-cache bytes (rows whose
+    ``kv_bits`` select one of the runtime's KV formats, else 0), so a KV format's
+    emulated scale applies in closed form (`genz.runtime_cost.kv_format_memory_s`).
     """
 
     compute_s: Array
@@ -61,6 +67,7 @@ class PassTerms:
     top_k: Array
     preset_compute_efficiency: Array  # (rows,): the row's platform preset's own, for
     preset_memory_efficiency: Array  # a profile that inherits them (None in the phase)
+    kv_s: Array
 
     def touched(self, independence: float) -> Array:
         """Expected distinct experts a step touches per MoE layer (0 for dense rows)."""
@@ -72,14 +79,22 @@ class PassTerms:
             0.0,
         )
 
-    def time_s(self, phase: PhaseProfile, scale: Array, latency_s: Array | float) -> Array:
-        """Pass time at the phase's efficiencies (memory times ``scale``), seconds."""
+    def time_s(
+        self,
+        phase: PhaseProfile,
+        scale: Array,
+        latency_s: Array | float,
+        kv_slowdown: Array | None = None,
+    ) -> Array:
+        """Pass time at the phase's efficiencies (memory times ``scale``; the KV cache's
+        memory time times ``kv_slowdown`` per row, `genz.runtime_cost.kv_slowdown`), s."""
         memory_s = self.memory_s
         if phase.routing_independence != 1.0:
             extra = (self.touched(phase.routing_independence) - self.touched(1.0)) * (
                 self.expert_weight_s
             )
             memory_s = memory_s + self.experts * extra
+        memory_s = kv_format_memory_s(memory_s, self.kv_s, kv_slowdown)
         compute, memory = scaled_terms(
             self.compute_s,
             memory_s,
@@ -111,6 +126,23 @@ class CalibrationRows:
     hw: tuple[str, ...]
     kinds: tuple[str, ...]
     measured: dict[str, Array]
+    kv_bits: Array
+    dtypes: tuple[frozenset[str], ...]
+
+    def emulated(self, fmt: KVFormat) -> Array:
+        """Per row: its ``kv_bits`` select ``fmt`` and its platform (``dtypes``: those
+        it lists peaks for) has no arithmetic for the format's native dtype."""
+        native = np.array([not fmt.emulated_on(dtypes) for dtypes in self.dtypes], bool)
+        return np.isclose(self.kv_bits, fmt.nominal_bits) & ~native
+
+    def kv_slowdown(self, profile: RuntimeProfile) -> Array | None:
+        """Per row, the factor on its KV cache's memory time at its device class's
+        scale (`genz.runtime_cost.kv_slowdown`); None when no row is emulated."""
+        factor = np.ones(len(self.rows))
+        for fmt in profile.kv_formats:
+            scale = np.array([profile.kv_scale(fmt, kind) for kind in self.kinds])
+            factor = np.where(self.emulated(fmt), 1.0 / scale, factor)
+        return None if np.all(factor == 1.0) else factor
 
     def subset(self, keep: Array) -> CalibrationRows:
         """The rows where ``keep`` (boolean, per row) is true."""
@@ -133,6 +165,8 @@ class CalibrationRows:
             hw=tuple(self.hw[i] for i in index),
             kinds=tuple(self.kinds[i] for i in index),
             measured={name: values[index] for name, values in self.measured.items()},
+            kv_bits=self.kv_bits[index],
+            dtypes=tuple(self.dtypes[i] for i in index),
         )
 
     def predict(self, profile: RuntimeProfile) -> dict[str, Array]:
@@ -144,13 +178,14 @@ class CalibrationRows:
             scale = np.where(hit, fmt.memory_efficiency_scale, scale)
         kinds = np.array(self.kinds)
         latency = np.array([profile.all_reduce_latency(kind) or 0.0 for kind in self.kinds])
+        slowdown = self.kv_slowdown(profile)
         times = {}
         for phase, terms in (("prefill", self.prefill), ("decode", self.decode)):
-            total = terms.time_s(profile.phases[phase], scale, latency)
+            total = terms.time_s(profile.phases[phase], scale, latency, slowdown)
             for kind, override in profile.device_classes.items():
                 rows = kinds == kind
                 if phase in override and np.any(rows):
-                    total[rows] = terms.time_s(override[phase], scale, latency)[rows]
+                    total[rows] = terms.time_s(override[phase], scale, latency, slowdown)[rows]
             times[phase] = total
         return {
             "ttft_s": times["prefill"],
@@ -209,21 +244,33 @@ def row_inputs(rows: Sequence[Measurement]) -> GridInputs:
 
 
 def decompose(
-    rows: Sequence[Measurement], formats: tuple[WeightFormat, ...] = ()
+    rows: Sequence[Measurement],
+    formats: tuple[WeightFormat, ...] = (),
+    kv_formats: tuple[KVFormat, ...] = (),
 ) -> CalibrationRows:
     """Cost every row at efficiency 1 (vectorised per model x hardware); ``formats`` say
-    how the runtime stores each weight format (`RuntimeProfile`).
+    how the runtime stores each weight format, ``kv_formats`` which KV-cache formats it
+    has (`RuntimeProfile`).
 
     Two costings with the unit profile, at all-reduce latency 0 s and 1 s, give the
     wire time and (their difference) the number of all-reduces each pass pays for; for
     a mixture-of-experts model a third, every token of a step routed alike, gives (its
     difference in routed-expert memory time over that in experts touched) the memory
-    time of one touched expert's weights.
+    time of one touched expert's weights; with KV formats, one more with every KV
+    format emulated at scale 1/2 gives (its difference in memory time) the KV cache's
+    memory time of the rows those formats select.
     """
     unit = dataclasses.replace(UNIT_PROFILE, weight_formats=formats)
     counting = dataclasses.replace(unit, all_reduce_latency_s=1.0)
     alike = dataclasses.replace(ALIKE_PROFILE, weight_formats=formats)
+    halved = dataclasses.replace(
+        unit,
+        kv_formats=tuple(
+            KVFormat(fmt.name, fmt.nominal_bits, _NO_DTYPE, 0.5) for fmt in kv_formats
+        ),
+    )
     n = len(rows)
+    dtypes: dict[int, frozenset[str]] = {}
     groups: dict[tuple[str, str], list[int]] = {}
     for index, row in enumerate(rows):
         groups.setdefault((row.model, row.hw), []).append(index)
@@ -234,8 +281,10 @@ def decompose(
         costed = evaluate(model, platform, inputs, runtime=unit)
         counted = evaluate(model, platform, inputs, runtime=counting)
         routed = evaluate(model, platform, inputs, runtime=alike) if model.is_moe else None
+        kv = evaluate(model, platform, inputs, runtime=halved) if kv_formats else None
         chunks = np.ceil(inputs.input_tokens / inputs.chunk)
-        parts.append((indices, platform, model, costed, counted, routed, chunks))
+        parts.append((indices, platform, model, costed, counted, routed, chunks, kv))
+        dtypes.update({i: frozenset(platform.peak_flops_per_s) for i in indices})
     width = {
         phase: max(getattr(part[3], phase).compute_s.shape[0] for part in parts)
         for phase in ("prefill", "decode")
@@ -248,14 +297,17 @@ def decompose(
     terms = {}
     for phase in ("prefill", "decode"):
         compute, memory = np.zeros((width[phase], n)), np.zeros((width[phase], n))
+        kv_s = np.zeros((width[phase], n))
         experts = np.zeros((width[phase], n), bool)
         fixed, reduces, steps = np.zeros(n), np.zeros(n), np.zeros(n)
         per_expert, tokens, num, top = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
-        for indices, _, model, costed, counted, routed, chunks in parts:
+        for indices, _, model, costed, counted, routed, chunks, kv in parts:
             cost, with_latency = getattr(costed, phase), getattr(counted, phase)
             size = cost.compute_s.shape[0]
             compute[:size, indices] = cost.compute_s
             memory[:size, indices] = cost.memory_s
+            if kv is not None:
+                kv_s[:size, indices] = getattr(kv, phase).memory_s[:size] - cost.memory_s
             fixed[indices] = cost.interconnect_s.sum(axis=0) + cost.overhead_s.sum(axis=0)
             reduces[indices] = with_latency.interconnect_s.sum(axis=0) - cost.interconnect_s.sum(
                 axis=0
@@ -288,6 +340,7 @@ def decompose(
             top,
             preset_compute,
             preset_memory,
+            kv_s,
         )
     kinds = [""] * n
     for indices, platform, *_ in parts:
@@ -302,4 +355,6 @@ def decompose(
         hw=tuple(row.hw for row in rows),
         kinds=tuple(kinds),
         measured=measured_metrics(rows),
+        kv_bits=np.array([row.kv_bits for row in rows], float),
+        dtypes=tuple(dtypes[i] for i in range(n)),
     )

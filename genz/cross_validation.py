@@ -18,15 +18,16 @@ import numpy as np
 
 from roofline import InputError
 
-from .calibration import METRICS, OPTIONAL, Fit, fit_profile
+from .calibration import METRICS, Fit, fit_profile, is_optional, kv_scale_name
 from .calibration_data import CalibrationRows
 from .graph import Array
-from .runtime import RuntimeProfile, WeightFormat
+from .runtime import KVFormat, RuntimeProfile, WeightFormat
 
 
 @dataclass(frozen=True)
 class RuntimeFit:
-    """The default fit, one fit per device class, and the classes left at the default."""
+    """The default fit, one fit per device class, and the classes left at the default
+    (a class's KV-format scales: those its own rows fitted, `_class_fit`)."""
 
     default: Fit
     classes: dict[str, Fit]
@@ -43,7 +44,19 @@ class RuntimeFit:
                 for kind, fit in self.classes.items()
                 if "all_reduce_latency_s" in fit.values
             },
+            class_kv_scales={
+                kind: scales for kind, fit in self.classes.items() if (scales := _kv_scales(fit))
+            },
         )
+
+
+def _kv_scales(fit: Fit) -> dict[str, float]:
+    """KV format -> the emulated scale a class fit fitted itself (not held)."""
+    return {
+        fmt.name: fit.values[kv_scale_name(fmt)]
+        for fmt in fit.profile.kv_formats
+        if kv_scale_name(fmt) in fit.values and kv_scale_name(fmt) not in fit.held
+    }
 
 
 def fit_runtime(
@@ -54,18 +67,27 @@ def fit_runtime(
     inherit: Sequence[str] = (),
     check: bool = True,
     description: str = "",
+    kv_formats: Sequence[KVFormat] = (),
 ) -> RuntimeFit:
     """Default phases from every row; per device class from its own rows (``inherit``:
-    efficiencies taken from each platform preset, `genz.calibration.fit_profile`)."""
+    efficiencies taken from each platform preset, `genz.calibration.fit_profile`;
+    weight-format scales: the default fit's; KV-format scales: also the class's, see
+    `_class_fit`)."""
     default = fit_profile(
-        data, name, formats, inherit=inherit, check=check, description=description
+        data,
+        name,
+        formats,
+        inherit=inherit,
+        check=check,
+        description=description,
+        kv_formats=kv_formats,
     )
     kinds = sorted(set(data.kinds))
     classes, skipped = {}, {}
     if len(kinds) > 1:
         for kind in kinds:
             rows = data.subset(np.array(data.kinds) == kind)
-            fitted = _class_fit(rows, name, formats, default, inherit)
+            fitted = _class_fit(rows, name, formats, default, inherit, kv_formats)
             if isinstance(fitted, str):
                 skipped[kind] = fitted
             else:
@@ -79,13 +101,25 @@ def _class_fit(
     formats: Sequence[WeightFormat],
     default: Fit,
     inherit: Sequence[str] = (),
+    kv_formats: Sequence[KVFormat] = (),
 ) -> Fit | str:
     """Fit a device class; a parameter its rows cannot identify is held at the default's
-    value and the rest refitted. Returns the reason when nothing can be fitted."""
+    value and the rest refitted. Returns the reason when nothing can be fitted.
+
+    Weight-format scales are the default's; a KV format's emulated scale is fitted
+    with the class's own phases when the class has rows it applies to (they are
+    predicted with those phases), else held at the default's."""
     held = {n: v for n, v in default.values.items() if n.endswith(".memory_efficiency_scale")}
+    held |= {
+        kv_scale_name(fmt): default.values[kv_scale_name(fmt)]
+        for fmt in kv_formats
+        if kv_scale_name(fmt) in default.values and not np.any(rows.emulated(fmt))
+    }
     while True:
         try:
-            fit = fit_profile(rows, name, formats, held=held, inherit=inherit)
+            fit = fit_profile(
+                rows, name, formats, held=held, inherit=inherit, kv_formats=kv_formats
+            )
         except InputError as error:
             culprit = next((n for n in default.values if n in str(error) and n not in held), None)
             if culprit is None or len(held) >= len(default.values) - 1:
@@ -96,7 +130,7 @@ def _class_fit(
         from_default = {
             n: default.values[n]
             for n in (*fit.unused, *fit.refused)
-            if n in OPTIONAL and n in default.values and n not in held
+            if is_optional(n) and n in default.values and n not in held
         }
         if not from_default:
             return fit
@@ -135,13 +169,16 @@ def cross_validate(
     name: str,
     formats: Sequence[WeightFormat] = (),
     inherit: Sequence[str] = (),
+    kv_formats: Sequence[KVFormat] = (),
 ) -> CrossValidation:
     """Fit on all folds but one and predict that one, for every fold."""
     method, labels = fold_labels(data)
     predicted = {metric: np.full(len(data.rows), np.nan) for metric in METRICS}
     for fold in np.unique(labels):
         train, test = data.subset(labels != fold), data.subset(labels == fold)
-        fitted = fit_runtime(train, name, formats, inherit=inherit, check=False).profile
+        fitted = fit_runtime(
+            train, name, formats, inherit=inherit, check=False, kv_formats=kv_formats
+        ).profile
         for metric, values in test.predict(fitted).items():
             predicted[metric][labels == fold] = values
     return CrossValidation(method=method, predicted=predicted, folds=len(np.unique(labels)))

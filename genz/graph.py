@@ -51,6 +51,9 @@ class OpTerms(NamedTuple):
     contain it (1 for per-model ops; a fraction for the LM head of chunked prefill).
     ``collective`` names the collective ('all_reduce', 'all_to_all', 'p2p') whose
     ``message_bytes`` cross ``group`` devices, for interconnect operators.
+    ``kv_bytes`` is the part of ``bytes`` that reads or writes the KV cache (attention,
+    MLA's latent up-projection; 0 elsewhere), which a runtime's KV-cache format may
+    stream at its own rate (`genz.runtime_cost.kv_format_memory_s`).
     """
 
     name: str
@@ -63,6 +66,7 @@ class OpTerms(NamedTuple):
     collective: str | None = None
     message_bytes: Array | None = None
     group_size: Array | None = None
+    kv_bytes: Array | float = 0.0
 
 
 @dataclass(frozen=True)
@@ -204,6 +208,7 @@ def attention_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
         if shape.prefill:
             decompressed = seqs * shape.context
             up_flop = 2.0 * decompressed * up_weights
+            up_kv = decompressed * latent * kv_bytes
             up_bytes = up_weights * shape.weight_bits["attn_kv_up"] / 8 + decompressed * (
                 latent * kv_bytes + heads * (model.qk_nope_head_dim + model.v_head_dim) * a_bytes
             )
@@ -211,13 +216,15 @@ def attention_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
                 2.0 * seqs * heads * pairs * (qk_head + model.v_head_dim)
                 + 5.0 * seqs * heads * pairs
             )
+            attn_kv = tokens * latent * kv_bytes
             attn_bytes = (
                 tokens * heads * (qk_head + model.v_head_dim) * a_bytes
                 + decompressed * heads * (qk_head + model.v_head_dim) * a_bytes
-                + tokens * latent * kv_bytes
+                + attn_kv
             )
         else:
             up_flop = 2.0 * tokens * up_weights
+            up_kv = 0.0
             up_bytes = (
                 up_weights * shape.weight_bits["attn_kv_up"] / 8
                 + tokens
@@ -234,6 +241,7 @@ def attention_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
                 + seqs * shape.context * latent * kv_bytes
                 + tokens * latent * kv_bytes
             )
+            attn_kv = seqs * shape.context * latent * kv_bytes + tokens * latent * kv_bytes
         ops.append(
             OpTerms(
                 "mla_kv_up",
@@ -243,6 +251,7 @@ def attention_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
                 up_flop,
                 up_bytes,
                 elementwise_max(shape.weight_bits["attn_kv_up"], shape.activation_bits),
+                kv_bytes=up_kv,
             )
         )
         out_k = heads * model.v_head_dim
@@ -258,6 +267,7 @@ def attention_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
             + seqs * shape.context * kv_elements * kv_bytes
             + tokens * kv_elements * kv_bytes
         )
+        attn_kv = seqs * shape.context * kv_elements * kv_bytes + tokens * kv_elements * kv_bytes
         out_k = heads * d
     ops.append(
         OpTerms(
@@ -268,6 +278,7 @@ def attention_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
             attn_flop,
             attn_bytes,
             attention_bits,
+            kv_bytes=attn_kv,
         )
     )
     ops.append(_gemm("out_proj", "attn_out", layers, tokens, out_k, float(h), shape))

@@ -10,10 +10,10 @@ import yaml
 
 from roofline import InputError
 
-from .calibration import Fit
+from .calibration import Fit, kv_scale_name
 from .calibration_data import CalibrationRows
 from .cross_validation import CrossValidation, RuntimeFit
-from .runtime import ACCURACY_METRICS, INHERITED, PHASE_KEYS, PHASES, WeightFormat
+from .runtime import ACCURACY_METRICS, INHERITED, PHASE_KEYS, PHASES, KVFormat, WeightFormat
 
 #: Quantiles of measured / predicted stored in a profile's accuracy block.
 LEVELS = (0.1, 0.5, 0.9)
@@ -57,6 +57,8 @@ def profile_document(
     data: CalibrationRows,
     formats: tuple[WeightFormat, ...],
     format_sources: dict[str, str],
+    kv_formats: tuple[KVFormat, ...] = (),
+    kv_format_sources: dict[str, dict[str, str]] | None = None,
 ) -> dict[str, Any]:
     """The YAML mapping of a fitted profile (`genz.runtime.runtime_from_dict` reads it)."""
 
@@ -87,6 +89,8 @@ def profile_document(
             }
             for fmt in formats
         }
+    if kv_formats:
+        document["kv_formats"] = _kv_formats(fit, command, kv_formats, kv_format_sources or {})
     if runtime_fit.classes:
         document["device_classes"] = {
             kind: {
@@ -96,6 +100,7 @@ def profile_document(
                     if "all_reduce_latency_s" in class_fit.values
                     else {}
                 ),
+                **_class_kv_formats(class_fit, command, kv_formats),
             }
             for kind, class_fit in runtime_fit.classes.items()
         }
@@ -115,6 +120,41 @@ def profile_document(
     if not document["accuracy"]["metrics"]:
         del document["accuracy"]["metrics"]
     return document
+
+
+def _kv_formats(
+    fit: Fit,
+    command: str,
+    kv_formats: tuple[KVFormat, ...],
+    sources: dict[str, dict[str, str]],
+) -> dict[str, Any]:
+    """Each KV format with its sources and, when the rows identified it, its fitted
+    emulated memory-efficiency scale (else none: the neutral 1)."""
+    document = {}
+    for fmt in kv_formats:
+        cited = sources.get(fmt.name, {})
+        entry: dict[str, Any] = {
+            "nominal_bits": {"value": fmt.nominal_bits, "source": cited.get("nominal_bits", "")},
+            "native_dtype": {"value": fmt.native_dtype, "source": cited.get("native_dtype", "")},
+        }
+        if kv_scale_name(fmt) in fit.values:
+            entry["emulated_memory_efficiency_scale"] = _fitted(fit, kv_scale_name(fmt), command)
+        document[fmt.name] = entry
+    return document
+
+
+def _class_kv_formats(
+    class_fit: Fit, command: str, kv_formats: tuple[KVFormat, ...]
+) -> dict[str, Any]:
+    """A device class's own fitted KV-format scales (none held at the default's)."""
+    own = {
+        fmt.name: {
+            "emulated_memory_efficiency_scale": _fitted(class_fit, kv_scale_name(fmt), command)
+        }
+        for fmt in kv_formats
+        if kv_scale_name(fmt) in class_fit.values and kv_scale_name(fmt) not in class_fit.held
+    }
+    return {"kv_formats": own} if own else {}
 
 
 def _metric_accuracy(

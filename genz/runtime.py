@@ -5,7 +5,8 @@ fraction of the platform's peak compute and memory bandwidth the runtime's kerne
 reach and the fixed cost of one forward step (scheduler, sampling, launches); the
 small-message latency of one all-reduce; how each weight format is really stored
 (effective bits of the layer weights, bits of embedding and LM head) and how much
-slower its dequantising kernels stream weights; for mixture-of-experts models, how
+slower its dequantising kernels stream weights; how a KV-cache format whose dtype the
+device has no arithmetic for (FP8 on an A100) is streamed; for mixture-of-experts models, how
 independently a step's tokens pick their experts. Values may be overridden per device
 class (`roofline.Platform.device_class`, e.g. ``nvidia-gpu``; never a device's own numbers).
 
@@ -25,6 +26,9 @@ YAML layout::
     weight_formats:                              # optional
       Q4_K_M: {nominal_bits: 4, stored_bits: V, embedding_bits: V, lm_head_bits: V,
                memory_efficiency_scale: V}
+    kv_formats:                                  # optional
+      fp8: {nominal_bits: V, native_dtype: {value: fp8, source: ...},
+            emulated_memory_efficiency_scale: V} # optional (1)
     device_classes:                              # optional overrides per device class
       nvidia-gpu: {prefill: {...}, decode: {...}, all_reduce_latency_s: V}
     accuracy: {method: ..., hardware: [...], rows: N,
@@ -45,14 +49,21 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from numpy.typing import NDArray
 
-from roofline import InputError, Platform, data_dir, load_user_document, unknown_name
+from roofline import (
+    DTYPE_BITS,
+    InputError,
+    Platform,
+    data_dir,
+    load_user_document,
+    unknown_name,
+)
 
 Array = NDArray[Any]
 
@@ -79,6 +90,7 @@ FORMAT_KEYS = (
     "lm_head_bits",
     "memory_efficiency_scale",
 )
+KV_FORMAT_KEYS = ("nominal_bits", "native_dtype", "emulated_memory_efficiency_scale")
 TOP_KEYS = frozenset(
     {
         "name",
@@ -87,6 +99,7 @@ TOP_KEYS = frozenset(
         "decode",
         "all_reduce_latency_s",
         "weight_formats",
+        "kv_formats",
         "device_classes",
         "accuracy",
     }
@@ -117,7 +130,10 @@ RANGES = {
     "embedding_bits": (1.0, 32.0),
     "lm_head_bits": (1.0, 32.0),
     "memory_efficiency_scale": (0.05, 2.0),
+    "emulated_memory_efficiency_scale": (0.01, 1.0),
 }
+#: Dtypes that stand in for each other when a platform lists one (`Platform.peak`).
+_TWIN_DTYPES = {"bf16": "fp16", "fp16": "bf16"}
 
 
 @dataclass(frozen=True)
@@ -191,6 +207,32 @@ class WeightFormat:
 
 
 @dataclass(frozen=True)
+class KVFormat:
+    """How a runtime streams one KV-cache format.
+
+    ``nominal_bits`` is the scenario's ``kv_bits`` that selects the format (8 for an FP8
+    cache); ``native_dtype`` the dtype whose arithmetic its attention kernels use to
+    convert cached elements (``fp8``). On a platform that lists no peak for that dtype
+    (`emulated_on`) the kernels convert every cached element in software, and the KV
+    cache's bytes (`genz.graph.OpTerms.kv_bytes`) stream at the phase's memory
+    efficiency times ``emulated_memory_efficiency_scale`` (<= 1; 1: no slowdown);
+    elsewhere, and for every other ``kv_bits``, nothing changes
+    (`genz.runtime_cost.kv_format_memory_s`).
+    """
+
+    name: str
+    nominal_bits: float
+    native_dtype: str
+    emulated_memory_efficiency_scale: float = 1.0
+
+    def emulated_on(self, dtypes: Collection[str]) -> bool:
+        """True when a platform listing peaks for ``dtypes`` has no ``native_dtype``
+        arithmetic (bf16 and fp16 stand in for each other, as in `Platform.peak`)."""
+        twin = _TWIN_DTYPES.get(self.native_dtype)
+        return self.native_dtype not in dtypes and (twin is None or twin not in dtypes)
+
+
+@dataclass(frozen=True)
 class ClassAccuracy:
     """Error on one device class's rows, quantiles of measured / predicted: held out
     (``ratio_quantiles``) and by the fitted profile itself (``in_sample_...``)."""
@@ -246,11 +288,18 @@ class RuntimeProfile:
     device_classes: Mapping[str, Mapping[str, PhaseProfile]] = field(default_factory=dict)
     class_all_reduce_latency_s: Mapping[str, float] = field(default_factory=dict)
     accuracy: Accuracy | None = None
+    kv_formats: tuple[KVFormat, ...] = ()
+    class_kv_scales: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
     @property
     def is_ideal(self) -> bool:
         """True when the profile changes nothing (today's physics)."""
-        return not self.phases and not self.weight_formats and self.all_reduce_latency_s is None
+        return (
+            not self.phases
+            and not self.weight_formats
+            and not self.kv_formats
+            and self.all_reduce_latency_s is None
+        )
 
     def phase(self, phase: str, platform: Platform) -> PhaseProfile:
         """The phase's values on ``platform``: its device class's override, else the
@@ -282,6 +331,13 @@ class RuntimeProfile:
         """Small-message all-reduce latency on a device class (its override, else the
         default; None: the platform's ring latencies), seconds."""
         return self.class_all_reduce_latency_s.get(device_class, self.all_reduce_latency_s)
+
+    def kv_scale(self, fmt: KVFormat, device_class: str) -> float:
+        """A KV format's emulated memory-efficiency scale on a device class (its
+        override, else the format's own)."""
+        return self.class_kv_scales.get(device_class, {}).get(
+            fmt.name, fmt.emulated_memory_efficiency_scale
+        )
 
     def format_for_bits(self, bits: float) -> WeightFormat | None:
         """The weight format whose ``nominal_bits`` is ``bits``, if the profile lists one."""
@@ -344,11 +400,17 @@ def runtime_from_dict(document: Any, origin: str = "<dict>") -> RuntimeProfile:
         raise InputError(f"{where} {missing} missing (give both prefill and decode, or neither)")
     classes: dict[str, dict[str, PhaseProfile]] = {}
     class_latency: dict[str, float] = {}
+    class_kv: dict[str, dict[str, float]] = {}
+    kv_formats = kv_formats_from_dict(document.get("kv_formats", {}), f"{origin}: kv_formats")
     for kind, override in _mapping(
         document.get("device_classes", {}), f"{origin}: device_classes"
     ).items():
         label = f"{origin}: device_classes.{kind}"
-        _known(_mapping(override, label), frozenset({*PHASES, "all_reduce_latency_s"}), label)
+        _known(
+            _mapping(override, label),
+            frozenset({*PHASES, "all_reduce_latency_s", "kv_formats"}),
+            label,
+        )
         if not phases:
             raise InputError(f"{label}: needs default prefill and decode values")
         classes[str(kind)] = {
@@ -362,6 +424,10 @@ def runtime_from_dict(document: Any, origin: str = "<dict>") -> RuntimeProfile:
                 "all_reduce_latency_s",
                 f"{label}.all_reduce_latency_s",
             )
+        if "kv_formats" in override:
+            class_kv[str(kind)] = _class_kv_scales(
+                override["kv_formats"], kv_formats, f"{label}.kv_formats"
+            )
     latency = document.get("all_reduce_latency_s")
     if latency is not None and not phases:
         raise InputError(f"{where} all_reduce_latency_s needs prefill and decode values")
@@ -374,6 +440,8 @@ def runtime_from_dict(document: Any, origin: str = "<dict>") -> RuntimeProfile:
     nominal = [fmt.nominal_bits for fmt in formats]
     if len(set(nominal)) < len(nominal):
         raise InputError(f"{origin}: weight_formats: two formats share nominal_bits")
+    if kv_formats and not phases:
+        raise InputError(f"{where} kv_formats needs prefill and decode values")
     return RuntimeProfile(
         name=name,
         description=str(document.get("description", "")),
@@ -387,6 +455,8 @@ def runtime_from_dict(document: Any, origin: str = "<dict>") -> RuntimeProfile:
         accuracy=None
         if "accuracy" not in document
         else _accuracy(document["accuracy"], f"{origin}: accuracy"),
+        kv_formats=kv_formats,
+        class_kv_scales=class_kv,
     )
 
 
@@ -457,6 +527,64 @@ def weight_format_from_dict(name: str, entry: Any, label: str) -> WeightFormat:
         raise InputError(f"{label}: missing {missing[0]!r}")
     values = {key: _value(entry[key], key, f"{label}.{key}") for key in FORMAT_KEYS if key in entry}
     return WeightFormat(name=name, **values)
+
+
+def kv_formats_from_dict(entry: Any, label: str) -> tuple[KVFormat, ...]:
+    """The ``kv_formats`` mapping of a profile or formats file (name -> entry), each
+    entry checked by `kv_format_from_dict`; two formats may not share nominal_bits."""
+    formats = tuple(
+        kv_format_from_dict(str(name), values, f"{label}.{name}")
+        for name, values in _mapping(entry, label).items()
+    )
+    nominal = [fmt.nominal_bits for fmt in formats]
+    if len(set(nominal)) < len(nominal):
+        raise InputError(f"{label}: two formats share nominal_bits")
+    return formats
+
+
+def _class_kv_scales(entry: Any, formats: tuple[KVFormat, ...], label: str) -> dict[str, float]:
+    """A device class's override of KV formats' emulated scales (format name ->
+    ``{emulated_memory_efficiency_scale: V}``); each format must be a top-level one."""
+    names = {fmt.name for fmt in formats}
+    scales = {}
+    for name, values in _mapping(entry, label).items():
+        where = f"{label}.{name}"
+        if str(name) not in names:
+            raise InputError(
+                f"{where}: not a format of kv_formats; accepted: {', '.join(sorted(names))}"
+            )
+        key = KV_FORMAT_KEYS[2]
+        _known(_mapping(values, where), frozenset({key}), where)
+        if key not in values:
+            raise InputError(f"{where}: missing {key!r}")
+        scales[str(name)] = _value(values[key], key, f"{where}.{key}")
+    return scales
+
+
+def kv_format_from_dict(name: str, entry: Any, label: str) -> KVFormat:
+    """One KV-cache format: ``nominal_bits`` and the optional scale are values with
+    provenance; ``native_dtype`` is ``{value: <dtype name>, source: ...}``."""
+    _known(_mapping(entry, label), frozenset(KV_FORMAT_KEYS), label)
+    missing = [key for key in KV_FORMAT_KEYS[:2] if key not in entry]
+    if missing:
+        raise InputError(f"{label}: missing {missing[0]!r}")
+    dtype_label = f"{label}.native_dtype"
+    dtype_entry = _mapping(entry["native_dtype"], dtype_label)
+    _known(dtype_entry, VALUE_KEYS - {"interval_95"}, dtype_label)
+    if not ("source" in dtype_entry or "calibrated_from" in dtype_entry):
+        raise InputError(f"{dtype_label}: needs 'source' or 'calibrated_from'")
+    dtype = dtype_entry.get("value")
+    if dtype not in DTYPE_BITS:
+        raise InputError(
+            f"{dtype_label}: value must be a dtype name ({', '.join(sorted(DTYPE_BITS))}), "
+            f"got {dtype!r}"
+        )
+    values = {
+        key: _value(entry[key], key, f"{label}.{key}")
+        for key in (KV_FORMAT_KEYS[0], KV_FORMAT_KEYS[2])
+        if key in entry
+    }
+    return KVFormat(name=name, native_dtype=str(dtype), **values)
 
 
 def _accuracy(entry: Any, label: str) -> Accuracy:

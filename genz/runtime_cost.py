@@ -9,7 +9,9 @@ The profile transforms inputs, it does not fork the cost model:
    else the platform's own).
 2. `retime`: every operator's compute time is divided by the phase's compute
    efficiency and its memory time by the phase's memory efficiency (times the
-   weight format's scale); an all-reduce costs its ring bandwidth term plus the
+   weight format's scale), the KV cache's bytes of a KV format the platform has no
+   arithmetic for at that fraction times the format's emulated scale
+   (`kv_format_memory_s`); an all-reduce costs its ring bandwidth term plus the
    profile's one small-message latency instead of ``2(n-1)`` link latencies; and one
    operator ``runtime_step`` is appended per pass carrying the fixed cost of its
    steps, ``steps x (step_overhead_s + sequence_overhead_s x batch)`` (``chunks``
@@ -29,7 +31,7 @@ import numpy as np
 
 from roofline import Efficiency, OperatorKind, Platform, all_reduce_time
 
-from .costing import PassCost
+from .costing import PassCost, stack_broadcast
 from .graph import Array, OpTerms, PassOps
 from .inputs import GridInputs
 from .runtime import PHASES, PhaseProfile, RuntimeProfile
@@ -94,6 +96,43 @@ def memory_scale(profile: RuntimeProfile, nominal_bits: Array | float) -> Array:
             np.isclose(nominal_bits, fmt.nominal_bits), fmt.memory_efficiency_scale, scale
         )
     return scale
+
+
+def kv_slowdown(
+    profile: RuntimeProfile, platform: Platform, kv_bits: Array | float
+) -> Array | None:
+    """Per scenario, the factor on the KV cache's memory time at a given efficiency:
+    ``1 / emulated_memory_efficiency_scale`` (the device class's, `RuntimeProfile.
+    kv_scale`) where the scenario's ``kv_bits`` select a KV format
+    (`genz.runtime.KVFormat`) whose native dtype ``platform`` lists no peak for, else
+    1. None when no scenario has such a format (nothing changes)."""
+    emulated = [fmt for fmt in profile.kv_formats if fmt.emulated_on(platform.peak_flops_per_s)]
+    if not emulated:
+        return None
+    factor = np.ones(np.shape(kv_bits))
+    for fmt in emulated:
+        scale = profile.kv_scale(fmt, platform.device_class)
+        factor = np.where(np.isclose(kv_bits, fmt.nominal_bits), 1.0 / scale, factor)
+    return None if np.all(factor == 1.0) else factor
+
+
+def kv_memory_s(ops: PassOps, cost: PassCost) -> Array:
+    """Per operator, the part of its memory time (all its runs) that moves KV-cache
+    bytes: ``memory_s x kv_bytes / bytes`` (`genz.graph.OpTerms.kv_bytes`), seconds."""
+    kv_bytes, moved = stack_broadcast(
+        [op.kv_bytes for op in ops.ops] + [op.bytes for op in ops.ops], fields=2
+    )
+    share = np.divide(kv_bytes, moved, out=np.zeros(moved.shape), where=moved > 0)
+    return np.asarray(cost.memory_s * share, float)
+
+
+def kv_format_memory_s(memory_s: Array, kv_s: Array, slowdown: Array | None) -> Array:
+    """Memory time (efficiency 1) with the KV cache's part ``kv_s`` times ``slowdown``
+    (`kv_slowdown`; None: ``memory_s`` unchanged), seconds. After `scaled_terms` the KV
+    bytes then stream at the phase's memory fraction times the emulated scale."""
+    if slowdown is None:
+        return memory_s
+    return memory_s + kv_s * (slowdown - 1.0)
 
 
 def routing_independence(profile: RuntimeProfile, platform: Platform) -> dict[str, float]:
@@ -178,12 +217,18 @@ def retime_pass(
     nominal_bits: Array | float,
     steps: Array | float,
     batch: Array | float,
+    kv_bits: Array | float = 16.0,
 ) -> PassCost:
-    """One pass (costed on the physics platform) at the runtime's efficiencies, its
-    all-reduces at the profile's latency, plus its step cost."""
+    """One pass (costed on the physics platform) at the runtime's efficiencies (the KV
+    cache's bytes at its format's rate, `kv_format_memory_s`), its all-reduces at the
+    profile's latency, plus its step cost."""
     phase = profile.phase(phase_name, platform)
+    slowdown = kv_slowdown(profile, platform, kv_bits)
+    memory_s = cost.memory_s
+    if slowdown is not None:
+        memory_s = kv_format_memory_s(memory_s, kv_memory_s(ops, cost), slowdown)
     compute, memory = scaled_terms(
-        cost.compute_s, cost.memory_s, *efficiencies(phase), memory_scale(profile, nominal_bits)
+        cost.compute_s, memory_s, *efficiencies(phase), memory_scale(profile, nominal_bits)
     )
     interconnect = cost.interconnect_s
     latency = profile.all_reduce_latency(platform.device_class)
@@ -211,8 +256,8 @@ def retime(
     """Both passes at the runtime's efficiencies (``inputs`` with the nominal bits)."""
     if not profile.phases:
         return prefill[1], decode[1]
-    nominal = inputs.weight_bits["attn_qkv"]
+    nominal, kv = inputs.weight_bits["attn_qkv"], inputs.kv_bits
     return (
-        retime_pass(profile, "prefill", platform, *prefill, nominal, chunks, inputs.batch),
-        retime_pass(profile, "decode", platform, *decode, nominal, 1.0, inputs.batch),
+        retime_pass(profile, "prefill", platform, *prefill, nominal, chunks, inputs.batch, kv),
+        retime_pass(profile, "decode", platform, *decode, nominal, 1.0, inputs.batch, kv),
     )

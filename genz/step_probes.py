@@ -73,7 +73,9 @@ def _cost(
         assert runtime is not None
         form = "prefill" if ps.prefill else "decode"
         nominal_bits = nominal.weight_bits["attn_qkv"]
-        stacked = retime_pass(runtime, form, costed_on, ops, stacked, nominal_bits, 0.0, batch)
+        stacked = retime_pass(
+            runtime, form, costed_on, ops, stacked, nominal_bits, 0.0, batch, nominal.kv_bits
+        )
     full = np.broadcast_shapes(np.shape(stacked.time_s), (1, *batch.shape))
 
     def wide(values: Array) -> Array:
