@@ -224,7 +224,7 @@ def attention_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
             )
         else:
             up_flop = 2.0 * tokens * up_weights
-            up_kv = 0.0
+            up_kv = 0.0 * tokens
             up_bytes = (
                 up_weights * shape.weight_bits["attn_kv_up"] / 8
                 + tokens
