@@ -32,7 +32,7 @@ A parameter no row depends on (an all-reduce latency with no tp > 1 row, a forma
 row uses) is left out and reported. The fit is refused when the Jacobian of the
 residuals, columns normalised, has a condition number above `MAX_CONDITION`: the
 data then cannot separate the parameters named (batch-1 rows of one model cannot
-tell step cost from bandwidth efficiency); an optional term (`OPTIONAL`) the data
+tell step cost from bandwidth efficiency); an optional term (`is_optional`) the data
 cannot identify, in that sense or because its 95 % interval covers its whole range,
 is left at its neutral value (1, the physics) and reported in ``Fit.refused``
 instead. The routing independence needs mixture-of-experts rows decoding two or
