@@ -377,6 +377,9 @@ def fit_profile(
     if len(data.rows) < 3:
         raise InputError(f"calibration needs at least 3 measured rows, got {len(data.rows)}")
     held = dict(held or {})
+    repeated = sorted({name for name in inherit if list(inherit).count(name) > 1})
+    if repeated:
+        raise InputError(f"--inherit: {', '.join(repeated)} named more than once")
     for parameter in inherit:
         if parameter not in INHERITABLE:
             raise InputError(

@@ -104,6 +104,8 @@ def test_interval_of_a_decode_only_profile_says_which_error_stands_in():
 def test_bad_inherit_and_bad_inherited_values_are_one_line_errors(tmp_path, capsys):
     with pytest.raises(InputError, match="--inherit: 'step_overhead_s' cannot come from"):
         calibrate_runtime(decode_rows(), "mlc", command="t", inherit=("step_overhead_s",))
+    with pytest.raises(InputError, match="--inherit: compute_efficiency named more than once"):
+        calibrate_runtime(decode_rows(), "mlc", command="t", inherit=("compute_efficiency",) * 2)
     phase = {
         "compute_efficiency": {"value": "platfrom", "source": "t"},
         "memory_efficiency": {"value": 0.5, "source": "t"},
