@@ -171,15 +171,22 @@ def test_calibrate_excludes_rows_faster_than_physics_and_names_them():
     assert result.errors_pct(out_of_sample=True).size == len(rows) - 1
 
 
-def test_shipped_tensorrt_llm_profile_is_re_derived_from_the_data():
-    """data/runtimes/tensorrt-llm.yaml is what its calibrated_from command produces."""
-    shipped = load_runtime("tensorrt-llm")
-    command = shipped.accuracy.calibrated_from
-    assert command == (
+def test_shipped_tensorrt_llm_profile_names_its_command():
+    """The command benchmarks/README.md lists is the one tensorrt-llm.yaml records."""
+    assert load_runtime("tensorrt-llm").accuracy.calibrated_from == (
         "codesign calibrate --measurements data/validation/llm_inference_bench/normalized.csv "
         "data/validation/measurements_normalized.csv --runtime tensorrt-llm "
         "--out data/runtimes/tensorrt-llm.yaml"
     )
+
+
+@pytest.mark.parametrize(
+    "name", ["tensorrt-llm", "vllm", "llama.cpp", "deepspeed", "deepspeed-mii"]
+)
+def test_every_shipped_profile_is_re_derived_from_the_data(name):
+    """data/runtimes/<name>.yaml is what its calibrated_from command produces (fit, refusals,
+    intervals and the cross-validated accuracy block), value for value."""
+    shipped = load_runtime(name)
     assert runtime_from_dict(recalibrate(shipped).document) == shipped
 
 
