@@ -304,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
     external = external_frame()
     print_external(external)
     if args.out is not None:
-        pd.concat([frame, external.assign(dataset="published_runs.csv (external)")]).to_csv(
+        pd.concat([frame, external.assign(dataset=external.file + " (external)")]).to_csv(
             args.out, index=False
         )
         print(f"\nwrote {args.out}")

@@ -1,6 +1,7 @@
 """data/validation/published_runs.csv: published static-batch runs (MLC, vLLM, TensorRT-LLM,
 MLX) transcribed from their sources, converted to the measurement schema."""
 
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -95,5 +96,20 @@ def test_external_errors_are_the_shipped_profiles_predictions():
     )
     expected = 100 * (prediction.e2e_s - row.batch_latency_s) / row.batch_latency_s
     assert scored.held_out_pct.iloc[0] == pytest.approx(expected, rel=1e-6)
+    # the row's device class (nvidia-gpu) has its own fit in the vLLM profile: the
+    # default fit beside it is the profile without class overrides, as predict() gives
+    default = dataclasses.replace(
+        load_runtime("vllm"), device_classes={}, class_all_reduce_latency_s={}, class_kv_scales={}
+    )
+    by_default = predict(
+        load_model(row.model), load_platform(row.hw), prediction.scenario, runtime=default
+    )
+    expected_default = 100 * (by_default.e2e_s - row.batch_latency_s) / row.batch_latency_s
+    assert scored.default_fit_pct.iloc[0] == pytest.approx(expected_default, rel=1e-6)
+    assert expected_default != pytest.approx(expected, rel=1e-3)
+    # device_class_runs.csv rows of a runtime whose calibration does not read that file
+    # (vLLM on MI300X) are external too; llama.cpp's, a calibration input, are not
+    second = frame[frame.file == "data/validation/device_class_runs.csv"]
+    assert set(second.runtime) == {"vllm"} and set(second.hw) == {"mi300x"}
     # runtimes without a shipped profile are scored by the physics only
     assert frame[frame.runtime == "mlc"].held_out_pct.isna().all()
