@@ -214,7 +214,7 @@ def print_result(result: QuantizationResult, args: argparse.Namespace) -> None:
     if args.out:
         print(
             f"wrote {args.out}; check: codesign predict --model {args.model} --hw {args.hw} "
-            f"--bits-file {args.out} --runtime {args.runtime}"
+            f"--bits-file {args.out} --runtime {args.runtime or 'ideal'}"
         )
 
 

@@ -453,7 +453,7 @@ def _print_result(args: argparse.Namespace, workload: Any, result: Any) -> None:
             {
                 "workload": workload.source,
                 "policy": args.policy,
-                "runtime": args.runtime,
+                "runtime": args.runtime or "ideal",
                 **result.to_dict(),
             }
         )
@@ -473,7 +473,7 @@ def _print_result(args: argparse.Namespace, workload: Any, result: Any) -> None:
     print_key_values(
         [
             ("model / hardware", f"{args.model} on {_replicas(args)}"),
-            ("policy, runtime", f"{args.policy}, {args.runtime}"),
+            ("policy, runtime", f"{args.policy}, {args.runtime or 'ideal'}"),
             ("workload", workload.source),
             ("requests (finished)", f"{summary['requests']:.0f} ({summary['finished']:.0f})"),
             *latency,

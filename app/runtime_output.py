@@ -17,18 +17,18 @@ from roofline import Platform
 from .formatting import human_seconds, print_key_values
 
 
-def add_runtime_argument(parser: argparse.ArgumentParser) -> None:
-    """``--runtime NAME|file.yaml`` (default ``ideal``: physics only)."""
+def add_runtime_argument(parser: argparse.ArgumentParser, extra_help: str = "") -> None:
+    """``--runtime NAME|file.yaml`` (not given: ``ideal``, physics only; `runtime_from_args`)."""
     parser.add_argument(
         "--runtime",
-        default="ideal",
-        help=f"serving-stack profile: {', '.join(list_runtimes())} or a .yaml file (default ideal)",
+        help=f"serving-stack profile: {', '.join(list_runtimes())} or a .yaml file (default "
+        f"ideal){extra_help}",
     )
 
 
 def runtime_from_args(args: argparse.Namespace) -> RuntimeProfile:
-    """The profile named by ``--runtime``."""
-    return load_runtime(args.runtime)
+    """The profile named by ``--runtime`` (``ideal`` when not given)."""
+    return load_runtime(args.runtime or "ideal")
 
 
 def intervals(

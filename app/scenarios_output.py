@@ -7,7 +7,7 @@ import csv
 import sys
 from typing import Any
 
-from genz import SCENARIO_OUTPUTS, load_scenarios, predict_scenarios
+from genz import load_scenarios, output_columns, predict_scenarios
 
 from .formatting import print_json
 
@@ -17,14 +17,16 @@ def add_scenarios_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--scenarios",
         help="CSV of scenarios (model, hw, runtime, batch, input_tokens, output_tokens, tp, "
-        "pp, ep, prefill_chunk, weight_bits, activation_bits, kv_bits): one prediction per "
-        "row in row order, as CSV (or --json); bad rows reported by line",
+        "pp, ep, prefill_chunk, weight_bits, activation_bits, kv_bits; or a measurement file "
+        "of codesign calibrate, whose measured times and rates are scored): one prediction per row in "
+        "row order, as CSV (or --json); bad rows reported by line; --runtime replaces every "
+        "row's runtime",
     )
 
 
 def run_scenarios(args: argparse.Namespace) -> None:
     """Predict every row; bad rows get an ``error`` and a line on stderr."""
-    rows, errors = load_scenarios(args.scenarios)
+    rows, errors, header = load_scenarios(args.scenarios, runtime=args.runtime)
     results: list[dict[str, Any]] = predict_scenarios(rows)
     results += [{"line": line, "error": reason} for line, reason in errors.items()]
     results.sort(key=lambda result: result["line"])
@@ -36,7 +38,7 @@ def run_scenarios(args: argparse.Namespace) -> None:
     if args.json:
         print_json(results)
         return
-    columns = ["line", *SCENARIO_OUTPUTS]
+    columns = output_columns(header)
     writer = csv.writer(sys.stdout, lineterminator="\n")
     writer.writerow(columns)
     writer.writerows(

@@ -67,6 +67,7 @@ if TYPE_CHECKING:
         SCENARIO_OUTPUTS,
         ScenarioRow,
         load_scenarios,
+        output_columns,
         parse_scenarios,
         predict_scenarios,
     )
@@ -207,6 +208,7 @@ __all__ = [
     "model_from_hf_config",
     "model_from_spec",
     "models_dir",
+    "output_columns",
     "parameter_count",
     "parse_measurements",
     "parse_scenarios",

@@ -7,10 +7,20 @@ Columns (header names; only ``model`` and ``hw`` are required)::
     batch, input_tokens, output_tokens, tp, pp, ep, prefill_chunk    integers
     weight_bits, activation_bits, kv_bits                            numbers
 
+A measurement file of ``codesign calibrate`` (`genz.measurements`) is a scenario file
+too: its measured columns (``batch_latency_s``, ``throughput_tok_s``, ``ttft_s``,
+``itl_s``, ``power_w``) and ``weight_format`` / ``source`` are carried to the output
+(measured ones as ``measured_<column>``), and each measured time or rate gets the signed error
+of its prediction, ``100 (predicted - measured) / measured`` %: ``e2e_error_pct``
+(end-to-end against ``batch_latency_s``), ``ttft_error_pct``, ``tpot_error_pct``
+(TPOT against ``itl_s``) and ``throughput_error_pct`` (generated tokens per second).
+
 Defaults are those of `genz.Scenario`. A bad cell or a scenario the model rejects
 marks that row (its line number and one-line reason) and the others go on. Rows of
 the same (model, hardware, runtime) are predicted in one `evaluate_grid` call, so
-10,000 rows take about a second.
+10,000 rows take about a second. Each row's 80 % intervals are those of
+`genz.prediction_interval` for its runtime and hardware (TTFT and TPOT from their own
+held-out errors where measured enough; end-to-end and throughput from batch latency's).
 """
 
 from __future__ import annotations
@@ -18,18 +28,20 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from roofline import InputError, Platform, load_platform, read_user_text
 
+from .measurements import MAX_TEXT_CHARS, METRIC_LIMITS
+from .measurements import METRICS as MEASURED_METRICS
 from .model import ModelConfig, load_model
 from .predictor import check_parallelism, evaluate_grid
 from .runtime import RuntimeProfile, load_runtime
 from .scenario import Parallelism
-from .uncertainty import prediction_interval
+from .uncertainty import Interval, prediction_interval
 
 #: Largest scenario file read, bytes.
 MAX_SCENARIO_BYTES = 50_000_000
@@ -45,19 +57,56 @@ INTEGER_COLUMNS = {
 NUMBER_COLUMNS = {"weight_bits": 16.0, "activation_bits": 16.0, "kv_bits": 16.0}
 DEFAULTS = {name: float(value) for name, value in {**INTEGER_COLUMNS, **NUMBER_COLUMNS}.items()}
 TEXT_COLUMNS = ("model", "hw", "runtime")
-COLUMNS = (*TEXT_COLUMNS, *INTEGER_COLUMNS, *NUMBER_COLUMNS)
-#: Output columns after ``line``, in order.
+#: Text columns of a measurement file, carried to the output unchanged.
+NOTE_COLUMNS = ("weight_format", "source")
+COLUMNS = (*TEXT_COLUMNS, *INTEGER_COLUMNS, *NUMBER_COLUMNS, *NOTE_COLUMNS, *MEASURED_METRICS)
+#: (measured column, predicted output, error column) of each scored time or rate.
+SCORED_TIMES = (
+    ("batch_latency_s", "e2e_s", "e2e_error_pct"),
+    ("ttft_s", "ttft_s", "ttft_error_pct"),
+    ("itl_s", "tpot_s", "tpot_error_pct"),
+    ("throughput_tok_s", "throughput_tokens_per_s", "throughput_error_pct"),
+)
+#: Output columns after ``line`` and the scenario's own values (`INPUT_OUTPUTS`), in
+#: order; `output_columns` adds the measured columns a file has before ``error``.
 SCENARIO_OUTPUTS = (
     "ttft_s",
+    "ttft_low_s",
+    "ttft_high_s",
     "tpot_s",
+    "tpot_low_s",
+    "tpot_high_s",
     "e2e_s",
-    "throughput_tokens_per_s",
-    "fits",
     "e2e_low_s",
     "e2e_high_s",
+    "throughput_tokens_per_s",
+    "throughput_low_tokens_per_s",
+    "throughput_high_tokens_per_s",
+    "fits",
     "interval_basis",
+    "ttft_interval_basis",
+    "tpot_interval_basis",
     "error",
 )
+#: Every row's scenario as predicted (defaults filled in, the runtime used).
+INPUT_OUTPUTS = (*TEXT_COLUMNS, *INTEGER_COLUMNS, *NUMBER_COLUMNS)
+#: (output key, `prediction_interval` keyword arguments, predicted key) of each interval.
+_INTERVALS: tuple[tuple[str, dict[str, Any], str], ...] = (
+    ("ttft", {"metric": "ttft_s"}, "ttft_s"),
+    ("tpot", {"metric": "itl_s"}, "tpot_s"),
+    ("e2e", {}, "e2e_s"),
+    ("throughput", {"rate": True}, "throughput_tokens_per_s"),
+)
+
+
+def output_columns(header: tuple[str, ...] = ()) -> list[str]:
+    """Output columns of a scenario file with column names ``header``: ``line``, the
+    scenario, the predictions, the file's measurement columns (measured values as
+    ``measured_<name>``, then the error of each measured time or rate), ``error``."""
+    notes = [name for name in NOTE_COLUMNS if name in header]
+    measured = [f"measured_{name}" for name in MEASURED_METRICS if name in header]
+    errors = [error for name, _, error in SCORED_TIMES if name in header]
+    return ["line", *INPUT_OUTPUTS, *SCENARIO_OUTPUTS[:-1], *notes, *measured, *errors, "error"]
 
 
 @dataclass(frozen=True)
@@ -69,10 +118,15 @@ class ScenarioRow:
     hw: str
     runtime: str
     values: dict[str, float]
+    notes: dict[str, str] = field(default_factory=dict)
+    measured: dict[str, float] = field(default_factory=dict)
 
 
-def parse_scenarios(text: str, origin: str = "<text>") -> tuple[list[ScenarioRow], dict[int, str]]:
-    """Rows that parse and, per line number, the reason a row does not."""
+def parse_scenarios(
+    text: str, origin: str = "<text>", runtime: str | None = None
+) -> tuple[list[ScenarioRow], dict[int, str]]:
+    """Rows that parse and, per line number, the reason a row does not. ``runtime``
+    (a profile name or file) replaces every row's ``runtime`` cell when given."""
     reader = csv.DictReader(io.StringIO(text))
     header = reader.fieldnames or []
     unknown = sorted(set(header) - set(COLUMNS))
@@ -84,13 +138,13 @@ def parse_scenarios(text: str, origin: str = "<text>") -> tuple[list[ScenarioRow
     rows, errors = [], {}
     for line, cells in enumerate(reader, start=2):
         try:
-            rows.append(_row(line, cells))
+            rows.append(_row(line, cells, runtime))
         except InputError as error:
             errors[line] = str(error)
     return rows, errors
 
 
-def _row(line: int, cells: dict[str, str | None]) -> ScenarioRow:
+def _row(line: int, cells: dict[str, str | None], runtime: str | None) -> ScenarioRow:
     def text(name: str) -> str:
         return (cells.get(name) or "").strip()
 
@@ -109,12 +163,31 @@ def _row(line: int, cells: dict[str, str | None]) -> ScenarioRow:
         if name in INTEGER_COLUMNS and not number.is_integer():
             raise InputError(f"{name} must be an integer, got {cell!r}")
         values[name] = number
-    return ScenarioRow(line, text("model"), text("hw"), text("runtime") or "ideal", values)
+    notes = {name: text(name) for name in NOTE_COLUMNS if text(name)}
+    for name, note in notes.items():
+        if len(note) > MAX_TEXT_CHARS:
+            raise InputError(f"{name} is longer than {MAX_TEXT_CHARS} characters")
+    measured = {name: _measured(name, text(name)) for name in MEASURED_METRICS if text(name)}
+    chosen = runtime or text("runtime") or "ideal"
+    return ScenarioRow(line, text("model"), text("hw"), chosen, values, notes, measured)
+
+
+def _measured(name: str, cell: str) -> float:
+    """A measured value: a number in (0, `METRIC_LIMITS`]."""
+    limit = METRIC_LIMITS[name]
+    try:
+        number = float(cell)
+    except ValueError:
+        raise InputError(f"{name} must be a number, got {cell!r}") from None
+    if not 0 < number <= limit:  # also refuses NaN
+        raise InputError(f"{name} must be in (0, {limit:g}], got {cell!r}")
+    return number
 
 
 def predict_scenarios(rows: list[ScenarioRow]) -> list[dict[str, Any]]:
-    """One result mapping per row, in input order: `SCENARIO_OUTPUTS` (SI units) and ``line``."""
-    results: list[dict[str, Any]] = [{"line": row.line} for row in rows]
+    """One result mapping per row, in input order: ``line``, the scenario, the
+    predictions (SI units; `output_columns`), the row's measurements and their errors."""
+    results: list[dict[str, Any]] = [_echo(row) for row in rows]
     groups: dict[tuple[str, str, str], list[int]] = {}
     for index, row in enumerate(rows):
         groups.setdefault((row.model, row.hw, row.runtime), []).append(index)
@@ -203,8 +276,11 @@ def _fill(
         prefill_chunk=np.where(chunk > 0, chunk, tokens),
         runtime=None if runtime.is_ideal else runtime,
     )
-    # The interval of a time is proportional to it: one per group, scaled per row.
-    unit = None if runtime.is_ideal else prediction_interval(1.0, runtime, platform)
+    # An interval is proportional to its value: one per group and metric, scaled per row.
+    units = {
+        key: None if runtime.is_ideal else prediction_interval(1.0, runtime, platform, **kind)
+        for key, kind, _ in _INTERVALS
+    }
     columns = zip(
         grid.ttft_s.tolist(),
         grid.tpot_s.tolist(),
@@ -213,25 +289,54 @@ def _fill(
         grid.fits.tolist(),
         strict=True,
     )
-    low = high = None
-    if unit is not None and unit.low is not None and unit.high is not None:
-        low, high = unit.low, unit.high
-    for index, (ttft, tpot, e2e, throughput, fits) in zip(indices, columns, strict=True):
-        results[index].update(
+    for row, index, (ttft, tpot, e2e, throughput, fits) in zip(rows, indices, columns, strict=True):
+        result = results[index]
+        result.update(
             {
                 "ttft_s": ttft,
                 "tpot_s": tpot,
                 "e2e_s": e2e,
                 "throughput_tokens_per_s": throughput,
                 "fits": fits,
-                "e2e_low_s": None if low is None else e2e * low,
-                "e2e_high_s": None if high is None else e2e * high,
-                "interval_basis": "physics only (ideal)" if unit is None else unit.basis,
             }
         )
+        for key, _, predicted in _INTERVALS:
+            unit = units[key]
+            low = high = None
+            if unit is not None and unit.low is not None and unit.high is not None:
+                low, high = result[predicted] * unit.low, result[predicted] * unit.high
+            suffix = "tokens_per_s" if key == "throughput" else "s"
+            result[f"{key}_low_{suffix}"] = low
+            result[f"{key}_high_{suffix}"] = high
+        result["interval_basis"] = _basis(units["e2e"])
+        result["ttft_interval_basis"] = _basis(units["ttft"])
+        result["tpot_interval_basis"] = _basis(units["tpot"])
+        for name, predicted, error in SCORED_TIMES:
+            if name in row.measured:
+                result[error] = 100 * (result[predicted] - row.measured[name]) / row.measured[name]
 
 
-def load_scenarios(path: str) -> tuple[list[ScenarioRow], dict[int, str]]:
-    """`parse_scenarios` of a file (size-limited, UTF-8)."""
+def _basis(unit: Interval | None) -> str:
+    return "physics only (ideal)" if unit is None else unit.basis
+
+
+def _echo(row: ScenarioRow) -> dict[str, Any]:
+    """The row's own columns as predicted: line, scenario, notes and measured values."""
+    echo: dict[str, Any] = {"line": row.line, "model": row.model, "hw": row.hw}
+    echo["runtime"] = row.runtime
+    for name in (*INTEGER_COLUMNS, *NUMBER_COLUMNS):
+        value = row.values[name]
+        echo[name] = int(value) if name in INTEGER_COLUMNS else value
+    echo.update(row.notes)
+    echo.update({f"measured_{name}": value for name, value in row.measured.items()})
+    return echo
+
+
+def load_scenarios(
+    path: str, runtime: str | None = None
+) -> tuple[list[ScenarioRow], dict[int, str], tuple[str, ...]]:
+    """`parse_scenarios` of a file (size-limited, UTF-8), and the file's column names."""
     source, text = read_user_text(path, kind="scenario file", max_bytes=MAX_SCENARIO_BYTES)
-    return parse_scenarios(text, origin=str(source))
+    rows, errors = parse_scenarios(text, origin=str(source), runtime=runtime)
+    header = next(csv.reader(io.StringIO(text)), [])
+    return rows, errors, tuple(header)

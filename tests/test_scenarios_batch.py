@@ -9,7 +9,15 @@ import json
 import pytest
 
 from app.cli import main
-from genz import Parallelism, Scenario, load_model, load_runtime, parse_scenarios, predict
+from genz import (
+    Parallelism,
+    Scenario,
+    load_model,
+    load_runtime,
+    parse_scenarios,
+    predict,
+    predict_scenarios,
+)
 from roofline import InputError, load_platform
 
 TEXT = """model,hw,runtime,batch,input_tokens,output_tokens,tp
@@ -56,3 +64,82 @@ def test_unknown_column_is_refused_by_name():
 def test_predict_without_scenarios_still_needs_model_and_hw(capsys):
     assert main(["predict", "--hw", "h100-sxm"]) == 2
     assert "--model is required" in capsys.readouterr().err
+
+
+def test_every_row_carries_its_scenario_and_the_intervals_of_a_single_prediction(capsys):
+    """The output repeats each scenario with its defaults, and the TTFT / TPOT / end-to-end
+    / throughput intervals equal those `codesign predict --runtime` gives one scenario."""
+    rows, errors = parse_scenarios("model,hw,runtime,batch\nllama-3-8b,h100-sxm,vllm,8\n")
+    assert not errors
+    (result,) = predict_scenarios(rows)
+    assert (result["batch"], result["input_tokens"], result["output_tokens"]) == (8, 1024, 128)
+    assert result["runtime"] == "vllm" and result["kv_bits"] == 16.0
+    args = ["predict", "--model", "llama-3-8b", "--hw", "h100-sxm", "--runtime", "vllm"]
+    assert main([*args, "--batch", "8", "--json"]) == 0
+    intervals = json.loads(capsys.readouterr().out)["summary"]["intervals"]
+    for key, low, high in (
+        ("ttft_s", "ttft_low_s", "ttft_high_s"),
+        ("tpot_s", "tpot_low_s", "tpot_high_s"),
+        ("e2e_s", "e2e_low_s", "e2e_high_s"),
+        ("throughput_tokens_per_s", "throughput_low_tokens_per_s", "throughput_high_tokens_per_s"),
+    ):
+        assert result[low] == pytest.approx(intervals[key]["low"], rel=1e-9)
+        assert result[high] == pytest.approx(intervals[key]["high"], rel=1e-9)
+        assert result[low] < result[key] < result[high]
+    assert result["tpot_interval_basis"] == intervals["tpot_s"]["basis"]
+    assert result["ttft_interval_basis"] == intervals["ttft_s"]["basis"]
+
+
+MEASURED = """model,hw,runtime,batch,input_tokens,output_tokens,tp,weight_format,batch_latency_s,throughput_tok_s,ttft_s,itl_s,source
+llama-3-8b,h100-sxm,vllm,8,512,64,1,fp16,1.25,400,,0.0125,run a
+llama-3-8b,h100-sxm,mlc,1,128,32,1,fp16,,,0.02,,run b
+llama-3-8b,h100-sxm,vllm,1,128,32,1,fp16,-3,,,,run c
+"""
+
+
+def test_a_measurement_file_is_scored_row_by_row(tmp_path, capsys):
+    """codesign calibrate's measurement file works as --scenarios: measured values are
+    carried as measured_<column> and each measured time or rate gets 100 (predicted - measured)
+    / measured; a bad measured cell fails its row only; --runtime replaces every row's."""
+    path = tmp_path / "runs.csv"
+    path.write_text(MEASURED, encoding="utf-8")
+    assert main(["predict", "--scenarios", str(path)]) == 0
+    captured = capsys.readouterr()
+    table = list(csv.DictReader(io.StringIO(captured.out)))
+    assert list(table[0])[-10:] == [
+        "source",
+        "measured_batch_latency_s",
+        "measured_throughput_tok_s",
+        "measured_ttft_s",
+        "measured_itl_s",
+        "e2e_error_pct",
+        "ttft_error_pct",
+        "tpot_error_pct",
+        "throughput_error_pct",
+        "error",
+    ]
+    first = table[0]
+    assert (first["weight_format"], first["source"], first["measured_batch_latency_s"]) == (
+        "fp16",
+        "run a",
+        "1.25",
+    )
+    assert float(first["e2e_error_pct"]) == pytest.approx(
+        100 * (float(first["e2e_s"]) - 1.25) / 1.25, rel=1e-12
+    )
+    assert float(first["tpot_error_pct"]) == pytest.approx(
+        100 * (float(first["tpot_s"]) - 0.0125) / 0.0125, rel=1e-12
+    )
+    assert float(first["throughput_error_pct"]) == pytest.approx(
+        100 * (float(first["throughput_tokens_per_s"]) - 400) / 400, rel=1e-12
+    )
+    assert first["ttft_error_pct"] == ""  # not measured on this row
+    assert "no calibrated profile ships" in table[1]["error"]  # runtime mlc
+    assert f"{path}:4: batch_latency_s must be in (0, 1e+07], got '-3'" in captured.err
+    assert main(["predict", "--scenarios", str(path), "--runtime", "ideal", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [row["runtime"] for row in rows[:2]] == ["ideal", "ideal"]
+    assert rows[1]["ttft_error_pct"] == pytest.approx(
+        100 * (rows[1]["ttft_s"] - 0.02) / 0.02, rel=1e-12
+    )
+    assert rows[0]["interval_basis"] == "physics only (ideal)"

@@ -51,6 +51,7 @@ snip predict-runtime "codesign predict --model llama-3-8b --hw h100-sxm --batch 
 snip calibrate "codesign calibrate --measurements data/validation/llm_inference_bench/normalized.csv --runtime deepspeed-mii --out my-runtime.yaml"
 snip predict-my-runtime "codesign predict --model llama-3.1-8b --hw a100-sxm-40gb --batch 8 --runtime my-runtime.yaml | tail -7"
 snip predict-scenarios "codesign predict --scenarios docs/snippets/scenarios.csv"
+snip predict-measured "codesign predict --scenarios docs/snippets/measured.csv | python -c \"import sys, pandas; print(pandas.read_csv(sys.stdin)[['line', 'batch', 'input_tokens', 'output_tokens', 'ttft_s', 'measured_ttft_s', 'ttft_error_pct', 'throughput_tokens_per_s', 'measured_throughput_tok_s', 'throughput_error_pct']].round(3).to_string(index=False))\""
 snip runtime-residuals "python benchmarks/runtime_residuals.py | sed -n '/^Mixture/,\$p'"
 snip validate-acceptance "python benchmarks/validate.py | sed -n '/^Acceptance/,/^$/p'"
 snip serve "codesign serve --model llama-3.1-8b --hw h100-sxm --tp 1 --runtime vllm --rate 10 --duration 600 --use-case chat --slo-ttft-p99-s 2 --slo-tpot-p99-ms 50"
