@@ -5,7 +5,8 @@ For each chosen runtime profile the page re-runs the calibration that produced i
 every measured batch latency against its out-of-sample prediction (leave one
 hardware out, 5-fold for a runtime measured on one hardware), log-log, coloured by
 runtime and shaped by hardware, with the error per runtime x hardware beside it, and
-the held-out quantiles per metric and device class that 80 % intervals come from.
+the held-out quantiles per metric and device class that 80 % intervals come from;
+then a user's own measured runs, uploaded, beside their predictions (`own_runs`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from app.dashboard_pages.common import checked, show_chart
+from app.dashboard_pages.own_runs import show_own_runs
 from genz import METRIC_LABELS, MIN_METRIC_ROWS, list_runtimes, load_runtime, recalibrate
 
 
@@ -162,6 +164,7 @@ def main() -> None:
         commands = [load_runtime(name).accuracy for name in chosen]
         st.code("\n".join(a.calibrated_from for a in commands if a is not None), language="bash")
         st.caption("Each command prints the in-sample and out-of-sample error it finds.")
+    show_own_runs()
 
 
 main()
