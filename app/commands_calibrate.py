@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import shlex
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -116,8 +117,11 @@ def run_calibrate(args: argparse.Namespace) -> None:
     for label, fit in fits.items():
         for name in fit.inherited:
             print(f"{label}: {name} not fitted (--inherit): each platform preset's own value")
+        for name, reason in fit.capped.items():
+            print(f"{label}: {name} not fitted: {reason}")
         for name in fit.held:
-            print(f"{label}: {name} held at the default's value (its rows cannot identify it)")
+            if name not in fit.capped:
+                print(f"{label}: {name} held at the default's value (its rows cannot identify it)")
         for name, reason in fit.unused.items():
             print(f"{label}: {name} not fitted ({reason}; the physics' own model is kept)")
         for name, reason in fit.refused.items():
@@ -131,10 +135,9 @@ def run_calibrate(args: argparse.Namespace) -> None:
                 {
                     "parameter": name,
                     "value": f"{value:.4g}",
-                    "95% interval": f"{low:.4g} - {high:.4g}",
+                    "95% interval": _interval_text(fit.intervals, fit.capped, name),
                 }
                 for name, value in fit.values.items()
-                for low, high in [fit.intervals.get(name, (value, value))]
             ]
         )
     for kind, reason in result.fit.skipped.items():
@@ -150,3 +153,13 @@ def run_calibrate(args: argparse.Namespace) -> None:
     print_table(lines)
     path = write_profile(result.document, args.out)
     print(f"\nwrote {path}")
+
+
+def _interval_text(
+    intervals: Mapping[str, tuple[float, float]], capped: Mapping[str, str], name: str
+) -> str:
+    """A fitted value's 95 % interval, or why it has none (held, not fitted)."""
+    if name in intervals:
+        low, high = intervals[name]
+        return f"{low:.4g} - {high:.4g}"
+    return "none: held at its upper bound" if name in capped else "none: the default's value"

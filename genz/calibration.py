@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -108,6 +108,9 @@ class Fit:
     success: bool
     status: int
     message: str
+    #: Weight-format scales no row's prediction moves with at the optimum, and why:
+    #: held at their upper bound (`_flat_format_scale`), not fitted.
+    capped: dict[str, str] = field(default_factory=dict)
 
 
 def is_optional(name: str) -> bool:
@@ -351,6 +354,18 @@ def _unconstrained(
     return None
 
 
+def _flat_format_scale(problem: tuple[tuple[str, ...], str]) -> str | None:
+    """The weight-format scale of ``problem`` when it is a zero Jacobian column: rows use
+    the format (`parameter_names` lists only those), but at the optimum none of their
+    predictions moves with the scale, because every one streams weights at the peak
+    bandwidth (scale x memory efficiency capped at 1) or is not memory-bound. None for
+    any other problem."""
+    parameter = problem[0][0]
+    if _kind(parameter) == "memory_efficiency_scale" and problem[1].startswith("no measured"):
+        return parameter
+    return None
+
+
 def fit_profile(
     data: CalibrationRows,
     name: str,
@@ -394,6 +409,7 @@ def fit_profile(
     ]
     weights = _weights(data)
     refused: dict[str, str] = {}
+    capped: dict[str, str] = {}
     while True:
         result, jac, condition, problem = _solve(
             data, name, formats, held, names, weights, kv_formats
@@ -408,6 +424,17 @@ def fit_profile(
         problem = problem or _unconstrained(intervals)
         if not problem:
             break
+        flat = _flat_format_scale(problem)
+        if flat is not None:  # held at its upper bound: the rows stay where they are
+            held[flat] = BOUNDS["memory_efficiency_scale"][1]
+            capped[flat] = (
+                f"no row's prediction moves with it at the optimum (every row in "
+                f"{flat.split('.')[0]} streams weights at the peak bandwidth, scale x memory "
+                f"efficiency capped at 1, or is not memory-bound): held at its upper bound "
+                f"{held[flat]:g}"
+            )
+            names.remove(flat)
+            continue
         culprit = next((n for n in problem[0] if is_optional(n)), None)
         if culprit is not None:  # an optional term the rows cannot identify: left out
             refused[culprit] = problem[1]
@@ -431,4 +458,5 @@ def fit_profile(
         success=bool(result.success),
         status=int(result.status),
         message=str(result.message),
+        capped=capped,
     )

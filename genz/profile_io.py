@@ -40,6 +40,11 @@ def _phases(fit: Fit, command: str) -> dict[str, Any]:
 def _fitted(fit: Fit, name: str, command: str) -> dict[str, Any]:
     if name in fit.inherited:  # not fitted: each platform preset's own
         return {"value": INHERITED, "calibrated_from": command}
+    if name in fit.capped:  # no row moves with it (at the bandwidth cap): its upper bound
+        return {
+            "value": _number(fit.values[name]),
+            "calibrated_from": f"{command} (upper bound: at the bandwidth cap)",
+        }
     if name in fit.held:  # not identifiable from the class's rows: the default's value
         return {"value": _number(fit.values[name]), "calibrated_from": f"{command} (default)"}
     low, high = fit.intervals[name]

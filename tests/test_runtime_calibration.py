@@ -240,3 +240,43 @@ def test_llama_cpp_formats_file_loads_with_sources():
 
 def test_rerunning_the_measurements_converter_reproduces_the_committed_file(rerun_converter):
     assert rerun_converter("convert_measurements.py") == CSV.read_bytes()
+
+
+def test_a_format_no_row_moves_with_is_held_at_its_bound_not_refused(capsys, tmp_path):
+    """Q4_0 rows measured 25% faster than streaming their weights at the peak bandwidth
+    allows (as llama.cpp's quantised rows on consumer GPUs are, beside their F16 rows):
+    the fit pushes the Q4_0 scale until scale x memory efficiency reaches its cap of 1,
+    where no row moves with it, so it is held at its upper bound and reported and the
+    rest fit (was: the whole calibration refused, "no measured row depends on ...")."""
+    formats, _ = load_formats(data_dir() / "runtime_formats" / "llama.cpp.yaml")
+    q4 = next(fmt for fmt in formats if fmt.name == "Q4_0")
+    truth = dataclasses.replace(
+        TRUE, weight_formats=(dataclasses.replace(q4, memory_efficiency_scale=2.0),)
+    )
+    base = [
+        dataclasses.replace(row, runtime="llama.cpp", tp=1)
+        for row in grid_rows(("rtx-4090", "rtx-3090"))
+        if row.model != "llama-2-70b"
+    ]
+    f16 = with_latencies(base, truth, noise=0.01)
+    quantised = [dataclasses.replace(row, weight_bits=q4.nominal_bits) for row in base]
+    at_peak = decompose(quantised, formats).predict(truth)["batch_latency_s"]
+    rows = f16 + [
+        dataclasses.replace(row, batch_latency_s=float(0.75 * value))
+        for row, value in zip(quantised, at_peak, strict=True)
+    ]
+    fit = fit_profile(decompose(rows, formats), "llama.cpp", formats)
+    name = "Q4_0.memory_efficiency_scale"
+    assert fit.values[name] == 2.0 and name in fit.capped and name not in fit.intervals
+    assert "peak bandwidth" in fit.capped[name]
+    measured = tmp_path / "runs.csv"
+    write_measurements(rows, measured)
+    args = ["calibrate", "--measurements", str(measured), "--runtime", "llama.cpp"]
+    formats_file = str(data_dir() / "runtime_formats" / "llama.cpp.yaml")
+    assert main([*args, "--formats", formats_file, "--out", str(tmp_path / "p.yaml")]) == 0
+    out = capsys.readouterr().out
+    assert f"{name} not fitted: no row's prediction moves with it" in out
+    assert "none: held at its upper bound" in out
+    written = yaml.safe_load((tmp_path / "p.yaml").read_text())
+    scale = written["weight_formats"]["Q4_0"]["memory_efficiency_scale"]
+    assert scale["value"] == 2.0 and "upper bound" in scale["calibrated_from"]

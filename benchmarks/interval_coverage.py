@@ -1,0 +1,202 @@
+"""Do the 80 % intervals of ``codesign predict --runtime`` hold 80 % of what is measured?
+
+Two checks, both out of sample:
+
+1. **Leave one hardware out, nested.** For each runtime of `RUNTIME_DATA` and each of
+   its hardware H: `genz.calibrate_runtime` on every row except H's, as the shipped
+   profile is made (the same files and formats), so the profile it writes carries the
+   cross-validated error of the other hardware only; then each of H's rows is predicted
+   with that profile and given its interval (`genz.prediction_interval`, per metric:
+   batch latency, TTFT, inter-token latency). Counted: rows inside, below (measured
+   faster than the interval) and above, and rows given no interval (H's device class
+   absent from the profile: "outside anything measured").
+2. **External rows** (`external_accuracy.external_rows`: ``published_runs.csv`` and the
+   vLLM MI300X rows, fitted by no profile) with the shipped profiles' intervals.
+
+A measured batch latency missing from a row is ``batch x output_tokens / throughput``
+(as `serving_accuracy.metric_errors` scores it). A well-calibrated 80 % interval holds
+about 80 % of the rows; fewer means the figures are less certain than the interval says.
+
+Run: ``python benchmarks/interval_coverage.py [--runtimes vllm,tensorrt-llm]`` (all five
+shipped runtimes: about 6 minutes on 2 cores, llama.cpp's 20-odd hardware most of it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from external_accuracy import external_rows
+from serving_accuracy import RUNTIME_DATA, _path, calibrate_command, ideal_times
+
+from genz import (
+    Measurement,
+    RuntimeProfile,
+    calibrate_runtime,
+    calibration_rows,
+    list_runtimes,
+    load_formats,
+    load_kv_formats,
+    load_measurements,
+    load_runtime,
+    prediction_interval,
+    runtime_from_dict,
+)
+from roofline import InputError, load_platform
+
+#: (label, key of `ideal_times`, `prediction_interval` metric) of each checked time.
+TIMES = (
+    ("batch latency", "batch_latency_s", "batch_latency_s"),
+    ("TTFT", "ttft_s", "ttft_s"),
+    ("inter-token latency", "itl_s", "itl_s"),
+)
+
+
+def measured_times(rows: Sequence[Measurement]) -> dict[str, np.ndarray]:
+    """Measured batch latency (or batch x output / throughput), TTFT and ITL, s (NaN: none)."""
+
+    def column(name: str) -> np.ndarray:
+        return np.array([np.nan if getattr(r, name) is None else getattr(r, name) for r in rows])
+
+    generated = np.array([row.batch * row.output_tokens for row in rows], float)
+    latency = column("batch_latency_s")
+    latency = np.where(np.isnan(latency), generated / column("throughput_tok_s"), latency)
+    return {"batch_latency_s": latency, "ttft_s": column("ttft_s"), "itl_s": column("itl_s")}
+
+
+def coverage_records(
+    rows: Sequence[Measurement], profile: RuntimeProfile, check: str
+) -> list[dict[str, object]]:
+    """One record per row and measured time: inside / below / above its interval, or none."""
+    predicted = ideal_times(rows, profile)
+    measured = measured_times(rows)
+    records: list[dict[str, object]] = []
+    intervals: dict[tuple[str, str], tuple[float | None, float | None]] = {}
+    for label, key, metric in TIMES:
+        for index, row in enumerate(rows):
+            value, truth = predicted[key][index], measured[key][index]
+            if np.isnan(truth) or np.isnan(value):
+                continue
+            if (row.hw, metric) not in intervals:
+                unit = prediction_interval(1.0, profile, load_platform(row.hw), metric=metric)
+                intervals[row.hw, metric] = (unit.low, unit.high)
+            low, high = intervals[row.hw, metric]
+            if low is None or high is None:
+                verdict = "no interval"
+            elif truth < value * low:
+                verdict = "below"
+            elif truth > value * high:
+                verdict = "above"
+            else:
+                verdict = "inside"
+            records.append(
+                {
+                    "check": check,
+                    "runtime": row.runtime,
+                    "hw": row.hw,
+                    "metric": label,
+                    "verdict": verdict,
+                }
+            )
+    return records
+
+
+def nested_records(runtime: str) -> list[dict[str, object]]:
+    """Check 1 for one runtime: each hardware's rows against a profile made without them."""
+    files, formats_file = RUNTIME_DATA[runtime]
+    rows = [row for path in files for row in load_measurements(_path(path))]
+    formats, sources = load_formats(_path(formats_file)) if formats_file else ((), {})
+    kv_formats, kv_sources = load_kv_formats(_path(formats_file)) if formats_file else ((), {})
+
+    def calibrate(part: Sequence[Measurement]) -> RuntimeProfile:
+        result = calibrate_runtime(
+            part,
+            runtime,
+            command=calibrate_command(runtime),
+            formats=formats,
+            format_sources=sources,
+            kv_formats=kv_formats,
+            kv_format_sources=kv_sources,
+        )
+        return runtime_from_dict(result.document)
+
+    # The rows the shipped calibration keeps (physically possible, on a mesh the model splits).
+    kept = list(calibration_rows(rows, runtime, formats=formats, kv_formats=kv_formats)[0].rows)
+    hardware = sorted({row.hw for row in kept})
+    if len(hardware) < 2:
+        print(f"  {runtime}: measured on {hardware[0]} only: no leave-one-hardware-out check")
+        return []
+    records: list[dict[str, object]] = []
+    for hw in hardware:
+        try:
+            profile = calibrate([row for row in rows if row.hw != hw])
+        except InputError as error:
+            print(f"  {runtime} without {hw}: not calibrated ({error})")
+            continue
+        held = [row for row in kept if row.hw == hw]
+        records += coverage_records(held, profile, "leave-one-hardware-out")
+        print(f"  {runtime} without {hw}: {len(held)} rows checked", flush=True)
+    return records
+
+
+def external_records() -> list[dict[str, object]]:
+    """Check 2: the external rows with the shipped profile of their runtime."""
+    shipped = set(list_runtimes())
+    rows = [row for _, row in external_rows() if row.runtime in shipped]
+    records: list[dict[str, object]] = []
+    for runtime in sorted({row.runtime for row in rows}):
+        part = [row for row in rows if row.runtime == runtime]
+        records += coverage_records(part, load_runtime(runtime), "external")
+    return records
+
+
+def table(records: list[dict[str, object]]) -> pd.DataFrame:
+    """Per check x runtime x metric (and x hardware): rows, % inside / below / above, and
+    rows with no interval."""
+    frame = pd.DataFrame(records)
+    lines = []
+    for keys in (["check", "runtime", "metric"], ["check", "runtime", "hw", "metric"]):
+        for group, part in frame.groupby(keys, sort=True):
+            given = part[part.verdict != "no interval"]
+            line = dict(zip(keys, group, strict=True))
+            line.setdefault("hw", "all")
+            line["rows"] = len(part)
+            line["no interval"] = len(part) - len(given)
+            for verdict in ("inside", "below", "above"):
+                share = (given.verdict == verdict).mean() if len(given) else np.nan
+                line[f"% {verdict}"] = 100 * share
+            lines.append(line)
+    columns = ["check", "runtime", "hw", "metric", "rows", "no interval"]
+    columns += ["% inside", "% below", "% above"]
+    return pd.DataFrame(lines)[columns].sort_values(["check", "runtime", "metric", "hw"])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runtimes", default=",".join(RUNTIME_DATA), help="comma-separated")
+    args = parser.parse_args(argv)
+    chosen = [name.strip() for name in args.runtimes.split(",") if name.strip()]
+    unknown = sorted(set(chosen) - set(RUNTIME_DATA))
+    if unknown:
+        parser.error(f"--runtimes: unknown {unknown[0]!r}; accepted: {', '.join(RUNTIME_DATA)}")
+    print("Leave one hardware out, nested (calibrated without the hardware, intervals from")
+    print("the other hardware's cross-validated error):")
+    records = [record for runtime in chosen for record in nested_records(runtime)]
+    records += external_records()
+    result = table(records)
+    print("\n80% intervals: share of measured values inside, below (measured faster) and above")
+    print(result.to_string(index=False, na_rep="-", float_format=lambda value: f"{value:5.1f}"))
+    for check, part in pd.DataFrame(records).groupby("check", sort=True):
+        given = part[part.verdict != "no interval"]
+        print(
+            f"  {check}: {len(given)} of {len(part)} measured values given an interval, "
+            f"{100 * (given.verdict == 'inside').mean():.1f}% inside (an 80% interval: 80%)"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
