@@ -164,6 +164,71 @@ class StepCost:
             )
         )
 
+    def decode_times(self, sequences: int, context_sums: ArrayLike) -> NDArray[np.float64]:
+        """`step_times` of decode-only steps, seconds: ``sequences`` sequences decoding
+        (all emitting, no prompt chunk) at each of ``context_sums``. The same floating-point
+        operations in the same order, less those on the prefill terms (exact zeros), so
+        equal to `step_times` bit for bit at a fraction of its cost on short runs."""
+        contexts = np.asarray(context_sums, float)
+        if sequences <= 0:
+            return np.zeros(contexts.shape)
+        base, operators = self._decode_terms(sequences)
+        if not operators:
+            return np.full(contexts.shape, base)
+        total = np.asarray(base)
+        for compute, memory, slope_c, slope_m, overhead in operators:
+            total = total + np.maximum(compute + slope_c * contexts, memory + slope_m * contexts)
+            total = total + overhead
+        return total
+
+    def decode_time(self, sequences: int, context_sum: float) -> float:
+        """`step_time` of one decode-only step (`decode_times`), seconds."""
+        if sequences <= 0:
+            return 0.0
+        total, operators = self._decode_terms(sequences)
+        for compute, memory, slope_c, slope_m, overhead in operators:
+            total = total + max(compute + slope_c * context_sum, memory + slope_m * context_sum)
+            total = total + overhead
+        return total
+
+    def _decode_terms(
+        self, sequences: int
+    ) -> tuple[float, list[tuple[float, float, float, float, float]]]:
+        """For a decode-only step of ``sequences`` sequences: the terms of `_combine` that
+        do not depend on the context sum (token and head tables, the runtime's fixed
+        cost), and per context operator its compute and memory constants, their slopes
+        in the context sum, and its overhead; checked against the tables."""
+        known = self._decode_cache.get(sequences)
+        if known is not None:
+            return known
+        token_lists, head_lists = self._lists
+        try:
+            total = token_lists[1][sequences] + head_lists[1][sequences]
+        except IndexError:
+            self._check(sequences, sequences)
+            raise
+        step, per = self._fixed
+        total = total + step[1] + per[1] * sequences
+        operators = [
+            (
+                compute[1][0] + compute[1][1] * sequences,
+                memory[1][0] + memory[1][1] * sequences,
+                compute[1][2],
+                memory[1][2],
+                overhead[1],
+            )
+            for compute, memory, overhead in self._coefficients
+        ]
+        self._decode_cache[sequences] = (total, operators)
+        return total, operators
+
+    @cached_property
+    def _decode_cache(
+        self,
+    ) -> dict[int, tuple[float, list[tuple[float, float, float, float, float]]]]:
+        """`_decode_terms` by sequence count, filled as the simulator asks."""
+        return {}
+
     def step_work(
         self,
         prefill_tokens: ArrayLike,

@@ -23,7 +23,7 @@ from app.dashboard_pages.state import (
     build_platform,
     use_cases,
 )
-from genz import Parallelism, Precision
+from genz import Parallelism, Precision, StepCost, step_cost
 from roofline import list_platforms
 from search.serving import (
     SLO,
@@ -34,6 +34,7 @@ from search.serving import (
     kv_link,
     run,
     run_disaggregated,
+    step_table_tokens,
     synthetic_workload,
 )
 
@@ -70,6 +71,37 @@ class Pools:
     decode_hw: str | None = None
 
 
+def _precision(selection: Selection) -> Precision:
+    return Precision(
+        weight_bits=selection.weight_bits,
+        activation_bits=selection.activation_bits,
+        kv_bits=selection.kv_bits,
+    )
+
+
+def _parallelism(selection: Selection) -> Parallelism:
+    return Parallelism(tp=selection.tp, pp=selection.pp, ep=selection.ep)
+
+
+# cache_resource: one shared read-only table per key, not a pickled copy per rerun. The
+# key is everything the table depends on; the request rate changes only the workload,
+# whose lengths set max_tokens (`step_table_tokens`: most moves keep the same size).
+@st.cache_resource(show_spinner=False, max_entries=16)
+def replica_step_cost(
+    selection: Selection, hw: str, max_tokens: int, max_sequences: int
+) -> StepCost:
+    """`genz.step_cost` of the selection's model on preset ``hw`` (with the selection's
+    scale factors), cached across reruns and rates."""
+    return step_cost(
+        build_model(selection),
+        build_platform(dataclasses.replace(selection, hw=hw)),
+        _precision(selection),
+        _parallelism(selection),
+        max_tokens=max_tokens,
+        max_sequences=max_sequences,
+    )
+
+
 def _replica(selection: Selection, hw: str | None, policy: str, workload: Workload) -> Replica:
     """The replica the CLI builds for ``policy`` on preset ``hw`` (None: the sidebar's)."""
     config = SchedulerConfig(
@@ -77,17 +109,17 @@ def _replica(selection: Selection, hw: str | None, policy: str, workload: Worklo
         max_sequences=32 if policy == "static" else 256,
         max_batched_tokens=512 if policy == "chunked" else 8192,
     )
+    hw = hw or selection.hw
     return build_replica(
         build_model(selection),
-        build_platform(dataclasses.replace(selection, hw=hw or selection.hw)),
+        build_platform(dataclasses.replace(selection, hw=hw)),
         workload,
-        precision=Precision(
-            weight_bits=selection.weight_bits,
-            activation_bits=selection.activation_bits,
-            kv_bits=selection.kv_bits,
-        ),
-        parallelism=Parallelism(tp=selection.tp, pp=selection.pp, ep=selection.ep),
+        precision=_precision(selection),
+        parallelism=_parallelism(selection),
         config=config,
+        cost=replica_step_cost(
+            selection, hw, step_table_tokens(workload, config), config.max_sequences
+        ),
     )
 
 

@@ -38,6 +38,7 @@ from .schedulers import (
     prefill_pool,
     simulate_disaggregated,
     simulate_replica,
+    step_table_tokens,
 )
 from .sweep import PARALLEL, SWEEP_COLUMNS, run_sweep, sweep_row
 from .workload import (
@@ -100,6 +101,7 @@ __all__ = [
     "simulate_pool",
     "simulate_replica",
     "slo_misses",
+    "step_table_tokens",
     "summarise",
     "sweep_row",
     "synthetic_workload",

@@ -5,7 +5,7 @@ State is a handful of sums kept up to date (decoding sequences ``D``, the sum of
 contexts, KV tokens reserved) plus a heap of the decode step at which each sequence
 finishes, so the loop does O(1) work per step outside the requests it touches. Runs
 of decode-only steps between events (an arrival that can be admitted, a completion, KV
-exhaustion) are costed as one array of steps (`genz.StepCost.step_times`).
+exhaustion) are costed as one array of steps (`genz.StepCost.decode_times`).
 
 Prefix cache (vLLM's automatic prefix caching): a replica keeps the KV of every shared
 prefix it has computed, in the same paged budget as the sequences. A request whose
@@ -88,12 +88,12 @@ class StepLog:
     """Time (s) and aggregates of every step a replica ran (the arguments of
     `genz.StepCost.step_work`: prefill tokens, their context and pair sums, decode
     sequences, their context sum, emitting sequences): single steps appended as tuples,
-    runs of steps as arrays. FLOP and bytes are computed once, vectorised, by `joined`,
-    off the simulation's hot path."""
+    runs of decode-only steps as (times, sequences, context sums). FLOP and bytes are
+    computed once, vectorised, by `joined`, off the simulation's hot path."""
 
     def __init__(self) -> None:
         self.steps: list[tuple[float, float, float, float, float, float, float]] = []
-        self.runs: list[tuple[NDArray[np.float64], ...]] = []
+        self.runs: list[tuple[NDArray[np.float64], int, NDArray[np.float64]]] = []
 
     def add(
         self,
@@ -117,18 +117,38 @@ class StepLog:
             )
         )
 
-    def extend(self, seconds: NDArray[np.float64], *aggregates: NDArray[np.float64]) -> None:
-        self.runs.append((seconds, *aggregates))
+    def extend_decode(
+        self, seconds: NDArray[np.float64], sequences: int, context_sums: NDArray[np.float64]
+    ) -> None:
+        """Decode-only steps of ``sequences`` sequences (all emitting) at ``context_sums``."""
+        self.runs.append((seconds, sequences, context_sums))
 
     @staticmethod
     def joined(logs: Sequence[StepLog], cost: StepCost) -> tuple[NDArray[np.float64], ...]:
         """Every step of ``logs`` (replicas sharing ``cost``) as three arrays (seconds,
-        per-device FLOP, bytes), in no particular order."""
-        parts = [np.asarray(log.steps, float).reshape(-1, 7) for log in logs]
-        parts += [np.column_stack(np.broadcast_arrays(*run)) for log in logs for run in log.runs]
-        columns = np.concatenate(parts).T if parts else np.zeros((7, 0))
-        flop, moved = cost.step_work(*columns[1:])
-        return columns[0], flop, moved
+        per-device FLOP, bytes): the single steps of every log, then the runs of every
+        log, each in the order it was logged."""
+        single = np.concatenate([np.asarray(log.steps, float).reshape(-1, 7) for log in logs])
+        runs = [run for log in logs for run in log.runs]
+        lengths = [len(run[0]) for run in runs]
+        sequences = np.repeat(np.array([float(run[1]) for run in runs]), lengths)
+        zero = np.zeros(len(sequences))
+
+        def column(k: int, tail: NDArray[np.float64]) -> NDArray[np.float64]:
+            return np.concatenate([single[:, k], tail])
+
+        seconds = column(0, np.concatenate([run[0] for run in runs]) if runs else zero)
+        contexts = column(5, np.concatenate([run[2] for run in runs]) if runs else zero)
+        decoding = column(4, sequences)
+        flop, moved = cost.step_work(
+            column(1, zero),
+            column(2, zero),
+            column(3, zero),
+            decoding,
+            contexts,
+            column(6, sequences),
+        )
+        return seconds, flop, moved
 
 
 class _Requests:
@@ -435,7 +455,7 @@ class _Engine:
         if not blocked:
             until = self.upcoming()
         d, base = self.d, self.ctx_sum
-        first = self.cost.step_time(0, 0.0, 0.0, d, base + d, d, d)
+        first = self.cost.decode_time(d, base + d)
         if until < math.inf:
             steps = max(1, min(steps, int((until - self.t) / first) + 1))
         cost, work = self.cost, self.work
@@ -445,22 +465,20 @@ class _Engine:
             self.clock.emit(self.t + first, d)
             while taken < steps and self.t + elapsed < until:
                 taken += 1
-                seconds = cost.step_time(0, 0.0, 0.0, d, base + d * taken, d, d)
+                seconds = cost.decode_time(d, base + d * taken)
                 work.add(seconds, 0, 0.0, 0.0, d, base + d * taken, d)
                 elapsed += seconds
                 self.emissions.add(seconds, d)
             self.clock.last = self.t + elapsed
             steps = taken
         else:
-            j = np.arange(1, steps + 1, dtype=float)
-            zero = np.zeros(steps)
-            times = cost.step_times(zero, zero, zero, d + zero, base + d * j, d + zero, d + zero)
+            contexts = base + d * np.arange(1, steps + 1, dtype=float)
+            times = cost.decode_times(d, contexts)
             ends = np.cumsum(times)
             if until < math.inf:  # stop after the step during which the request arrives
                 steps = min(int(np.searchsorted(ends, until - self.t)) + 1, steps)
             elapsed = float(ends[steps - 1])
-            zero = zero[:steps]
-            work.extend(times[:steps], zero, zero, zero, d + zero, base + d * j[:steps], d + zero)
+            work.extend_decode(times[:steps], d, contexts[:steps])
             self.clock.emit_run(self.t, times[:steps], d)
         self.t += elapsed
         self.steps += steps
@@ -481,11 +499,9 @@ class _Engine:
                 self.preempt()
             return
         n = min(n, room // d)
-        j = np.arange(1, n + 1, dtype=float)
-        zero = np.zeros(n)
-        context = self.ctx_sum + d * j
-        times = self.cost.step_times(zero, zero, zero, d + zero, context, d + zero, d + zero)
-        self.work.extend(times, zero, zero, zero, d + zero, context, d + zero)
+        context = self.ctx_sum + d * np.arange(1, n + 1, dtype=float)
+        times = self.cost.decode_times(d, context)
+        self.work.extend_decode(times, d, context)
         self.t += float(times.sum())
         self.clock.emit(self.t, d)
         self.steps += n

@@ -53,6 +53,17 @@ class Replica:
         return self.parallelism.devices_per_replica
 
 
+def step_table_tokens(workload: Workload, config: SchedulerConfig) -> int:
+    """Most tokens one step of ``config``'s policy may hold on ``workload``: the
+    ``max_tokens`` of the replica's step-cost table (`build_replica`)."""
+    longest = int(workload.input_tokens.max() + workload.output_tokens.max())
+    if config.policy == "static":
+        return config.max_sequences * longest
+    if config.policy == "continuous":
+        return max(config.max_batched_tokens, longest + config.max_sequences)
+    return config.max_batched_tokens + config.max_sequences
+
+
 def build_replica(
     model: ModelConfig,
     platform: Platform,
@@ -62,31 +73,36 @@ def build_replica(
     parallelism: Parallelism | None = None,
     config: SchedulerConfig | None = None,
     runtime: RuntimeProfile | None = None,
+    cost: StepCost | None = None,
 ) -> Replica:
     """A replica sized for ``workload``: step-cost tables cover its largest step and the
     KV cache gets the memory weights and the largest step's activations leave.
-    ``runtime`` (`genz.load_runtime`) costs every step as `genz.predict` does with it."""
+    ``runtime`` (`genz.load_runtime`) costs every step as `genz.predict` does with it.
+
+    ``cost`` reuses a table built before (a caller's cache: building one takes
+    milliseconds, a replica per request rate adds up): it must be `genz.step_cost` of
+    these model, platform, precision, parallelism and runtime with ``max_tokens`` =
+    `step_table_tokens` and ``max_sequences`` = ``config.max_sequences``; its sizes and
+    names are checked. None: built here."""
     precision = precision or Precision(weight_bits=model.default_weight_bits)
     parallelism = parallelism or Parallelism()
     if parallelism.dp != 1:
         raise InputError("dp must be 1 for one replica; use find-replicas for several")
     config = config or SchedulerConfig()
     longest = int(workload.input_tokens.max() + workload.output_tokens.max())
-    if config.policy == "static":
-        tokens = config.max_sequences * longest
-    elif config.policy == "continuous":
-        tokens = max(config.max_batched_tokens, longest + config.max_sequences)
+    tokens = step_table_tokens(workload, config)
+    if cost is None:
+        cost = step_cost(
+            model,
+            platform,
+            precision,
+            parallelism,
+            max_tokens=tokens,
+            max_sequences=config.max_sequences,
+            runtime=runtime,
+        )
     else:
-        tokens = config.max_batched_tokens + config.max_sequences
-    cost = step_cost(
-        model,
-        platform,
-        precision,
-        parallelism,
-        max_tokens=tokens,
-        max_sequences=config.max_sequences,
-        runtime=runtime,
-    )
+        _check_cost(cost, model, platform, runtime, tokens, config.max_sequences)
     step_tokens = min(tokens, config.max_batched_tokens if config.policy == "chunked" else longest)
     activations = step_activation_bytes(model, precision, parallelism, step_tokens)
     capacity = cost.kv_capacity_tokens(config.memory_utilization, activations)
@@ -98,6 +114,33 @@ def build_replica(
             "raise tp or pp, or lower the weight bits"
         )
     return Replica(model, platform, precision, parallelism, config, cost, capacity)
+
+
+def _check_cost(
+    cost: StepCost,
+    model: ModelConfig,
+    platform: Platform,
+    runtime: RuntimeProfile | None,
+    tokens: int,
+    sequences: int,
+) -> None:
+    """Refuse a reused step cost built for another replica or other table sizes."""
+    wanted = (model.name, platform.name, "ideal" if runtime is None else runtime.name)
+    if (cost.model, cost.platform, cost.runtime) != wanted:
+        raise InputError(
+            f"the step cost given is of {cost.model} on {cost.platform} ({cost.runtime}), "
+            f"not {wanted[0]} on {wanted[1]} ({wanted[2]})"
+        )
+    if cost.capacity_bytes != platform.main_memory.capacity_bytes:
+        raise InputError(
+            f"the step cost given is of a device of {cost.capacity_bytes:g} bytes, "
+            f"not {platform.main_memory.capacity_bytes:g}"
+        )
+    if (cost.max_tokens, cost.max_sequences) != (tokens, sequences):
+        raise InputError(
+            f"the step cost given covers {cost.max_tokens} tokens and {cost.max_sequences} "
+            f"sequences per step; this workload and scheduler need {tokens} and {sequences}"
+        )
 
 
 class _StaticReplica:
@@ -160,10 +203,9 @@ class _StaticReplica:
             self.first[ids] = t
             if longest > 1:
                 j = np.arange(1, longest, dtype=float)
-                ones = np.ones_like(j)
-                aggregates = (0 * j, 0 * j, 0 * j, size * ones, size * (prompt + j), size * ones)
-                times = cost.step_times(*aggregates, size * ones)
-                self.work.extend(times, *aggregates)
+                contexts = size * (prompt + j)
+                times = cost.decode_times(size, contexts)
+                self.work.extend_decode(times, size, contexts)
                 ends = np.cumsum(times)
                 # decode step j streams a token to the rows of at least j + 1 tokens
                 sending = size - np.searchsorted(np.sort(outputs), j, side="right")
