@@ -460,16 +460,18 @@ class _Engine:
             steps = max(1, min(steps, int((until - self.t) / first) + 1))
         cost, work = self.cost, self.work
         if steps <= SHORT_RUN:  # plain Python: stop at the step during which it arrives
-            elapsed, taken = first, 1
-            work.add(first, 0, 0.0, 0.0, d, base + d, d)
-            self.clock.emit(self.t + first, d)
-            while taken < steps and self.t + elapsed < until:
+            start, elapsed, taken = self.t, first, 1
+            log, gaps, decode_time = work.steps.append, self.emissions, cost.decode_time
+            log((first, 0, 0.0, 0.0, d, base + d, d))
+            self.clock.emit(start + first, d)
+            while taken < steps and start + elapsed < until:
                 taken += 1
-                seconds = cost.decode_time(d, base + d * taken)
-                work.add(seconds, 0, 0.0, 0.0, d, base + d * taken, d)
+                context = base + d * taken
+                seconds = decode_time(d, context)
+                log((seconds, 0, 0.0, 0.0, d, context, d))
                 elapsed += seconds
-                self.emissions.add(seconds, d)
-            self.clock.last = self.t + elapsed
+                gaps.add(seconds, d)
+            self.clock.last = start + elapsed
             steps = taken
         else:
             contexts = base + d * np.arange(1, steps + 1, dtype=float)
@@ -516,6 +518,7 @@ class _Engine:
         self.limit = limit
         chunked = self.config.policy == "chunked"
         budget = self.config.max_batched_tokens
+        block = self.config.scheduler_steps
         reported = self.next_arrival
         while True:
             self.arrive()
@@ -529,11 +532,11 @@ class _Engine:
             if chunked:
                 self.chunked_step(budget)
             else:
-                taken = self.admit(budget, whole=True)
+                taken = self.admit(budget, whole=True) if self.waiting else []
                 if taken:
                     self.prefill_step([(i, q, self.prompt[i]) for i, q in taken], False)
-                elif self.d and self.config.scheduler_steps > 1:
-                    self.decode_block(self.config.scheduler_steps)
+                elif self.d and block > 1:
+                    self.decode_block(block)
                 elif self.d:
                     self.decode_run()
             self.record()
