@@ -175,7 +175,7 @@ class StepCost:
         base, operators = self._decode_terms(sequences)
         if not operators:
             return np.full(contexts.shape, base)
-        total = np.asarray(base)
+        total: Any = base
         for compute, memory, slope_c, slope_m, overhead in operators:
             total = total + np.maximum(compute + slope_c * contexts, memory + slope_m * contexts)
             total = total + overhead

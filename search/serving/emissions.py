@@ -82,7 +82,7 @@ class DecodeClock:
         self.emit(start + float(times[0]), sequences)
         if len(times) > 1:
             self.log.extend(times[1:], np.full(len(times) - 1, float(sequences)))
-            self.last = start + float(np.sum(times))
+            self.last = start + float(times.sum())
 
 
 def weighted_percentiles(

@@ -478,7 +478,7 @@ class _Engine:
             times = cost.decode_times(d, contexts)
             ends = np.cumsum(times)
             if until < math.inf:  # stop after the step during which the request arrives
-                steps = min(int(np.searchsorted(ends, until - self.t)) + 1, steps)
+                steps = min(int(ends.searchsorted(until - self.t)) + 1, steps)
             elapsed = float(ends[steps - 1])
             work.extend_decode(times[:steps], d, contexts[:steps])
             self.clock.emit_run(self.t, times[:steps], d)
