@@ -33,6 +33,7 @@ from bisect import bisect_right
 from collections import OrderedDict, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 
 import numpy as np
 from numpy.typing import NDArray
@@ -87,12 +88,12 @@ class RunRecord:
 class StepLog:
     """Time (s) and aggregates of every step a replica ran (the arguments of
     `genz.StepCost.step_work`: prefill tokens, their context and pair sums, decode
-    sequences, their context sum, emitting sequences): single steps appended as tuples,
-    runs of decode-only steps as (times, sequences, context sums). FLOP and bytes are
+    sequences, their context sum, emitting sequences): single steps as seven numbers
+    each in one flat list, runs of decode-only steps as (times, sequences, context sums). FLOP and bytes are
     computed once, vectorised, by `joined`, off the simulation's hot path."""
 
     def __init__(self) -> None:
-        self.steps: list[tuple[float, float, float, float, float, float, float]] = []
+        self.steps: list[float] = []
         self.runs: list[tuple[NDArray[np.float64], int, NDArray[np.float64]]] = []
 
     def add(
@@ -105,7 +106,7 @@ class StepLog:
         decode_context_sum: float,
         emitting: float,
     ) -> None:
-        self.steps.append(
+        self.steps.extend(
             (
                 seconds,
                 prefill_tokens,
@@ -128,7 +129,9 @@ class StepLog:
         """Every step of ``logs`` (replicas sharing ``cost``) as three arrays (seconds,
         per-device FLOP, bytes): the single steps of every log, then the runs of every
         log, each in the order it was logged."""
-        single = np.concatenate([np.asarray(log.steps, float).reshape(-1, 7) for log in logs])
+        single = np.concatenate(
+            [np.fromiter(log.steps, float, len(log.steps)).reshape(-1, 7) for log in logs]
+        )
         runs = [run for log in logs for run in log.runs]
         lengths = [len(run[0]) for run in runs]
         sequences = np.repeat(np.array([float(run[1]) for run in runs]), lengths)
@@ -461,7 +464,7 @@ class _Engine:
         cost, work = self.cost, self.work
         if steps <= SHORT_RUN:  # plain Python: stop at the step during which it arrives
             start, elapsed, taken = self.t, first, 1
-            log, gaps, decode_time = work.steps.append, self.emissions, cost.decode_time
+            log, gaps, decode_time = work.steps.extend, self.emissions, cost.decode_time
             log((first, 0, 0.0, 0.0, d, base + d, d))
             self.clock.emit(start + first, d)
             while taken < steps and start + elapsed < until:
@@ -630,7 +633,7 @@ def merged_timeline(
 ) -> NDArray[np.float64]:
     """Rows (time, waiting, running, KV tokens) of the replicas summed: each replica's
     values hold from its row to its next (0 before its first)."""
-    arrays = [np.asarray(rows, float).reshape(-1, 4) for rows in timelines]
+    arrays = [rows_array(rows, 4) for rows in timelines]
     if len(arrays) == 1:
         return arrays[0]
     times = np.unique(np.concatenate([rows[:, 0] for rows in arrays]))
@@ -641,3 +644,10 @@ def merged_timeline(
         at = np.searchsorted(rows[:, 0], times, side="right") - 1
         total += np.where((at >= 0)[:, None], rows[np.maximum(at, 0), 1:], 0.0)
     return np.column_stack([times, total])
+
+
+def rows_array(rows: Sequence[tuple[float, ...]], width: int) -> NDArray[np.float64]:
+    """``rows`` (tuples of ``width`` numbers) as a float array of shape (rows, width):
+    ``np.asarray(rows, float)``, without its per-row sequence checks."""
+    flat = np.fromiter(chain.from_iterable(rows), float, count=len(rows) * width)
+    return flat.reshape(-1, width)
