@@ -447,21 +447,19 @@ class _Engine:
 
     def decode_run(self) -> None:
         """Decode-only steps until the next event."""
+        d, base, cost, work = self.d, self.ctx_sum, self.cost, self.work
         room = self.free()
-        if room < self.d:
+        if room < d:
             if not self.evict(keep=-1):
                 self.preempt()
             return
-        steps = min(self.heap[0][0] - self.g, room // self.d)
+        steps = min(self.heap[0][0] - self.g, room // d)
         until = math.inf
-        blocked = self.waiting or self.d + len(self.prefilling) >= self.config.max_sequences
-        if not blocked:
+        if not (self.waiting or d + len(self.prefilling) >= self.config.max_sequences):
             until = self.upcoming()
-        d, base = self.d, self.ctx_sum
-        first = self.cost.decode_time(d, base + d)
+        first = cost.decode_time(d, base + d)
         if until < math.inf:
             steps = max(1, min(steps, int((until - self.t) / first) + 1))
-        cost, work = self.cost, self.work
         if steps <= SHORT_RUN:  # plain Python: stop at the step during which it arrives
             start, elapsed, taken = self.t, first, 1
             log, gaps, decode_time = work.steps.extend, self.emissions, cost.decode_time
