@@ -85,7 +85,8 @@ def _parallelism(selection: Selection) -> Parallelism:
 
 # cache_resource: one shared read-only table per key, not a pickled copy per rerun. The
 # key is everything the table depends on; the request rate changes only the workload,
-# whose lengths set max_tokens (`step_table_tokens`: most moves keep the same size).
+# whose lengths set max_tokens (`step_table_tokens`: continuous and chunked batching
+# keep one size over most rates).
 @st.cache_resource(show_spinner=False, max_entries=16)
 def replica_step_cost(
     selection: Selection, hw: str, max_tokens: int, max_sequences: int
@@ -110,6 +111,12 @@ def _replica(selection: Selection, hw: str | None, policy: str, workload: Worklo
         max_batched_tokens=512 if policy == "chunked" else 8192,
     )
     hw = hw or selection.hw
+    # Static batching sizes its table by the longest request of each rate's workload
+    # (32 x its length: megabytes that rarely repeat), so only the others are cached.
+    cost = None
+    if policy != "static":
+        tokens = step_table_tokens(workload, config)
+        cost = replica_step_cost(selection, hw, tokens, config.max_sequences)
     return build_replica(
         build_model(selection),
         build_platform(dataclasses.replace(selection, hw=hw)),
@@ -117,9 +124,7 @@ def _replica(selection: Selection, hw: str | None, policy: str, workload: Worklo
         precision=_precision(selection),
         parallelism=_parallelism(selection),
         config=config,
-        cost=replica_step_cost(
-            selection, hw, step_table_tokens(workload, config), config.max_sequences
-        ),
+        cost=cost,
     )
 
 
