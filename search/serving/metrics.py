@@ -123,7 +123,8 @@ def _itl(record: RunRecord) -> dict[str, float]:
     gaps, counts = record.itl_s, record.itl_count
     points = weighted_percentiles(gaps, counts, PERCENTILES)
     total = float(counts.sum())
-    mean = float(np.dot(gaps, counts) / total) if total > 0 else math.nan
+    # math.fsum: exactly rounded, so the mean does not depend on how BLAS splits a dot product
+    mean = math.fsum((gaps * counts).tolist()) / total if total > 0 else math.nan
     return {f"itl_s_p{p}": v for p, v in zip(PERCENTILES, points, strict=True)} | {
         "itl_s_mean": mean
     }
