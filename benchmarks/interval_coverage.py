@@ -30,17 +30,19 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 from external_accuracy import external_rows
-from serving_accuracy import RUNTIME_DATA, _path, calibrate_command, ideal_times
+from serving_accuracy import (
+    RUNTIME_DATA,
+    calibrate_as_shipped,
+    ideal_times,
+    shipped_formats,
+    shipped_rows,
+)
 
 from genz import (
     Measurement,
     RuntimeProfile,
-    calibrate_runtime,
     calibration_rows,
     list_runtimes,
-    load_formats,
-    load_kv_formats,
-    load_measurements,
     load_runtime,
     prediction_interval,
     runtime_from_dict,
@@ -106,24 +108,13 @@ def coverage_records(
 
 def nested_records(runtime: str) -> list[dict[str, object]]:
     """Check 1 for one runtime: each hardware's rows against a profile made without them."""
-    files, formats_file = RUNTIME_DATA[runtime]
-    rows = [row for path in files for row in load_measurements(_path(path))]
-    formats, sources = load_formats(_path(formats_file)) if formats_file else ((), {})
-    kv_formats, kv_sources = load_kv_formats(_path(formats_file)) if formats_file else ((), {})
+    rows = shipped_rows(runtime)
 
     def calibrate(part: Sequence[Measurement]) -> RuntimeProfile:
-        result = calibrate_runtime(
-            part,
-            runtime,
-            command=calibrate_command(runtime),
-            formats=formats,
-            format_sources=sources,
-            kv_formats=kv_formats,
-            kv_format_sources=kv_sources,
-        )
-        return runtime_from_dict(result.document)
+        return runtime_from_dict(calibrate_as_shipped(runtime, part).document)
 
     # The rows the shipped calibration keeps (physically possible, on a mesh the model splits).
+    formats, _, kv_formats, _ = shipped_formats(runtime)
     kept = list(calibration_rows(rows, runtime, formats=formats, kv_formats=kv_formats)[0].rows)
     hardware = sorted({row.hw for row in kept})
     if len(hardware) < 2:

@@ -15,14 +15,18 @@ decode tokens/s (batch / ITL), each where measured.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from genz import (
     REPLICA_AXES,
+    Calibration,
+    KVFormat,
     Measurement,
     RuntimeProfile,
+    WeightFormat,
     calibrate_runtime,
     evaluate_grid,
     load_formats,
@@ -127,13 +131,27 @@ def metric_errors(
     }
 
 
-def runtime_frame(runtime: str) -> tuple[pd.DataFrame, list[tuple[Measurement, str]]]:
-    """Per kept row and metric: out-of-sample and ideal error; and the excluded rows."""
-    files, formats_file = RUNTIME_DATA[runtime]
-    rows = [row for path in files for row in load_measurements(_path(path))]
-    formats, sources = load_formats(_path(formats_file)) if formats_file else ((), {})
-    kv_formats, kv_sources = load_kv_formats(_path(formats_file)) if formats_file else ((), {})
-    result = calibrate_runtime(
+def shipped_rows(runtime: str) -> list[Measurement]:
+    """Every row of the files the shipped profile of ``runtime`` is calibrated on."""
+    files, _ = RUNTIME_DATA[runtime]
+    return [row for path in files for row in load_measurements(_path(path))]
+
+
+def shipped_formats(
+    runtime: str,
+) -> tuple[tuple[WeightFormat, ...], dict[str, str], tuple[KVFormat, ...], dict[str, Any]]:
+    """Weight formats and KV-cache formats (each with its sources) of the shipped
+    profile of ``runtime``'s formats file; empty when it has none."""
+    _, formats_file = RUNTIME_DATA[runtime]
+    if formats_file is None:
+        return (), {}, (), {}
+    return (*load_formats(_path(formats_file)), *load_kv_formats(_path(formats_file)))
+
+
+def calibrate_as_shipped(runtime: str, rows: Sequence[Measurement]) -> Calibration:
+    """`calibrate_runtime` of ``rows`` with the shipped profile's formats and command."""
+    formats, sources, kv_formats, kv_sources = shipped_formats(runtime)
+    return calibrate_runtime(
         rows,
         runtime,
         command=calibrate_command(runtime),
@@ -142,6 +160,11 @@ def runtime_frame(runtime: str) -> tuple[pd.DataFrame, list[tuple[Measurement, s
         kv_formats=kv_formats,
         kv_format_sources=kv_sources,
     )
+
+
+def runtime_frame(runtime: str) -> tuple[pd.DataFrame, list[tuple[Measurement, str]]]:
+    """Per kept row and metric: out-of-sample and ideal error; and the excluded rows."""
+    result = calibrate_as_shipped(runtime, shipped_rows(runtime))
     kept = list(result.data.rows)
     held_out = metric_errors(kept, result.cv.predicted)
     ideal = metric_errors(kept, ideal_times(kept))
