@@ -34,25 +34,28 @@ class PageSpec:
 
 #: The menu, in order; the first page is the default. Why each page hides what it hides:
 PAGES = (
-    # Operators, OI and bounds of one replica: capacity and data parallelism change none.
-    PageSpec("roofline_page.py", "Roofline", EVERY_CONTROL - {"capacity_scale", "dp"}),
+    # Operators, OI and bounds of one replica on the hardware's roofline (physics: no
+    # serving stack): capacity and data parallelism change none.
+    PageSpec("roofline_page.py", "Roofline", EVERY_CONTROL - {"capacity_scale", "dp", "runtime"}),
     # Times, throughput (dp) and the capacity wall (capacity): everything.
     PageSpec("latency_page.py", "Latency", EVERY_CONTROL),
-    # Bytes per device against capacity: no rates, and dp replicas do not share memory.
+    # Bytes per device against capacity: no rates (no serving stack), and dp replicas do
+    # not share memory.
     PageSpec(
         "memory_page.py",
         "Memory",
-        EVERY_CONTROL - {"compute_scale", "bw_scale", "link_bw_scale", "dp"},
+        EVERY_CONTROL - {"compute_scale", "bw_scale", "link_bw_scale", "dp", "runtime"},
     ),
     # Design A is the whole sidebar.
     PageSpec("compare_page.py", "Compare", EVERY_CONTROL),
     # Published measurements against out-of-sample predictions: no sidebar input.
     PageSpec("accuracy_page.py", "Accuracy", frozenset()),
-    # The allocation replaces the weight bits; footprint and step times are per replica.
+    # The allocation replaces the weight bits; footprint and step times are per replica,
+    # costed by the physics (the CLI's codesign quantize --runtime takes a profile).
     PageSpec(
         "precision_page.py",
         "Precision",
-        EVERY_CONTROL - {"weight_bits", "dp"},
+        EVERY_CONTROL - {"weight_bits", "dp", "runtime"},
         needs="search.bits.quantizer",
     ),
     # Request lengths come from the page's traffic, the replica is one (no dp).

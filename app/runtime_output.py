@@ -48,6 +48,11 @@ def intervals(
 
 
 LABELS = (("TTFT", "ttft_s"), ("TPOT", "tpot_s"), ("end-to-end", "e2e_s"))
+#: What an interval covers (measured by benchmarks/interval_coverage.py, docs/accuracy.md).
+SCOPE = (
+    "intervals are the held-out error on set-ups like the profile's calibration data; "
+    "another lab's set-up or stack version can fall outside (docs: Serving stacks and accuracy)"
+)
 
 
 def print_intervals(prediction: Prediction, runtime: RuntimeProfile, platform: Platform) -> None:
@@ -73,6 +78,8 @@ def print_intervals(prediction: Prediction, runtime: RuntimeProfile, platform: P
         bases.setdefault(found[key].basis, []).append(label)
     for basis, labels in bases.items():
         pairs.append((f"basis ({', '.join(labels)})", basis))
+    if any(found[key].low is not None for _, key in LABELS):
+        pairs.append(("scope", SCOPE))
     print()
     print(f"runtime {runtime.name}:")
     print_key_values(pairs)

@@ -218,6 +218,7 @@ def test_cli_predict_with_a_runtime_prints_and_returns_intervals(capsys):
     assert main(["predict", "--model", "llama-3-8b", "--hw", "h100-sxm", "--runtime", "vllm"]) == 0
     text = capsys.readouterr().out
     assert "80% interval" in text and "basis (TTFT)" in text and "basis (end-to-end)" in text
+    assert "set-ups like the profile's calibration data" in text
     assert (
         main(
             ["predict", "--model", "llama-3-8b", "--hw", "h100-sxm", "--runtime", "vllm", "--json"]

@@ -18,9 +18,11 @@ from app.dashboard_pages.state import (
     cached_model,
     predict_command,
     prediction,
+    prediction_intervals,
     sweep,
 )
 from app.formatting import human_seconds
+from app.runtime_output import SCOPE
 
 #: Prompt lengths of the context sweep, tokens.
 CONTEXT_POINTS = tuple(2**k for k in range(7, 18))
@@ -31,6 +33,26 @@ def context_points(selection: Selection, max_context: int) -> tuple[float, ...]:
     limit = max_context if max_context > 0 else CONTEXT_POINTS[-1]
     points = {p for p in CONTEXT_POINTS if p <= limit} | {selection.input_tokens}
     return tuple(float(p) for p in sorted(points))
+
+
+def show_intervals(selection: Selection) -> None:
+    """Under a runtime profile: each time's 80 % interval and its basis, as
+    ``codesign predict --runtime`` prints them; nothing under ``ideal``."""
+    found = prediction_intervals(selection)
+    if not found:
+        return
+    lines = []
+    for label, key in (("TTFT", "ttft_s"), ("TPOT", "tpot_s"), ("End-to-end", "e2e_s")):
+        interval = found[key]
+        if interval.low is None or interval.high is None:
+            lines.append(f"**{label}**: no interval ({interval.basis})")
+        else:
+            lines.append(
+                f"**{label}** 80% interval {human_seconds(interval.low)} - "
+                f"{human_seconds(interval.high)} ({interval.basis})"
+            )
+    st.markdown(f"Serving stack `{selection.runtime}`:\n\n" + "\n\n".join(lines))
+    st.caption(SCOPE)
 
 
 def render() -> None:
@@ -62,6 +84,7 @@ def render() -> None:
     row[1].metric("Per request", tokens_per_s(result.request_tokens_per_s))
     row[2].metric("Decode rate", tokens_per_s(result.decode_tokens_per_s))
     row[3].metric("Prefill rate", tokens_per_s(result.prefill_tokens_per_s))
+    show_intervals(selection)
     if not result.fits:
         st.warning("Past the capacity wall: these times assume the model fits (see Memory).")
 

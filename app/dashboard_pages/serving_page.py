@@ -21,6 +21,8 @@ from app.dashboard_pages.state import (
     Selection,
     build_model,
     build_platform,
+    runtime_flags,
+    runtime_profile,
     use_cases,
 )
 from genz import Parallelism, Precision, StepCost, step_cost
@@ -100,6 +102,7 @@ def replica_step_cost(
         _parallelism(selection),
         max_tokens=max_tokens,
         max_sequences=max_sequences,
+        runtime=runtime_profile(selection.runtime),
     )
 
 
@@ -124,6 +127,7 @@ def _replica(selection: Selection, hw: str | None, policy: str, workload: Worklo
         precision=_precision(selection),
         parallelism=_parallelism(selection),
         config=config,
+        runtime=runtime_profile(selection.runtime),
         cost=cost,
     )
 
@@ -234,6 +238,7 @@ def serve_command(
     parts += ["--wbits", f"{selection.weight_bits:g}", "--abits", f"{selection.activation_bits:g}"]
     parts += ["--kvbits", f"{selection.kv_bits:g}"]
     parts += ["--tp", str(selection.tp), "--pp", str(selection.pp), "--ep", str(selection.ep)]
+    parts += runtime_flags(selection)
     parts += ["--policy", policy, "--use-case", traffic.use_case, "--duration", f"{duration:g}"]
     parts += ["--rate", rate if isinstance(rate, str) else f"{rate:g}", "--seed", str(SEED)]
     if policy == "static":

@@ -22,6 +22,7 @@ from genz import (
     MAX_CONFIG_BYTES,
     ModelConfig,
     list_models,
+    list_runtimes,
     model_from_hf_config,
     tensor_parallel_degrees,
 )
@@ -81,6 +82,8 @@ def render_sidebar(controls: frozenset[str] = EVERY_CONTROL) -> Selection | None
             pp=int(state.pp),
             ep=int(state.ep),
             dp=int(state.dp),
+            # A page without the control shows the physics, whatever another page chose.
+            runtime=str(state.runtime) if "runtime" in controls else "ideal",
         )
         _platform_caption(bar, selection)
     except _NoModelYet as pending:
@@ -127,6 +130,14 @@ def _hardware_widgets(bar: Any, controls: frozenset[str]) -> None:
         bar.caption("What-if scale factors (multiply the preset's value):")
     for key, label in scales:
         bar.select_slider(label, SCALE_OPTIONS, key=key, format_func=_times)
+    if "runtime" in controls:
+        bar.selectbox(
+            "Serving stack (runtime profile)",
+            list_runtimes(),
+            key="runtime",
+            help="ideal: physics only; a calibrated profile adds its measured efficiencies "
+            "and step costs, with 80% intervals (codesign predict --runtime)",
+        )
 
 
 def _platform_caption(bar: Any, selection: Selection) -> None:

@@ -23,17 +23,21 @@ from genz import (
     DEFAULT_BITS,
     DEFAULT_INPUT_TOKENS,
     DEFAULT_OUTPUT_TOKENS,
+    Interval,
     ModelConfig,
     Parallelism,
     Precision,
     Prediction,
+    RuntimeProfile,
     Scenario,
     UseCase,
     evaluate_grid,
     load_model,
+    load_runtime,
     load_use_cases,
     model_from_hf_config,
     predict,
+    prediction_interval,
 )
 from roofline import Platform, derive_platform, load_platform
 
@@ -69,6 +73,8 @@ class Selection:
     pp: int = 1
     ep: int = 1
     dp: int = 1
+    #: Serving-stack profile (`genz.list_runtimes`); ``ideal``: physics only.
+    runtime: str = "ideal"
 
     @property
     def devices(self) -> int:
@@ -137,10 +143,39 @@ def cached_model(name: str, model_json: str | None) -> ModelConfig:
     return build_model(Selection(model=name, model_json=model_json))
 
 
+@st.cache_resource(show_spinner=False, max_entries=32)
+def runtime_profile(name: str) -> RuntimeProfile | None:
+    """`genz.load_runtime` of a shipped profile, cached; None for ``ideal`` (physics)."""
+    profile = load_runtime(name)
+    return None if profile.is_ideal else profile
+
+
 @st.cache_data(show_spinner=False, max_entries=512)
 def prediction(selection: Selection) -> Prediction:
-    """`genz.predictor.predict` of the selection, cached per distinct selection."""
-    return predict(build_model(selection), build_platform(selection), build_scenario(selection))
+    """`genz.predictor.predict` of the selection (with its runtime profile), cached per
+    distinct selection."""
+    return predict(
+        build_model(selection),
+        build_platform(selection),
+        build_scenario(selection),
+        runtime=runtime_profile(selection.runtime),
+    )
+
+
+def prediction_intervals(selection: Selection) -> dict[str, Interval]:
+    """80 % intervals of the selection's TTFT, TPOT and end-to-end latency (s) as
+    ``codesign predict --runtime`` prints them (`genz.prediction_interval`); empty
+    under ``ideal``."""
+    profile = runtime_profile(selection.runtime)
+    if profile is None:
+        return {}
+    result = prediction(selection)
+    platform = build_platform(selection)
+    return {
+        "ttft_s": prediction_interval(result.ttft_s, profile, platform, metric="ttft_s"),
+        "tpot_s": prediction_interval(result.tpot_s, profile, platform, metric="itl_s"),
+        "e2e_s": prediction_interval(result.e2e_s, profile, platform),
+    }
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
@@ -150,7 +185,7 @@ def sweep(selection: Selection, axis: str, values: tuple[float, ...]) -> pd.Data
     ``axis`` is an `evaluate_grid` keyword (``'batch'``, ``'input_tokens'``...).
     One row per value; times in seconds, sizes in bytes, plus ``fits`` and bounds.
     """
-    axes: dict[str, Any] = {  # Any: evaluate_grid also takes runtime=
+    axes: dict[str, Any] = {
         "batch": selection.batch,
         "input_tokens": selection.input_tokens,
         "output_tokens": selection.output_tokens,
@@ -163,7 +198,12 @@ def sweep(selection: Selection, axis: str, values: tuple[float, ...]) -> pd.Data
         "dp": selection.dp,
     }
     axes[axis] = np.asarray(values, float)
-    grid = evaluate_grid(build_model(selection), build_platform(selection), **axes)
+    grid = evaluate_grid(
+        build_model(selection),
+        build_platform(selection),
+        runtime=runtime_profile(selection.runtime),
+        **axes,
+    )
     frame = pd.DataFrame({axis: np.asarray(values, float)})
     for key, column in grid.to_dict().items():
         frame[key] = column
@@ -212,7 +252,13 @@ def predict_command(selection: Selection, **replace: object) -> str:
         ("--dp", "dp"),
     ):
         parts += [flag, _number(values[key])]
+    parts += runtime_flags(selection)
     return " ".join(part if part.startswith("<") else shlex.quote(part) for part in parts)
+
+
+def runtime_flags(selection: Selection) -> list[str]:
+    """``--runtime NAME`` of a selection's serving stack; none for ``ideal``."""
+    return [] if selection.runtime == "ideal" else ["--runtime", selection.runtime]
 
 
 def hw_show_command(selection: Selection) -> str:
