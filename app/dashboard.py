@@ -50,12 +50,11 @@ PAGES = (
     PageSpec("compare_page.py", "Compare", EVERY_CONTROL),
     # Published measurements against out-of-sample predictions: no sidebar input.
     PageSpec("accuracy_page.py", "Accuracy", frozenset()),
-    # The allocation replaces the weight bits; footprint and step times are per replica,
-    # costed by the physics (the CLI's codesign quantize --runtime takes a profile).
+    # The allocation replaces the weight bits; footprint and step times are per replica.
     PageSpec(
         "precision_page.py",
         "Precision",
-        EVERY_CONTROL - {"weight_bits", "dp", "runtime"},
+        EVERY_CONTROL - {"weight_bits", "dp"},
         needs="search.bits.quantizer",
     ),
     # Request lengths come from the page's traffic, the replica is one (no dp).

@@ -80,3 +80,18 @@ def test_serving_page_runs_the_chosen_stack() -> None:
     assert not at.exception
     assert "--runtime vllm" in at.code[0].value
     assert metric(at, "P99 TPOT") > ideal  # vLLM's step cost on every decode step
+
+
+def test_precision_page_allocates_with_the_chosen_stack(tmp_path: Path) -> None:
+    at = page("precision")
+    at.selectbox(key="runtime").set_value("vllm").run()
+    assert not at.exception
+    solve, check = at.code[0].value.splitlines()
+    assert "--runtime vllm" in solve and "--runtime vllm" in check
+    bits = tmp_path / "bits.yaml"
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert cli.main(shlex.split(solve.replace("--out bits.yaml", f"--out {bits}"))[1:]) == 0
+    summary = cli_json(check.replace("--bits-file bits.yaml", f"--bits-file {bits}"))
+    assert metric(at, "TPOT") == pytest.approx(summary["tpot_s"], rel=5e-3)
+    assert summary["runtime"] == "vllm"

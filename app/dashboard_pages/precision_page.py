@@ -23,6 +23,7 @@ from app.dashboard_pages.state import (
     cached_model,
     predict_command,
     prediction,
+    runtime_profile,
 )
 from app.formatting import human_bytes, human_seconds
 from genz import Precision, precision_to_dict
@@ -41,7 +42,8 @@ BITS_FILE = "bits.yaml"
 def allocation(
     selection: Selection, formats: str, max_memory_gb: float, max_tpot_ms: float | None
 ) -> QuantizationResult:
-    """`search.quantize` with the proxy sensitivity, as ``codesign quantize`` runs it."""
+    """`search.quantize` with the proxy sensitivity and the selection's serving stack,
+    as ``codesign quantize`` runs it."""
     model = build_model(selection)
     scenario = build_scenario(selection)
     # As the CLI: router, norms and embedding keep the model's own bits.
@@ -62,6 +64,7 @@ def allocation(
         method="ilp",
         time_limit_s=TIME_LIMIT_S,
         mip_gap=MIP_GAP,
+        runtime=runtime_profile(selection.runtime),
     )
 
 
