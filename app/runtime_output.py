@@ -5,24 +5,24 @@ from __future__ import annotations
 import argparse
 
 from genz import (
+    INTERVAL_KINDS,
     Interval,
     Prediction,
     RuntimeProfile,
     list_runtimes,
     load_runtime,
-    prediction_interval,
+    prediction_intervals,
 )
 from roofline import Platform
 
 from .formatting import human_seconds, print_key_values
 
 
-def add_runtime_argument(parser: argparse.ArgumentParser, extra_help: str = "") -> None:
+def add_runtime_argument(parser: argparse.ArgumentParser) -> None:
     """``--runtime NAME|file.yaml`` (not given: ``ideal``, physics only; `runtime_from_args`)."""
     parser.add_argument(
         "--runtime",
-        help=f"serving-stack profile: {', '.join(list_runtimes())} or a .yaml file (default "
-        f"ideal){extra_help}",
+        help=f"serving-stack profile: {', '.join(list_runtimes())} or a .yaml file (default ideal)",
     )
 
 
@@ -35,16 +35,11 @@ def intervals(
     prediction: Prediction, runtime: RuntimeProfile, platform: Platform
 ) -> dict[str, Interval]:
     """80 % intervals of TTFT and TPOT (from their own held-out errors where measured
-    enough, `genz.prediction_interval`), end-to-end latency (s) and throughput
-    (tokens/s) (from the batch-latency error)."""
-    return {
-        "ttft_s": prediction_interval(prediction.ttft_s, runtime, platform, metric="ttft_s"),
-        "tpot_s": prediction_interval(prediction.tpot_s, runtime, platform, metric="itl_s"),
-        "e2e_s": prediction_interval(prediction.e2e_s, runtime, platform),
-        "throughput_tokens_per_s": prediction_interval(
-            prediction.throughput_tokens_per_s, runtime, platform, rate=True
-        ),
-    }
+    enough), end-to-end latency (s) and throughput (tokens/s) (from the batch-latency
+    error): `genz.prediction_intervals`."""
+    return prediction_intervals(
+        {key: getattr(prediction, key) for key in INTERVAL_KINDS}, runtime, platform
+    )
 
 
 LABELS = (("TTFT", "ttft_s"), ("TPOT", "tpot_s"), ("end-to-end", "e2e_s"))

@@ -126,7 +126,13 @@ if TYPE_CHECKING:
     )
     from .serving_steps import StepCost
     from .step_probes import step_activation_bytes, step_cost
-    from .uncertainty import METRIC_LABELS, Interval, prediction_interval
+    from .uncertainty import (
+        INTERVAL_KINDS,
+        METRIC_LABELS,
+        Interval,
+        prediction_interval,
+        prediction_intervals,
+    )
 
 __getattr__, __dir__ = lazy_exports(__name__, __file__)
 
@@ -139,6 +145,7 @@ __all__ = [
     "DEFAULT_INPUT_TOKENS",
     "DEFAULT_OUTPUT_TOKENS",
     "GRID_AXES",
+    "INTERVAL_KINDS",
     "MAX_CONFIG_BYTES",
     "MEASUREMENT_RUNTIMES",
     "MESH_AXES",
@@ -218,6 +225,7 @@ __all__ = [
     "predict",
     "predict_scenarios",
     "prediction_interval",
+    "prediction_intervals",
     "recalibrate",
     "runtime_from_dict",
     "scale_model",

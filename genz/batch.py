@@ -41,7 +41,7 @@ from .model import ModelConfig, load_model
 from .predictor import check_parallelism, evaluate_grid
 from .runtime import RuntimeProfile, load_runtime
 from .scenario import Parallelism
-from .uncertainty import Interval, prediction_interval
+from .uncertainty import INTERVAL_KINDS, Interval, prediction_intervals
 
 #: Largest scenario file read, bytes.
 MAX_SCENARIO_BYTES = 50_000_000
@@ -90,12 +90,12 @@ SCENARIO_OUTPUTS = (
 )
 #: Every row's scenario as predicted (defaults filled in, the runtime used).
 INPUT_OUTPUTS = (*TEXT_COLUMNS, *INTEGER_COLUMNS, *NUMBER_COLUMNS)
-#: (output key, `prediction_interval` keyword arguments, predicted key) of each interval.
-_INTERVALS: tuple[tuple[str, dict[str, Any], str], ...] = (
-    ("ttft", {"metric": "ttft_s"}, "ttft_s"),
-    ("tpot", {"metric": "itl_s"}, "tpot_s"),
-    ("e2e", {}, "e2e_s"),
-    ("throughput", {"rate": True}, "throughput_tokens_per_s"),
+#: (output key, predicted key) of each interval (`genz.uncertainty.INTERVAL_KINDS`).
+_INTERVALS = (
+    ("ttft", "ttft_s"),
+    ("tpot", "tpot_s"),
+    ("e2e", "e2e_s"),
+    ("throughput", "throughput_tokens_per_s"),
 )
 
 
@@ -277,10 +277,12 @@ def _fill(
         runtime=None if runtime.is_ideal else runtime,
     )
     # An interval is proportional to its value: one per group and metric, scaled per row.
-    units = {
-        key: None if runtime.is_ideal else prediction_interval(1.0, runtime, platform, **kind)
-        for key, kind, _ in _INTERVALS
-    }
+    found = (
+        {}
+        if runtime.is_ideal
+        else prediction_intervals(dict.fromkeys(INTERVAL_KINDS, 1.0), runtime, platform)
+    )
+    units = {key: found.get(predicted) for key, predicted in _INTERVALS}
     columns = zip(
         grid.ttft_s.tolist(),
         grid.tpot_s.tolist(),
@@ -300,7 +302,7 @@ def _fill(
                 "fits": fits,
             }
         )
-        for key, _, predicted in _INTERVALS:
+        for key, predicted in _INTERVALS:
             unit = units[key]
             low = high = None
             if unit is not None and unit.low is not None and unit.high is not None:

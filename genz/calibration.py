@@ -89,6 +89,8 @@ START = {
     "emulated_memory_efficiency_scale": 0.5,
 }
 METRICS = ("batch_latency_s", "ttft_s", "itl_s")
+#: How `_solve` names a parameter whose Jacobian column is zero at the optimum.
+NO_ROW_DEPENDS = "no measured row depends on"
 
 
 @dataclass(frozen=True)
@@ -297,7 +299,7 @@ def _solve(
     norms = np.linalg.norm(jac, axis=0)
     if np.any(norms == 0):
         flat = names[int(np.argmin(norms))]
-        message = f"no measured row depends on {flat}"
+        message = f"{NO_ROW_DEPENDS} {flat}"
         if flat in INHERITABLE:
             message += f" (--inherit {flat} takes each platform preset's own value instead)"
         return result, jac, float("inf"), ((flat,), message)
@@ -361,7 +363,7 @@ def _flat_format_scale(problem: tuple[tuple[str, ...], str]) -> str | None:
     bandwidth (scale x memory efficiency capped at 1) or is not memory-bound. None for
     any other problem."""
     parameter = problem[0][0]
-    if _kind(parameter) == "memory_efficiency_scale" and problem[1].startswith("no measured"):
+    if _kind(parameter) == "memory_efficiency_scale" and problem[1].startswith(NO_ROW_DEPENDS):
         return parameter
     return None
 

@@ -89,6 +89,29 @@ def prediction_interval(
     return Interval(0.8, min(low, value), max(high, value), basis)
 
 
+#: Each predicted quantity's `prediction_interval` arguments, (``rate``, ``metric``):
+#: TTFT and TPOT from their own held-out errors, end-to-end latency and throughput (a
+#: rate) from batch latency's.
+INTERVAL_KINDS: Mapping[str, tuple[bool, str]] = {
+    "ttft_s": (False, "ttft_s"),
+    "tpot_s": (False, "itl_s"),
+    "e2e_s": (False, "batch_latency_s"),
+    "throughput_tokens_per_s": (True, "batch_latency_s"),
+}
+
+
+def prediction_intervals(
+    values: Mapping[str, float], profile: RuntimeProfile, platform: Platform
+) -> dict[str, Interval]:
+    """`prediction_interval` of each quantity of `INTERVAL_KINDS` in ``values``
+    (``ttft_s``, ``tpot_s``, ``e2e_s`` in seconds, ``throughput_tokens_per_s``)."""
+    return {
+        key: prediction_interval(values[key], profile, platform, rate=rate, metric=metric)
+        for key, (rate, metric) in INTERVAL_KINDS.items()
+        if key in values
+    }
+
+
 def _metric_quantiles(
     accuracy: Accuracy, name: str, platform: Platform, metric: str
 ) -> tuple[Mapping[float, float], str]:

@@ -17,7 +17,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 import streamlit as st
 
-from app.dashboard_pages.common import checked, show_chart
+from app.dashboard_pages.common import checked, error_summary, show_chart
 from app.dashboard_pages.own_runs import show_own_runs
 from genz import METRIC_LABELS, MIN_METRIC_ROWS, list_runtimes, load_runtime, recalibrate
 
@@ -43,18 +43,7 @@ def held_out_rows(runtime: str) -> pd.DataFrame:
 def error_table(rows: pd.DataFrame) -> pd.DataFrame:
     """Count, MAPE, median and p90 absolute error and bias (%) per runtime x hardware."""
     rows = rows.assign(error_pct=100 * (rows.predicted_s - rows.measured_s) / rows.measured_s)
-    return (
-        rows.groupby(["runtime", "hardware", "method"])
-        .error_pct.agg(
-            rows="size",
-            MAPE=lambda e: e.abs().mean(),
-            median=lambda e: e.abs().median(),
-            p90=lambda e: e.abs().quantile(0.9),
-            bias="mean",
-        )
-        .round(1)
-        .reset_index()
-    )
+    return error_summary(rows, "error_pct", ["runtime", "hardware", "method"])
 
 
 def interval_table(runtime: str) -> pd.DataFrame:

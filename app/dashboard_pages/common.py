@@ -30,6 +30,23 @@ def tokens_per_s(value: float) -> str:
     return f"{value:,.0f} tok/s" if value >= 1000 else f"{value:.4g} tok/s"
 
 
+def error_summary(frame: pd.DataFrame, error_column: str, by: list[str]) -> pd.DataFrame:
+    """Rows, MAPE, median and p90 absolute error and bias (%) of the signed errors in
+    ``error_column`` per ``by`` group, to 0.1."""
+    return (
+        frame.groupby(by)[error_column]
+        .agg(
+            rows="size",
+            MAPE=lambda e: e.abs().mean(),
+            median=lambda e: e.abs().median(),
+            p90=lambda e: e.abs().quantile(0.9),
+            bias="mean",
+        )
+        .round(1)
+        .reset_index()
+    )
+
+
 def current_selection() -> Selection:
     """The sidebar's selection; stops the page if the sidebar reported an error."""
     selection = st.session_state.get(SELECTION_KEY)

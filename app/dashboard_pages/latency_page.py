@@ -22,7 +22,7 @@ from app.dashboard_pages.state import (
     sweep,
 )
 from app.formatting import human_seconds
-from app.runtime_output import SCOPE
+from app.runtime_output import LABELS, SCOPE
 
 #: Prompt lengths of the context sweep, tokens.
 CONTEXT_POINTS = tuple(2**k for k in range(7, 18))
@@ -42,7 +42,7 @@ def show_intervals(selection: Selection) -> None:
     if not found:
         return
     lines = []
-    for label, key in (("TTFT", "ttft_s"), ("TPOT", "tpot_s"), ("End-to-end", "e2e_s")):
+    for label, key in LABELS:
         interval = found[key]
         if interval.low is None or interval.high is None:
             lines.append(f"**{label}**: no interval ({interval.basis})")

@@ -17,7 +17,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 import streamlit as st
 
-from app.dashboard_pages.common import show_chart
+from app.dashboard_pages.common import error_summary, show_chart
 from genz import list_runtimes, parse_scenarios, predict_scenarios
 from roofline import InputError, decode_user_bytes
 
@@ -54,26 +54,13 @@ def scored_runs(text: str, name: str, runtime: str | None) -> tuple[pd.DataFrame
 
 def error_table(scored: pd.DataFrame, error_column: str) -> pd.DataFrame:
     """Count, MAPE, median / p90 absolute error and bias (%) of one quantity per runtime
-    x hardware, and over all rows."""
-    part = scored.dropna(subset=[error_column])
-    lines = [
-        {"runtime": runtime, "hardware": hw, **_summary(errors)}
-        for (runtime, hw), errors in part.groupby(["runtime", "hw"])[error_column]
-    ]
-    if len(lines) > 1:
-        lines.append({"runtime": "all", "hardware": "all", **_summary(part[error_column])})
-    return pd.DataFrame(lines)
-
-
-def _summary(errors: pd.Series) -> dict[str, float]:
-    absolute = errors.abs()
-    return {
-        "rows": len(errors),
-        "MAPE": round(absolute.mean(), 1),
-        "median": round(absolute.median(), 1),
-        "p90": round(absolute.quantile(0.9), 1),
-        "bias": round(errors.mean(), 1),
-    }
+    x hardware, and over all rows when there are several groups."""
+    part = scored.dropna(subset=[error_column]).rename(columns={"hw": "hardware"})
+    table = error_summary(part, error_column, ["runtime", "hardware"])
+    if len(table) > 1:
+        every = part.assign(runtime="all", hardware="all")
+        table = pd.concat([table, error_summary(every, error_column, ["runtime", "hardware"])])
+    return table.reset_index(drop=True)
 
 
 def scatter(scored: pd.DataFrame, label: str, predicted: str, measured: str) -> go.Figure:

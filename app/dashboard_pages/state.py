@@ -37,9 +37,10 @@ from genz import (
     load_use_cases,
     model_from_hf_config,
     predict,
-    prediction_interval,
 )
 from roofline import Platform, derive_platform, load_platform
+
+from ..runtime_output import intervals
 
 #: Key under which the dashboard entry stores the current `Selection` (None on bad input).
 SELECTION_KEY = "selection"
@@ -163,19 +164,13 @@ def prediction(selection: Selection) -> Prediction:
 
 
 def prediction_intervals(selection: Selection) -> dict[str, Interval]:
-    """80 % intervals of the selection's TTFT, TPOT and end-to-end latency (s) as
-    ``codesign predict --runtime`` prints them (`genz.prediction_interval`); empty
-    under ``ideal``."""
+    """80 % intervals of the selection's TTFT, TPOT, end-to-end latency (s) and
+    throughput as ``codesign predict --runtime`` prints them (`intervals`); empty under
+    ``ideal``."""
     profile = runtime_profile(selection.runtime)
     if profile is None:
         return {}
-    result = prediction(selection)
-    platform = build_platform(selection)
-    return {
-        "ttft_s": prediction_interval(result.ttft_s, profile, platform, metric="ttft_s"),
-        "tpot_s": prediction_interval(result.tpot_s, profile, platform, metric="itl_s"),
-        "e2e_s": prediction_interval(result.e2e_s, profile, platform),
-    }
+    return intervals(prediction(selection), profile, build_platform(selection))
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
