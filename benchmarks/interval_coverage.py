@@ -14,7 +14,7 @@ Two checks, both out of sample:
    vLLM MI300X rows, fitted by no profile) with the shipped profiles' intervals.
 
 A measured batch latency missing from a row is ``batch x output_tokens / throughput``
-(as `serving_accuracy.metric_errors` scores it). A well-calibrated 80 % interval holds
+(`genz.measured_metrics`, as calibration reads it). A well-calibrated 80 % interval holds
 about 80 % of the rows; fewer means the figures are less certain than the interval says.
 
 Run: ``python benchmarks/interval_coverage.py [--runtimes vllm,tensorrt-llm]`` (all five
@@ -44,6 +44,7 @@ from genz import (
     calibration_rows,
     list_runtimes,
     load_runtime,
+    measured_metrics,
     prediction_interval,
     runtime_from_dict,
 )
@@ -57,24 +58,12 @@ TIMES = (
 )
 
 
-def measured_times(rows: Sequence[Measurement]) -> dict[str, np.ndarray]:
-    """Measured batch latency (or batch x output / throughput), TTFT and ITL, s (NaN: none)."""
-
-    def column(name: str) -> np.ndarray:
-        return np.array([np.nan if getattr(r, name) is None else getattr(r, name) for r in rows])
-
-    generated = np.array([row.batch * row.output_tokens for row in rows], float)
-    latency = column("batch_latency_s")
-    latency = np.where(np.isnan(latency), generated / column("throughput_tok_s"), latency)
-    return {"batch_latency_s": latency, "ttft_s": column("ttft_s"), "itl_s": column("itl_s")}
-
-
 def coverage_records(
     rows: Sequence[Measurement], profile: RuntimeProfile, check: str
 ) -> list[dict[str, object]]:
     """One record per row and measured time: inside / below / above its interval, or none."""
     predicted = ideal_times(rows, profile)
-    measured = measured_times(rows)
+    measured = measured_metrics(rows)
     records: list[dict[str, object]] = []
     intervals: dict[tuple[str, str], tuple[float | None, float | None]] = {}
     for label, key, metric in TIMES:

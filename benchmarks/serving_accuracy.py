@@ -33,6 +33,7 @@ from genz import (
     load_kv_formats,
     load_measurements,
     load_model,
+    measured_metrics,
 )
 from roofline import data_dir, load_platform
 
@@ -110,14 +111,11 @@ def metric_errors(
     """Signed % error of every metric per row (NaN where the row does not measure it)."""
     batch = np.array([row.batch for row in rows], float)
     out = np.array([row.output_tokens for row in rows], float)
-
-    def col(name: str) -> np.ndarray:
-        return np.array([np.nan if getattr(r, name) is None else getattr(r, name) for r in rows])
-
-    latency = col("batch_latency_s")
-    throughput = col("throughput_tok_s")
-    latency = np.where(np.isnan(latency), batch * out / throughput, latency)
-    itl = col("itl_s")
+    measured = measured_metrics(rows)  # batch latency from throughput where only that is given
+    throughput = np.array(
+        [np.nan if r.throughput_tok_s is None else r.throughput_tok_s for r in rows]
+    )
+    latency, itl = measured["batch_latency_s"], measured["itl_s"]
 
     def error(predicted: np.ndarray, measured: np.ndarray) -> np.ndarray:
         return 100 * (predicted - measured) / measured
@@ -125,7 +123,7 @@ def metric_errors(
     return {
         "batch latency": error(times["batch_latency_s"], latency),
         "throughput": error(batch * out / times["batch_latency_s"], throughput),
-        "TTFT": error(times["ttft_s"], col("ttft_s")),
+        "TTFT": error(times["ttft_s"], measured["ttft_s"]),
         "inter-token latency": error(times["itl_s"], itl),
         "decode tokens/s": error(batch / times["itl_s"], batch / itl),
     }

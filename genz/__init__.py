@@ -86,6 +86,7 @@ if TYPE_CHECKING:
         load_kv_formats,
         recalibrate,
     )
+    from .calibration_data import measured_metrics
     from .costing import PassCost
     from .cross_validation import fit_runtime
     from .memory import kv_cache_bytes_per_device, weight_bytes_per_device
@@ -212,6 +213,7 @@ __all__ = [
     "load_runtime",
     "load_scenarios",
     "load_use_cases",
+    "measured_metrics",
     "model_from_hf_config",
     "model_from_spec",
     "models_dir",

@@ -14,6 +14,7 @@ from genz import (
     Scenario,
     load_model,
     load_runtime,
+    measured_metrics,
     predict,
     prediction_interval,
 )
@@ -22,7 +23,7 @@ from roofline import load_platform
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 sys.path.insert(0, str(BENCHMARKS))
 
-from interval_coverage import coverage_records, measured_times, table  # noqa: E402
+from interval_coverage import coverage_records, table  # noqa: E402
 
 
 def run(latency: float | None = None, throughput: float | None = None) -> Measurement:
@@ -65,5 +66,5 @@ def test_a_device_class_the_profile_never_measured_gets_no_interval():
 
 
 def test_measured_batch_latency_comes_from_throughput_when_missing():
-    times = measured_times([run(throughput=100.0), run(2.0)])
+    times = measured_metrics([run(throughput=100.0), run(2.0)])
     assert times["batch_latency_s"].tolist() == pytest.approx([8 * 64 / 100.0, 2.0])
