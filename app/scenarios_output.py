@@ -7,7 +7,7 @@ import csv
 import sys
 from typing import Any
 
-from genz import load_scenarios, output_columns, predict_scenarios
+from genz import load_runtime, load_scenarios, output_columns, predict_scenarios
 
 from .formatting import print_json
 
@@ -26,6 +26,8 @@ def add_scenarios_argument(parser: argparse.ArgumentParser) -> None:
 
 def run_scenarios(args: argparse.Namespace) -> None:
     """Predict every row; bad rows get an ``error`` and a line on stderr."""
+    if args.runtime:  # a bad flag is the command's error, not every row's
+        load_runtime(args.runtime)
     rows, errors, header = load_scenarios(args.scenarios, runtime=args.runtime)
     results: list[dict[str, Any]] = predict_scenarios(rows)
     results += [{"line": line, "error": reason} for line, reason in errors.items()]

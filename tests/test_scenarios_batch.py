@@ -143,3 +143,7 @@ def test_a_measurement_file_is_scored_row_by_row(tmp_path, capsys):
         100 * (rows[1]["ttft_s"] - 0.02) / 0.02, rel=1e-12
     )
     assert rows[0]["interval_basis"] == "physics only (ideal)"
+    # an unknown --runtime is the command's one-line error, not one per row
+    assert main(["predict", "--scenarios", str(path), "--runtime", "vlm"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("unknown runtime 'vlm'") == 1 and "did you mean 'vllm'" in err
