@@ -2,7 +2,7 @@
 
 Reads ``data/validation/llm_inference_bench/*.csv`` (columns as published by
 Chitty-Venkata et al., argonne-lcf/LLM-Inference-Bench @ 4211f5d4) and writes
-``normalized.csv`` next to them in the `genz.measurements` schema, one row per
+``normalized.csv`` next to them in the `calibration.measurements` schema, one row per
 published row that maps onto a shipped model and hardware preset. Every mapping
 decision is a table below; the evidence for each is in that folder's README.
 
@@ -53,7 +53,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from genz import Measurement, write_measurements
+from calibration import Measurement, write_measurements
 from roofline import data_dir
 
 FOLDER = data_dir() / "validation" / "llm_inference_bench"

@@ -1,4 +1,4 @@
-"""Write ``data/validation/measurements.csv`` in the `genz.measurements` schema.
+"""Write ``data/validation/measurements.csv`` in the `calibration.measurements` schema.
 
 ``data/validation/measurements_normalized.csv`` holds every row of
 ``measurements.csv`` that `validate.express` can describe as a static-batch
@@ -9,7 +9,7 @@ source (TensorRT-LLM or llama.cpp) and the metric mapped to a schema column:
 ``tpot_ms`` to ``itl_s``, ``prefill_tokens_per_s`` to ``ttft_s = batch x input /
 value``, ``ttft_ms`` to ``ttft_s``, ``throughput_tokens_per_s`` to
 ``throughput_tok_s``. Rows beating the spec-sheet roofline (`validate.physical_limit_note`)
-are kept: `genz.physics_check` and the calibration decide. A test re-runs it and
+are kept: `calibration.physics_check` and the calibration decide. A test re-runs it and
 compares the bytes.
 
 Run: ``python benchmarks/convert_measurements.py``.
@@ -24,7 +24,7 @@ from pathlib import Path
 import pandas as pd
 from validate import HARDWARE, MODELS, express
 
-from genz import Measurement, write_measurements
+from calibration import Measurement, write_measurements
 from roofline import data_dir
 
 SOURCE = data_dir() / "validation" / "measurements.csv"

@@ -1,4 +1,4 @@
-"""Write ``data/validation/published_runs.csv`` in the `genz.measurements` schema.
+"""Write ``data/validation/published_runs.csv`` in the `calibration.measurements` schema.
 
 ``data/validation/published_runs_source.csv`` holds one published figure per row, as
 printed by its source (``metric``, ``value``), with the set-up already named by preset
@@ -29,7 +29,7 @@ import csv
 import sys
 from pathlib import Path
 
-from genz import Measurement, write_measurements
+from calibration import Measurement, write_measurements
 from roofline import InputError, data_dir
 
 SOURCE = data_dir() / "validation" / "published_runs_source.csv"

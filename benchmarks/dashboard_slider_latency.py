@@ -1,6 +1,6 @@
 """How long the dashboard takes to answer a slider move (target: < 200 ms per page).
 
-Drives ``app/dashboard.py`` with Streamlit's AppTest (no browser): on each page, move
+Drives ``app/dashboard/main.py`` with Streamlit's AppTest (no browser): on each page, move
 the memory-bandwidth slider (memory capacity on the Memory page) through values not seen before (each page has its own
 compute scale, so every move is a cache miss: a fresh prediction and fresh sweeps), then rerun with an unchanged value (a
 cache hit). Prints the median and worst wall time of ``AppTest.run()``, which
@@ -25,7 +25,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-DASHBOARD = Path(__file__).resolve().parents[1] / "app" / "dashboard.py"
+DASHBOARD = Path(__file__).resolve().parents[1] / "app" / "dashboard" / "main.py"
 #: Page, the slider moved through `MOVES`, and a compute scale of the page's own so that
 #: no page reuses another's cached results. The Memory page shows no rates (no compute
 #: or bandwidth sliders): it is moved along memory capacity, which no other page moves.
@@ -59,7 +59,7 @@ def main() -> None:
         f"{'page':<13} {'miss median':>12} {'miss worst':>11} {'hit median':>11}  ratio to 200 ms"
     )
     for page, moved, compute_scale in PAGES:
-        at.switch_page(f"dashboard_pages/{page}_page.py")
+        at.switch_page(f"{page}_page.py")
         timed_run(at)  # draws this page's sidebar
         if compute_scale is not None:
             at.select_slider(key="compute_scale").set_value(compute_scale)
@@ -72,7 +72,7 @@ def main() -> None:
         report(page, misses, [timed_run(at) for _ in range(5)])
     if find_spec("search.bits.quantizer") is not None:
         # The Precision page solves an ILP per move: not a single-scenario prediction.
-        at.switch_page("dashboard_pages/precision_page.py")
+        at.switch_page("precision_page.py")
         timed_run(at)
         misses = []
         for budget_gb in BUDGETS_GB:
@@ -80,7 +80,7 @@ def main() -> None:
             misses.append(timed_run(at))
         report("precision", misses, [timed_run(at) for _ in range(5)])
     if find_spec("search.serving") is not None:
-        at.switch_page("dashboard_pages/serving_page.py")
+        at.switch_page("serving_page.py")
         timed_run(at)
         for label in ("serving", "serving pools"):
             if label == "serving pools":

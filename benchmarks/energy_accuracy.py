@@ -7,7 +7,7 @@ the run's one GPU (the published ``avg_power`` is milliwatts; the converter divi
 
     measured J/token  = power_w * batch_latency_s / (batch * output_tokens)
 
-Predicted, with genz's energy model (`genz.economics`: every device draws
+Predicted, with genz's energy model (`search.economics.economics`: every device draws
 ``power_fraction`` of its board power ``Platform.power_w`` for the whole run):
 
     predicted J/token = power_fraction * Platform.power_w * devices * latency / (batch * output)
@@ -61,7 +61,8 @@ import pandas as pd
 from error_stats import error_stats
 from scipy.optimize import nnls
 
-from genz import Measurement, Parallelism, Precision, Scenario, load_model, predict
+from calibration import Measurement
+from genz import Parallelism, Precision, Scenario, load_model, predict
 from roofline import Platform, PowerModel, activity_power_w, load_platform
 
 #: Published file of the power rows (``source`` prefix).

@@ -37,7 +37,8 @@ from serving_accuracy import (
     summary,
 )
 
-from genz import Measurement, RuntimeProfile, list_runtimes, load_measurements, load_runtime
+from calibration import Measurement, load_measurements
+from genz import RuntimeProfile, list_runtimes, load_runtime
 from roofline import load_platform
 
 

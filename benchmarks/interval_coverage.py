@@ -3,10 +3,10 @@
 Two checks, both out of sample:
 
 1. **Leave one hardware out, nested.** For each runtime of `RUNTIME_DATA` and each of
-   its hardware H: `genz.calibrate_runtime` on every row except H's, as the shipped
+   its hardware H: `calibration.calibrate_runtime` on every row except H's, as the shipped
    profile is made (the same files and formats), so the profile it writes carries the
    cross-validated error of the other hardware only; then each of H's rows is predicted
-   with that profile and given its interval (`genz.prediction_interval`, per metric:
+   with that profile and given its interval (`calibration.prediction_interval`, per metric:
    batch latency, TTFT, inter-token latency). Counted: rows inside, below (measured
    faster than the interval) and above, and rows given no interval (H's device class
    absent from the profile: "outside anything measured").
@@ -14,7 +14,7 @@ Two checks, both out of sample:
    vLLM MI300X rows, fitted by no profile) with the shipped profiles' intervals.
 
 A measured batch latency missing from a row is ``batch x output_tokens / throughput``
-(`genz.measured_metrics`, as calibration reads it). A well-calibrated 80 % interval holds
+(`calibration.measured_metrics`, as calibration reads it). A well-calibrated 80 % interval holds
 about 80 % of the rows; fewer means the figures are less certain than the interval says.
 
 Run: ``python benchmarks/interval_coverage.py [--runtimes vllm,tensorrt-llm]`` (all five
@@ -38,16 +38,8 @@ from serving_accuracy import (
     shipped_rows,
 )
 
-from genz import (
-    Measurement,
-    RuntimeProfile,
-    calibration_rows,
-    list_runtimes,
-    load_runtime,
-    measured_metrics,
-    prediction_interval,
-    runtime_from_dict,
-)
+from calibration import Measurement, calibration_rows, measured_metrics, prediction_interval
+from genz import RuntimeProfile, list_runtimes, load_runtime, runtime_from_dict
 from roofline import InputError, load_platform
 
 #: (label, key of `ideal_times`, `prediction_interval` metric) of each checked time.

@@ -33,15 +33,15 @@ import numpy as np
 import pandas as pd
 from serving_accuracy import RUNTIME_DATA, _path, summary
 
-from genz import (
+from calibration import (
     Measurement,
     calibration_rows,
     fit_runtime,
     load_formats,
     load_kv_formats,
     load_measurements,
-    load_runtime,
 )
+from genz import load_runtime
 from roofline import data_dir
 
 QUANT_FILE = "quant_kv_dtype_results.csv"
@@ -140,7 +140,7 @@ EMULATED_RUNTIME = "vllm"
 def held_out_by_length() -> tuple[pd.DataFrame, dict[int, float]]:
     """Per row of an emulated KV format (``kv_bits`` of one of the runtime's KV formats
     on a device lacking its native dtype: vLLM FP8 KV on A100): the signed % error of
-    batch latency predicted by the profile fitted (`genz.fit_runtime`, exactly as
+    batch latency predicted by the profile fitted (`calibration.fit_runtime`, exactly as
     ``codesign calibrate`` fits the shipped one) on every row except those of the group
     with the same prompt length, and by the shipped profile (in-sample); and per length
     the held-out fit's scale on the rows' device class."""

@@ -1,7 +1,7 @@
 """Where the shipped runtime profiles miss: residuals by shape, batch, model kind and tp.
 
 For vLLM, TensorRT-LLM and llama.cpp, each runtime's rows (`serving_accuracy.RUNTIME_DATA`)
-are calibrated as the shipped profile is (`genz.calibrate_runtime`) and every batch
+are calibrated as the shipped profile is (`calibration.calibrate_runtime`) and every batch
 latency gets an in-sample prediction (the fitted profile) and an out-of-sample one
 (leave one hardware out). Prints the median signed error, ``100 (predicted -
 measured) / measured`` in %, and the row count per group: dense rows by runtime x
@@ -21,7 +21,8 @@ import numpy as np
 import pandas as pd
 from serving_accuracy import RUNTIME_DATA, _path, calibrate_command
 
-from genz import calibrate_runtime, load_formats, load_measurements, load_model
+from calibration import calibrate_runtime, load_formats, load_measurements
+from genz import load_model
 
 RUNTIMES = ("vllm", "tensorrt-llm", "llama.cpp")
 

@@ -2,7 +2,7 @@
 
 For each runtime, its rows of the measurement files (`RUNTIME_DATA`: the same files
 and formats the shipped profile is calibrated from) go through
-`genz.calibrate_runtime`: rows faster than the efficiency-1 bound or on a mesh the
+`calibration.calibrate_runtime`: rows faster than the efficiency-1 bound or on a mesh the
 model cannot split are excluded (and listed with the reason), and
 every kept row gets an out-of-sample prediction (leave one hardware out when the
 runtime was measured on two or more hardware, else 5-fold). The same rows are
@@ -20,21 +20,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from genz import (
-    REPLICA_AXES,
+from calibration import (
     Calibration,
-    KVFormat,
     Measurement,
-    RuntimeProfile,
-    WeightFormat,
     calibrate_runtime,
-    evaluate_grid,
     load_formats,
     load_kv_formats,
     load_measurements,
-    load_model,
     measured_metrics,
 )
+from genz import REPLICA_AXES, KVFormat, RuntimeProfile, WeightFormat, evaluate_grid, load_model
 from roofline import data_dir, load_platform
 
 BENCH = "data/validation/llm_inference_bench/normalized.csv"

@@ -41,7 +41,8 @@ from external_accuracy import external_frame, print_external
 from quant_accuracy import print_quant, quant_frame
 from serving_accuracy import BENCH, RUNTIME_DATA, runtime_frame, summary
 
-from genz import Parallelism, Precision, Prediction, Scenario, load_measurements
+from calibration import load_measurements
+from genz import Parallelism, Precision, Prediction, Scenario
 from roofline import data_dir, load_platform
 
 HARDWARE = {

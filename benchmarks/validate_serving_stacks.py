@@ -4,7 +4,7 @@ Predicts the batch latency of every LLM-Inference-Bench static-batch run
 (``data/validation/llm_inference_bench/normalized.csv``, rows from
 ``all_results.csv``) with the shipped hardware presets and their efficiency factors
 (the ``ideal`` runtime: no serving-stack profile, nothing fitted), after removing
-the rows `genz.physics_check` finds faster than the efficiency-1 bound. Prints,
+the rows `calibration.physics_check` finds faster than the efficiency-1 bound. Prints,
 per runtime x hardware, the count, MAPE, median and 90th-percentile absolute
 percentage error and the bias (mean signed error; negative = predicted faster
 than measured), with single-device dense rows, multi-device dense rows and MoE
@@ -26,15 +26,8 @@ import numpy as np
 import pandas as pd
 from error_stats import error_stats
 
-from genz import (
-    REPLICA_AXES,
-    Measurement,
-    PhysicsCheck,
-    check_measurements,
-    evaluate_grid,
-    load_measurements,
-    load_model,
-)
+from calibration import Measurement, PhysicsCheck, check_measurements, load_measurements
+from genz import REPLICA_AXES, evaluate_grid, load_model
 from roofline import data_dir, load_platform
 
 NORMALIZED = data_dir() / "validation" / "llm_inference_bench" / "normalized.csv"

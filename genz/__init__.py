@@ -32,17 +32,6 @@ from .axes import (
     WORKLOAD_AXES,
     Axis,
 )
-from .economics import (
-    CostModel,
-    DeviceHourCost,
-    Economics,
-    device_hour_cost,
-    economics,
-    power_basis,
-    serving_energy_j,
-)
-from .measurements import RUNTIMES as MEASUREMENT_RUNTIMES
-from .measurements import Measurement, load_measurements, parse_measurements, write_measurements
 from .model import (
     MAX_CONFIG_BYTES,
     ModelConfig,
@@ -63,14 +52,6 @@ if TYPE_CHECKING:
         splits_whole_heads,
         tensor_parallel_degrees,
     )
-    from .batch import (
-        SCENARIO_OUTPUTS,
-        ScenarioRow,
-        load_scenarios,
-        output_columns,
-        parse_scenarios,
-        predict_scenarios,
-    )
     from .bits_file import (
         WeightBitsSummary,
         load_precision,
@@ -78,26 +59,8 @@ if TYPE_CHECKING:
         precision_to_dict,
         summarise_weight_bits,
     )
-    from .calibrate import (
-        Calibration,
-        calibrate_runtime,
-        calibration_rows,
-        load_formats,
-        load_kv_formats,
-        recalibrate,
-    )
-    from .calibration_data import measured_metrics
     from .costing import PassCost
-    from .cross_validation import fit_runtime
     from .memory import kv_cache_bytes_per_device, weight_bytes_per_device
-    from .physics_check import (
-        PhysicsCheck,
-        RowCheck,
-        batch_latency_bound,
-        check_measurements,
-        fewest_experts_model,
-        ideal_platform,
-    )
     from .predictor import (
         BREAKDOWN_AXES,
         CostBreakdown,
@@ -106,7 +69,6 @@ if TYPE_CHECKING:
         evaluate_grid,
         predict,
     )
-    from .profile_io import write_profile
     from .result import GridResult, OperatorCost, PhaseCost, Prediction
     from .runtime import (
         MIN_METRIC_ROWS,
@@ -127,13 +89,6 @@ if TYPE_CHECKING:
     )
     from .serving_steps import StepCost
     from .step_probes import step_activation_bytes, step_cost
-    from .uncertainty import (
-        INTERVAL_KINDS,
-        METRIC_LABELS,
-        Interval,
-        prediction_interval,
-        prediction_intervals,
-    )
 
 __getattr__, __dir__ = lazy_exports(__name__, __file__)
 
@@ -146,28 +101,18 @@ __all__ = [
     "DEFAULT_INPUT_TOKENS",
     "DEFAULT_OUTPUT_TOKENS",
     "GRID_AXES",
-    "INTERVAL_KINDS",
     "MAX_CONFIG_BYTES",
-    "MEASUREMENT_RUNTIMES",
     "MESH_AXES",
-    "METRIC_LABELS",
     "MIN_METRIC_ROWS",
     "REPLICA_AXES",
     "SCALE_AXES",
-    "SCENARIO_OUTPUTS",
     "WEIGHT_GROUPS",
     "WORKLOAD_AXES",
     "Axis",
-    "Calibration",
     "CostBreakdown",
-    "CostModel",
-    "DeviceHourCost",
     "DisaggregatedEstimate",
-    "Economics",
     "GridResult",
-    "Interval",
     "KVFormat",
-    "Measurement",
     "ModelConfig",
     "OperatorCost",
     "Parallelism",
@@ -175,63 +120,37 @@ __all__ = [
     "PassCost",
     "PhaseCost",
     "PhaseProfile",
-    "PhysicsCheck",
     "Precision",
     "Prediction",
-    "RowCheck",
     "RuntimeProfile",
     "Scenario",
-    "ScenarioRow",
     "SpeculativeEstimate",
     "StepCost",
     "UseCase",
     "WeightBitsSummary",
     "WeightFormat",
-    "batch_latency_bound",
-    "calibrate_runtime",
-    "calibration_rows",
     "capacity_suggestions",
-    "check_measurements",
     "check_parallelism",
     "cost_breakdown",
-    "device_hour_cost",
     "disaggregated_serving",
-    "economics",
     "evaluate_grid",
-    "fewest_experts_model",
-    "fit_runtime",
     "footprint_bytes",
-    "ideal_platform",
     "kv_cache_bytes_per_device",
     "list_models",
     "list_runtimes",
-    "load_formats",
-    "load_kv_formats",
-    "load_measurements",
     "load_model",
     "load_precision",
     "load_runtime",
-    "load_scenarios",
     "load_use_cases",
-    "measured_metrics",
     "model_from_hf_config",
     "model_from_spec",
     "models_dir",
-    "output_columns",
     "parameter_count",
-    "parse_measurements",
-    "parse_scenarios",
-    "power_basis",
     "precision_from_dict",
     "precision_to_dict",
     "predict",
-    "predict_scenarios",
-    "prediction_interval",
-    "prediction_intervals",
-    "recalibrate",
     "runtime_from_dict",
     "scale_model",
-    "serving_energy_j",
     "speculative_decoding",
     "splits_whole_heads",
     "step_activation_bytes",
@@ -243,6 +162,4 @@ __all__ = [
     "weight_bytes_per_device",
     "with_gqa",
     "with_mla",
-    "write_measurements",
-    "write_profile",
 ]

@@ -18,7 +18,7 @@ The profile transforms inputs, it does not fork the cost model:
    steps for prefill, one per decode step). The step time stays
    ``sum(max(compute, memory) + interconnect + overhead)``.
 
-`scaled_terms` is the one formula, shared with calibration (`genz.calibration`).
+`scaled_terms` is the one formula, shared with calibration (`calibration.fit`).
 """
 
 from __future__ import annotations

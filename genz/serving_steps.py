@@ -35,7 +35,7 @@ bytes (`StepCost.step_work`): token and head operators tabulated the same way, c
 operators affine in the same aggregates (no ``max``: FLOP and bytes add up over
 operators), blended by the prefill share as the times are. They count the operators
 that take time, as `genz.predict`'s ``PhaseCost.flop`` and ``bytes`` do, and feed the
-activity power model (`genz.serving_energy_j`).
+activity power model (`search.economics.serving_energy_j`).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ A face lists its heavy re-exports as ordinary ``from .module import name`` lines
 its own file to `lazy_exports`, which reads those lines and returns the module's
 ``__getattr__`` and ``__dir__``: ``from genz import predict`` then imports
 ``genz.predictor`` (and numpy) only when a caller asks for ``predict``. Light re-exports
-stay eager imports. A name that equals a submodule's name (``genz.economics``) must be
+stay eager imports. A name that equals a submodule's name (``search.economics``, a package and a function) must be
 an eager re-export: importing the submodule would otherwise bind the module in its place.
 """
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from app.commands_app import streamlit_command
+from app.cli.dashboard import streamlit_command
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")

@@ -86,7 +86,7 @@ def test_format_colours_run_from_the_most_bits_to_the_fewest() -> None:
 
 def test_codesign_frontier_legend_is_per_weight_width_and_clear_of_the_plot() -> None:
     pytest.importorskip("search.codesign")
-    from app.dashboard_pages.codesign_page import pareto_figure
+    from app.dashboard.codesign_page import pareto_figure
 
     frontier = pd.DataFrame(
         {

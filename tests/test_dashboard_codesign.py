@@ -16,13 +16,13 @@ from app import cli
 from search.codesign import load_space, search_designs
 
 ROOT = Path(__file__).resolve().parents[1]
-DASHBOARD = ROOT / "app" / "dashboard.py"
+DASHBOARD = ROOT / "app" / "dashboard" / "main.py"
 
 
 def page() -> AppTest:
     """The Co-design page on the small packaged example."""
     at = AppTest.from_file(str(DASHBOARD), default_timeout=60)
-    at.switch_page("dashboard_pages/codesign_page.py")
+    at.switch_page("codesign_page.py")
     at.session_state["codesign_space"] = "edge_quickstart.yaml"
     at.run()
     assert not at.exception, [e.value for e in at.exception]

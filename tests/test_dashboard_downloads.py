@@ -17,10 +17,10 @@ import pytest
 from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
-from app.dashboard_pages import png_export
-from app.dashboard_pages.common import NO_CHROMIUM_NOTE
+from app.dashboard import png_export
+from app.dashboard.common import NO_CHROMIUM_NOTE
 
-DASHBOARD = Path(__file__).resolve().parents[1] / "app" / "dashboard.py"
+DASHBOARD = Path(__file__).resolve().parents[1] / "app" / "dashboard" / "main.py"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 #: Charts per page, by the file name their downloads carry.
 CHARTS = {
@@ -42,7 +42,7 @@ def page(name: str) -> AppTest:
     if name in OPTIONAL:
         pytest.importorskip(OPTIONAL[name])
     at = AppTest.from_file(str(DASHBOARD), default_timeout=60)
-    at.switch_page(f"dashboard_pages/{name}_page.py")
+    at.switch_page(f"{name}_page.py")
     if name == "codesign":
         at.session_state["codesign_space"] = "edge_quickstart.yaml"
     at.run()

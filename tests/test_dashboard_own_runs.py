@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app.dashboard_pages.own_runs import error_table
-from genz import parse_scenarios, predict_scenarios
+from app.dashboard.own_runs import error_table
+from calibration import parse_scenarios, predict_scenarios
 
-DASHBOARD = Path(__file__).resolve().parents[1] / "app" / "dashboard.py"
+DASHBOARD = Path(__file__).resolve().parents[1] / "app" / "dashboard" / "main.py"
 RUNS = """model,hw,runtime,batch,input_tokens,output_tokens,tp,batch_latency_s,ttft_s,source
 llama-3-8b,h100-sxm,vllm,8,512,64,1,1.25,,a
 llama-3-8b,a100-sxm-40gb,vllm,4,512,64,1,1.5,0.1,b
@@ -23,7 +23,7 @@ llama-3-8b,nohw,vllm,2,256,64,1,0.9,,d
 
 def accuracy_page() -> AppTest:
     at = AppTest.from_file(str(DASHBOARD), default_timeout=60)
-    at.switch_page("dashboard_pages/accuracy_page.py").run()
+    at.switch_page("accuracy_page.py").run()
     assert not at.exception, [e.value for e in at.exception]
     return at
 

@@ -14,9 +14,9 @@ import yaml
 from streamlit.testing.v1 import AppTest
 
 from app import cli
-from app.commands_app import streamlit_command
+from app.cli.dashboard import streamlit_command
 
-DASHBOARD = Path(__file__).resolve().parents[1] / "app" / "dashboard.py"
+DASHBOARD = Path(__file__).resolve().parents[1] / "app" / "dashboard" / "main.py"
 MODELS = Path(__file__).resolve().parents[1] / "data" / "models"
 TIMEOUT_S = 60
 UNITS = {
@@ -44,7 +44,7 @@ def metric(at: AppTest, label: str, index: int = 0) -> float:
 def page(name: str = "roofline") -> AppTest:
     """A fresh session opened on one page (pages use their file name as URL path)."""
     at = AppTest.from_file(str(DASHBOARD), default_timeout=TIMEOUT_S)
-    at.switch_page(f"dashboard_pages/{name}_page.py").run()
+    at.switch_page(f"{name}_page.py").run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.header[0].value.split()[0].lower().startswith(name[:4])
     return at
@@ -209,7 +209,7 @@ def test_precision_page_is_listed_only_when_the_search_layer_exists(monkeypatch)
     monkeypatch.setattr(importlib.util, "find_spec", without_search)
     at = page()
     with pytest.raises(ValueError, match="navigation page"):
-        at.switch_page("dashboard_pages/precision_page.py")
+        at.switch_page("precision_page.py")
 
 
 def test_precision_smaller_memory_budget_means_fewer_bits(tmp_path: Path) -> None:

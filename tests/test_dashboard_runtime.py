@@ -14,13 +14,13 @@ from streamlit.testing.v1 import AppTest
 
 from app import cli
 
-DASHBOARD = Path(__file__).resolve().parents[1] / "app" / "dashboard.py"
+DASHBOARD = Path(__file__).resolve().parents[1] / "app" / "dashboard" / "main.py"
 UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6}
 
 
 def page(name: str) -> AppTest:
     at = AppTest.from_file(str(DASHBOARD), default_timeout=60)
-    at.switch_page(f"dashboard_pages/{name}_page.py").run()
+    at.switch_page(f"{name}_page.py").run()
     assert not at.exception, [e.value for e in at.exception]
     return at
 
@@ -65,11 +65,11 @@ def test_latency_page_with_a_runtime_shows_the_cli_times_and_intervals() -> None
 def test_pages_of_the_physics_ignore_the_runtime_chosen_elsewhere() -> None:
     at = page("latency")
     at.selectbox(key="runtime").set_value("vllm").run()
-    at.switch_page("dashboard_pages/roofline_page.py").run()
+    at.switch_page("roofline_page.py").run()
     assert not at.exception
     assert "--runtime" not in at.code[0].value
     assert not [s for s in at.selectbox if s.key == "runtime"]  # the control is hidden
-    at.switch_page("dashboard_pages/latency_page.py").run()
+    at.switch_page("latency_page.py").run()
     assert at.selectbox(key="runtime").value == "vllm"  # kept for the pages that read it
 
 

@@ -12,12 +12,12 @@ from streamlit.testing.v1 import AppTest
 
 from app import cli
 
-DASHBOARD = Path(__file__).resolve().parents[1] / "app" / "dashboard.py"
+DASHBOARD = Path(__file__).resolve().parents[1] / "app" / "dashboard" / "main.py"
 
 
 def test_serving_page_draws_and_its_command_reproduces_it() -> None:
     at = AppTest.from_file(str(DASHBOARD), default_timeout=120)
-    at.switch_page("dashboard_pages/serving_page.py").run()
+    at.switch_page("serving_page.py").run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.header[0].value == "Serving under load"
     assert len(at.get("plotly_chart")) == 2
@@ -40,7 +40,7 @@ def test_serving_page_pools_and_shared_prefixes_reproduce_on_the_cli() -> None:
     """Disaggregated pools (2 decode replicas on another preset) with 20 shared
     prefixes: the page shows the hit rate, and its command prints the same figures."""
     at = AppTest.from_file(str(DASHBOARD), default_timeout=120)
-    at.switch_page("dashboard_pages/serving_page.py").run()
+    at.switch_page("serving_page.py").run()
     at.selectbox(key="serving_policy").set_value("disaggregated").run()
     assert not at.exception, [e.value for e in at.exception]
     at.number_input(key="serving_Decode_replicas").set_value(2)

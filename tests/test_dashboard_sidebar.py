@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-DASHBOARD = Path(__file__).resolve().parents[1] / "app" / "dashboard.py"
+DASHBOARD = Path(__file__).resolve().parents[1] / "app" / "dashboard" / "main.py"
 MODELS = Path(__file__).resolve().parents[1] / "data" / "models"
 TIMEOUT_S = 60
 
 
 def page(name: str) -> AppTest:
     at = AppTest.from_file(str(DASHBOARD), default_timeout=TIMEOUT_S)
-    at.switch_page(f"dashboard_pages/{name}_page.py")
+    at.switch_page(f"{name}_page.py")
     if name == "codesign":
         at.session_state["codesign_space"] = "edge_quickstart.yaml"
     at.run()
@@ -112,9 +112,9 @@ def test_a_value_survives_a_page_that_hides_its_control(away: str) -> None:
     at.select_slider(key="batch").set_value(16).run()
     at.selectbox(key="hw").set_value("b200").run()
     at.session_state["codesign_space"] = "edge_quickstart.yaml"
-    at.switch_page(f"dashboard_pages/{away}_page.py").run()  # both hide dp
+    at.switch_page(f"{away}_page.py").run()  # both hide dp
     assert "dp" not in sidebar_keys(at)
-    at.switch_page("dashboard_pages/latency_page.py").run()
+    at.switch_page("latency_page.py").run()
     assert at.select_slider(key="dp").value == 4
     assert at.select_slider(key="batch").value == 16
     assert at.selectbox(key="hw").value == "b200"
@@ -128,8 +128,8 @@ def test_an_uploaded_config_survives_the_codesign_page() -> None:
     at.file_uploader(key="config_upload").upload("qwen.json", config).run()
     tpot = next(m.value for m in at.metric if m.label == "TPOT")
     at.session_state["codesign_space"] = "edge_quickstart.yaml"
-    at.switch_page("dashboard_pages/codesign_page.py").run()  # no uploader drawn there
-    at.switch_page("dashboard_pages/latency_page.py").run()
+    at.switch_page("codesign_page.py").run()  # no uploader drawn there
+    at.switch_page("latency_page.py").run()
     assert not at.info and not at.error
     assert "--model config.json" in at.code[0].value
     assert next(m.value for m in at.metric if m.label == "TPOT") == tpot

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
-from app.dashboard_pages import codesign_page
-from app.dashboard_pages.sidebar import config_upload_json
+from app.dashboard import codesign_page
+from app.dashboard.sidebar import config_upload_json
 from genz import (
     Parallelism,
     Scenario,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from genz import load_measurements
+from calibration import load_measurements
 from roofline import data_dir, load_platform
 
 VALIDATION = data_dir() / "validation"

@@ -5,7 +5,11 @@ import dataclasses
 import pytest
 from helpers import TINY_CONFIG
 
-from genz.economics import (
+from genz.model import model_from_hf_config
+from genz.predictor import predict
+from genz.scenario import Parallelism, Precision, Scenario
+from roofline import InputError, derive_platform, load_platform
+from search.economics.costs import (
     DEFAULT_LIFETIME_YEARS,
     HOURS_PER_YEAR,
     CostModel,
@@ -13,10 +17,6 @@ from genz.economics import (
     economics,
     energy_per_token_j,
 )
-from genz.model import model_from_hf_config
-from genz.predictor import predict
-from genz.scenario import Parallelism, Precision, Scenario
-from roofline import InputError, derive_platform, load_platform
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from genz import Measurement, load_measurements
+from calibration import Measurement, load_measurements
 from roofline import data_dir
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))

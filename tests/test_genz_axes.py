@@ -6,8 +6,8 @@ import inspect
 import pytest
 
 from app.cli import build_parser
-from app.platform_args import platform_from_args
-from app.scenario_args import SCENARIO_AXES, scenario_from_args
+from app.cli.platform_args import platform_from_args
+from app.cli.scenario_args import SCENARIO_AXES, scenario_from_args
 from genz import (
     AXES,
     SCALE_AXES,
@@ -70,7 +70,7 @@ def test_scenario_cli_grid_and_space_file_share_the_defaults():
 
 
 def test_dashboard_selection_shares_the_defaults():
-    from app.dashboard_pages.state import Selection, build_scenario
+    from app.dashboard.state import Selection, build_scenario
 
     assert flat(build_scenario(Selection())) == DOCUMENTED
 

@@ -1,5 +1,5 @@
 """benchmarks/interval_coverage.py: a measured value is inside, below or above its
-prediction's 80% interval exactly as `genz.prediction_interval` draws it."""
+prediction's 80% interval exactly as `calibration.prediction_interval` draws it."""
 
 from __future__ import annotations
 
@@ -8,16 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from genz import (
-    Measurement,
-    Parallelism,
-    Scenario,
-    load_model,
-    load_runtime,
-    measured_metrics,
-    predict,
-    prediction_interval,
-)
+from calibration import Measurement, measured_metrics, prediction_interval
+from genz import Parallelism, Scenario, load_model, load_runtime, predict
 from roofline import load_platform
 
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"

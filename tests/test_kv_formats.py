@@ -8,9 +8,11 @@ import dataclasses
 import numpy as np
 import pytest
 
+from calibration import Measurement
+from calibration.fit import fit_profile
+from calibration.rows import decompose
 from genz import (
     KVFormat,
-    Measurement,
     Parallelism,
     Precision,
     Scenario,
@@ -21,8 +23,6 @@ from genz import (
     runtime_from_dict,
     step_cost,
 )
-from genz.calibration import fit_profile
-from genz.calibration_data import decompose
 from genz.model import ModelConfig
 from genz.runtime import PhaseProfile, RuntimeProfile
 from roofline import InputError, load_platform

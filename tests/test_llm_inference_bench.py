@@ -6,7 +6,7 @@ import functools
 
 import pytest
 
-from genz import load_measurements
+from calibration import load_measurements
 from roofline import data_dir
 
 FOLDER = data_dir() / "validation" / "llm_inference_bench"

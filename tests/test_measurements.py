@@ -2,9 +2,9 @@
 
 import pytest
 
-import genz.measurements as measurements
-from genz import Measurement, load_measurements, parse_measurements, write_measurements
-from genz.measurements import COLUMNS
+import calibration.measurements as measurements
+from calibration import Measurement, load_measurements, parse_measurements, write_measurements
+from calibration.measurements import COLUMNS
 from roofline import InputError
 
 HEADER = "model,hw,runtime,batch,input_tokens,output_tokens,tp,batch_latency_s\n"

@@ -14,7 +14,7 @@ def test_every_package_folder_is_listed_in_pyproject():
     )
     found = {
         ".".join(init.parent.relative_to(ROOT).parts)
-        for top in ("app", "genz", "roofline", "scaling_law", "search")
+        for top in ("app", "calibration", "genz", "roofline", "scaling_law", "search")
         for init in (ROOT / top).rglob("__init__.py")
     }
     assert found | {"codesign_data"} == listed

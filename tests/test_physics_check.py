@@ -2,14 +2,14 @@
 
 import pytest
 
-from genz import (
+from calibration import (
     Measurement,
     batch_latency_bound,
     check_measurements,
     fewest_experts_model,
     ideal_platform,
-    load_model,
 )
+from genz import load_model
 from roofline import load_platform
 
 

@@ -12,7 +12,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from genz import Scenario, load_model, predict
-from genz.economics import economics, energy_per_token_j, phase_power_w
 from genz.model import model_from_hf_config
 from roofline import (
     InputError,
@@ -22,6 +21,7 @@ from roofline import (
     load_platform,
     platform_from_dict,
 )
+from search.economics.costs import economics, energy_per_token_j, phase_power_w
 
 
 def test_hand_derived_activity_power():

@@ -7,16 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from genz import (
-    Parallelism,
-    Precision,
-    Scenario,
-    list_runtimes,
-    load_measurements,
-    load_model,
-    load_runtime,
-    predict,
-)
+from calibration import load_measurements
+from genz import Parallelism, Precision, Scenario, list_runtimes, load_model, load_runtime, predict
 from roofline import InputError, data_dir, load_platform
 
 CSV = data_dir() / "validation" / "published_runs.csv"

@@ -8,19 +8,18 @@ import numpy as np
 import pytest
 import yaml
 
-import genz.cross_validation as cross_validation
+import calibration.cross_validation as cross_validation
 from app.cli import main
-from genz import (
+from calibration import (
     Measurement,
     calibrate_runtime,
     load_formats,
-    load_runtime,
     recalibrate,
-    runtime_from_dict,
     write_measurements,
 )
-from genz.calibration import fit_profile
-from genz.calibration_data import decompose
+from calibration.fit import fit_profile
+from calibration.rows import decompose
+from genz import load_runtime, runtime_from_dict
 from genz.runtime import PhaseProfile, RuntimeProfile
 from roofline import InputError, data_dir
 

@@ -3,7 +3,8 @@
 import pytest
 
 from app.cli import main
-from genz import MEASUREMENT_RUNTIMES, list_runtimes
+from calibration import MEASUREMENT_RUNTIMES
+from genz import list_runtimes
 
 HINT = "unknown runtime 'vlm' (did you mean 'vllm'?); accepted: "
 PROFILES = ", ".join(list_runtimes()) + ", or a .yaml file"

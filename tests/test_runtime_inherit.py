@@ -10,18 +10,9 @@ import pytest
 import yaml
 
 from app.cli import main
-from genz import (
-    Measurement,
-    Scenario,
-    calibrate_runtime,
-    load_model,
-    load_runtime,
-    predict,
-    prediction_interval,
-    runtime_from_dict,
-    write_measurements,
-)
-from genz.calibration_data import decompose
+from calibration import Measurement, calibrate_runtime, prediction_interval, write_measurements
+from calibration.rows import decompose
+from genz import Scenario, load_model, load_runtime, predict, runtime_from_dict
 from genz.runtime import PhaseProfile, RuntimeProfile
 from roofline import InputError, load_platform
 

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 import yaml
 
+from calibration import Measurement, prediction_interval
+from calibration.rows import decompose
 from genz import (
-    Measurement,
     Precision,
     Scenario,
     evaluate_grid,
@@ -18,10 +19,8 @@ from genz import (
     load_model,
     load_runtime,
     predict,
-    prediction_interval,
     runtime_from_dict,
 )
-from genz.calibration_data import decompose
 from genz.graph import expected_experts_touched
 from genz.runtime import (
     MIN_METRIC_ROWS,

@@ -9,15 +9,8 @@ import json
 import pytest
 
 from app.cli import main
-from genz import (
-    Parallelism,
-    Scenario,
-    load_model,
-    load_runtime,
-    parse_scenarios,
-    predict,
-    predict_scenarios,
-)
+from calibration import parse_scenarios, predict_scenarios
+from genz import Parallelism, Scenario, load_model, load_runtime, predict
 from roofline import InputError, load_platform
 
 TEXT = """model,hw,runtime,batch,input_tokens,output_tokens,tp

@@ -534,7 +534,7 @@ def test_cli_errors_are_one_line(
     assert err.count("\n") == 1
     code, _, err = run_cli("search", "--space", str(space_file), "--out", str(tmp_path / "x.txt"))
     assert code == 2 and "must end in .csv or .parquet" in err
-    monkeypatch.setattr("app.commands_codesign.importlib.util.find_spec", lambda name: None)
+    monkeypatch.setattr("app.cli.codesign.importlib.util.find_spec", lambda name: None)
     code, _, err = run_cli(
         "search", "--space", str(space_file), "--out", str(tmp_path / "x.parquet")
     )

@@ -12,18 +12,10 @@ import pytest
 from helpers import MADE_UP_POWER, TINY_CONFIG
 
 from app.cli import main
-from genz import (
-    Parallelism,
-    Precision,
-    Scenario,
-    load_model,
-    load_runtime,
-    predict,
-    serving_energy_j,
-    step_cost,
-)
+from genz import Parallelism, Precision, Scenario, load_model, load_runtime, predict, step_cost
 from genz.model import model_from_hf_config
 from roofline import derive_platform, load_platform
+from search.economics import serving_energy_j
 from search.serving import (
     SchedulerConfig,
     Workload,

@@ -7,8 +7,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from app.dashboard_pages import serving_page
-from app.dashboard_pages.state import Selection
+from app.dashboard import serving_page
+from app.dashboard.state import Selection
 from genz import load_model, load_runtime, step_cost
 from roofline import InputError, load_platform
 from search.serving import (

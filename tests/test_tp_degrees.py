@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 from genz import evaluate_grid, load_model
 from roofline import InputError, load_platform
 
-DASHBOARD = Path(__file__).resolve().parents[1] / "app" / "dashboard.py"
+DASHBOARD = Path(__file__).resolve().parents[1] / "app" / "dashboard" / "main.py"
 
 
 def test_evaluate_grid_rejects_a_tp_that_splits_heads() -> None:
@@ -25,7 +25,7 @@ def test_dashboard_offers_qwen_7b_only_whole_head_tp_degrees() -> None:
     # Qwen2.5-7B: 28 query heads, 4 KV heads: tp 8 gives 3.5 heads per device; 28 is
     # allowed (a multiple of the 4 KV heads, each replicated on 7 devices, as vLLM does).
     at = AppTest.from_file(str(DASHBOARD), default_timeout=60)
-    at.switch_page("dashboard_pages/latency_page.py")
+    at.switch_page("latency_page.py")
     at.session_state["model"] = "qwen2.5-7b"
     at.run()
     assert not at.exception, [e.value for e in at.exception]

@@ -1,12 +1,12 @@
 """Energy and cost of the tokens a simulated deployment generates.
 
-Energy follows genz's power model step by step (`genz.serving_energy_j`): on a
+Energy follows genz's power model step by step (`search.economics.serving_energy_j`): on a
 platform with a ``power_model`` every step of a replica draws the activity power of its
 per-device FLOP and main-memory bytes over its time, capped at TDP, and devices draw
 idle power between steps; otherwise every device draws ``power_fraction`` of its board
 power (TDP) for the whole run. The run lasts from the first arrival to the last finish
 (the span throughput is measured over). Dollars are the platform's device-hour price
-(`genz.device_hour_cost`) over the same span.
+(`search.economics.device_hour_cost`) over the same span.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
-from genz import device_hour_cost, power_basis, serving_energy_j
 from roofline import require_fraction, require_positive
+from search.economics import device_hour_cost, power_basis, serving_energy_j
 
 from .engine import RunRecord
 from .schedulers import Replica

@@ -15,16 +15,9 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
-from genz import (
-    CostModel,
-    ModelConfig,
-    Parallelism,
-    Prediction,
-    Scenario,
-    predict,
-    tensor_parallel_degrees,
-)
+from genz import ModelConfig, Parallelism, Prediction, Scenario, predict, tensor_parallel_degrees
 from roofline import Bound, InputError, Platform
+from search.economics import CostModel
 
 from .slo import (
     ServiceLevel,

@@ -27,8 +27,9 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from genz import CostModel, Economics, ModelConfig, Parallelism, Prediction, Scenario, predict
+from genz import ModelConfig, Parallelism, Prediction, Scenario, predict
 from roofline import Bound, InputError, Platform, derive_platform
+from search.economics import CostModel, Economics
 
 from .mesh import search_devices
 from .slo import (

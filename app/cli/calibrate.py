@@ -1,0 +1,168 @@
+"""``codesign calibrate``: fit a runtime profile to measured runs and write it as YAML."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+from collections.abc import Mapping
+
+import numpy as np
+
+from calibration import (
+    MEASUREMENT_RUNTIMES,
+    calibrate_runtime,
+    load_formats,
+    load_kv_formats,
+    load_measurements,
+    write_profile,
+)
+from roofline import unknown_name
+
+from ..formatting import print_table
+from .commands import add_command
+
+METRIC_LABELS = {
+    "batch_latency_s": "batch latency",
+    "ttft_s": "TTFT",
+    "itl_s": "inter-token latency",
+}
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``calibrate``."""
+    parser = add_command(subparsers, "calibrate")
+    parser.add_argument(
+        "--measurements",
+        required=True,
+        nargs="+",
+        help="CSV file(s), calibration.measurements schema",
+    )
+    parser.add_argument(
+        "--runtime", required=True, help="runtime whose rows are fitted (vllm, ...)"
+    )
+    parser.add_argument(
+        "--hw", help="comma-separated hardware presets to use (default: every row's)"
+    )
+    parser.add_argument(
+        "--formats",
+        help="YAML of the runtime's weight formats (stored bits) and/or KV-cache formats",
+    )
+    parser.add_argument(
+        "--inherit",
+        help="comma-separated efficiencies not to fit (compute_efficiency, memory_efficiency): "
+        "each platform preset's own value applies, for rows that cannot identify them "
+        "(e.g. decode-only rows say nothing about compute)",
+    )
+    parser.add_argument("--description", default="", help="one line stored in the profile")
+    parser.add_argument("--out", required=True, help="profile to write (.yaml)")
+    parser.set_defaults(func=run_calibrate)
+
+
+def command_line(args: argparse.Namespace) -> str:
+    """The canonical command that reproduces this calibration (stored in the profile)."""
+    parts = ["codesign", "calibrate", "--measurements", *args.measurements]
+    parts += ["--runtime", args.runtime]
+    for flag, value in (
+        ("--hw", args.hw),
+        ("--formats", args.formats),
+        ("--inherit", args.inherit),
+    ):
+        if value:
+            parts += [flag, value]
+    if args.description:
+        parts += ["--description", args.description]
+    return shlex.join([*parts, "--out", args.out])
+
+
+def _summary(label: str, errors: np.ndarray) -> dict[str, object]:
+    absolute = np.abs(errors)
+    return {
+        "error of": label,
+        "rows": errors.size,
+        "MAPE %": round(float(absolute.mean()), 1),
+        "median %": round(float(np.median(absolute)), 1),
+        "p90 %": round(float(np.quantile(absolute, 0.9)), 1),
+        "bias %": round(float(errors.mean()), 1),
+    }
+
+
+def run_calibrate(args: argparse.Namespace) -> None:
+    """Fit, report and write the profile."""
+    if args.runtime not in MEASUREMENT_RUNTIMES:
+        raise unknown_name("runtime", args.runtime, MEASUREMENT_RUNTIMES)
+    formats, sources = load_formats(args.formats) if args.formats else ((), {})
+    kv_formats, kv_sources = load_kv_formats(args.formats) if args.formats else ((), {})
+    hardware = tuple(name.strip() for name in args.hw.split(",")) if args.hw else ()
+    inherit = tuple(name.strip() for name in args.inherit.split(",")) if args.inherit else ()
+    result = calibrate_runtime(
+        [row for path in args.measurements for row in load_measurements(path)],
+        args.runtime,
+        hardware=hardware,
+        command=command_line(args),
+        formats=formats,
+        format_sources=sources,
+        description=args.description,
+        inherit=inherit,
+        kv_formats=kv_formats,
+        kv_format_sources=kv_sources,
+    )
+    print(
+        f"{result.fit.default.rows} rows of {args.runtime} on {', '.join(sorted(set(result.data.hw)))}; "
+        f"{len(result.excluded)} excluded (a mesh the model cannot split, or faster than the "
+        "efficiency-1 bound):"
+    )
+    for row, reason in result.excluded:
+        print(
+            f"  {row.source}: {row.model} batch {row.batch} in {row.input_tokens} out "
+            f"{row.output_tokens} on {row.devices} x {row.hw}: {reason}"
+        )
+    fits = {"default (all rows)": result.fit.default, **result.fit.classes}
+    for label, fit in fits.items():
+        for name in fit.inherited:
+            print(f"{label}: {name} not fitted (--inherit): each platform preset's own value")
+        for name, reason in fit.capped.items():
+            print(f"{label}: {name} not fitted: {reason}")
+        for name in fit.held:
+            if name not in fit.capped:
+                print(f"{label}: {name} held at the default's value (its rows cannot identify it)")
+        for name, reason in fit.unused.items():
+            print(f"{label}: {name} not fitted ({reason}; the physics' own model is kept)")
+        for name, reason in fit.refused.items():
+            print(f"{label}: {name} not fitted, left at its neutral value: {reason}")
+        print(
+            f"\nfitted, {label}: {fit.rows} rows ({fit.message.rstrip('.')}; "
+            f"Jacobian condition {fit.condition:.3g}):"
+        )
+        print_table(
+            [
+                {
+                    "parameter": name,
+                    "value": f"{value:.4g}",
+                    "95% interval": _interval_text(fit.intervals, fit.capped, name),
+                }
+                for name, value in fit.values.items()
+            ]
+        )
+    for kind, reason in result.fit.skipped.items():
+        print(f"device class {kind}: default values kept ({reason})")
+    print("\nerror, % (bias < 0: predicted faster than measured):")
+    lines = []
+    for metric, label in METRIC_LABELS.items():
+        for out_of_sample in (False, True):
+            errors = result.errors_pct(out_of_sample, metric)
+            if errors.size:
+                kind = f"out-of-sample ({result.cv.method})" if out_of_sample else "in-sample"
+                lines.append(_summary(f"{label}, {kind}", errors))
+    print_table(lines)
+    path = write_profile(result.document, args.out)
+    print(f"\nwrote {path}")
+
+
+def _interval_text(
+    intervals: Mapping[str, tuple[float, float]], capped: Mapping[str, str], name: str
+) -> str:
+    """A fitted value's 95 % interval, or why it has none (held, not fitted)."""
+    if name in intervals:
+        low, high = intervals[name]
+        return f"{low:.4g} - {high:.4g}"
+    return "none: held at its upper bound" if name in capped else "none: the default's value"

@@ -1,0 +1,329 @@
+"""``codesign search`` (Pareto frontier of a design space) and ``codesign recommend``
+(write the best designs' config.json, bits.yaml and platform.yaml)."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib.util
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from genz import list_runtimes, load_runtime
+from roofline import InputError, require_positive
+from search.codesign import (
+    CONSTRAINT_FIELDS,
+    METHODS,
+    OBJECTIVES,
+    CodesignResult,
+    Constraints,
+    DesignSpace,
+    load_space,
+    search_designs,
+    write_recommendations,
+)
+
+from ..formatting import print_json, print_key_values, print_table
+from .commands import add_command
+
+CONSTRAINT_HELP = {
+    "max-memory-gb": "per-device footprint (weights + KV + activations), GB (decimal)",
+    "max-tpot-ms": "time per output token, ms",
+    "max-ttft-ms": "time to first token, ms",
+    "min-throughput": "generated tokens/s of all replicas",
+    "max-loss": "predicted loss, nats/token",
+    "max-perplexity": "predicted perplexity",
+    "max-devices": "devices per design (tp*pp*ep*dp)",
+    "max-training-hours": "training wall-clock estimate (the space's training section), h",
+    "max-training-cost-usd": "training rental estimate (training platform's hourly price), USD",
+}
+OUTPUT_SUFFIXES = (".csv", ".parquet")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``search`` and ``recommend``."""
+    search = add_command(subparsers, "search")
+    _add_common(search)
+    search.add_argument("--out", help="write the feasible designs (.csv or .parquet)")
+    search.add_argument("--frontier-out", help="write the frontier designs (.csv or .parquet)")
+    search.add_argument(
+        "--budget",
+        choices=tuple(OBJECTIVES),
+        help="also print the best design (first objective) within each value of this budget",
+    )
+    search.add_argument("--show", type=int, default=10, help="frontier rows printed (default 10)")
+    search.set_defaults(func=run_search)
+
+    recommend = add_command(subparsers, "recommend")
+    _add_common(recommend)
+    recommend.add_argument("--top", type=int, default=5, help="designs written (default 5)")
+    recommend.add_argument(
+        "--out-dir", default="recommended", help="folder to write (default recommended/)"
+    )
+    recommend.add_argument("--force", action="store_true", help="overwrite a non-empty out-dir")
+    recommend.set_defaults(func=run_recommend)
+
+
+def _add_common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--space", required=True, help="design-space YAML file")
+    parser.add_argument(
+        "--runtime",
+        help=f"serving-stack profile for every design, replacing the space's hardware.runtime: "
+        f"{', '.join(list_runtimes())} or a .yaml file (ideal: the physics only)",
+    )
+    parser.add_argument(
+        "--objective",
+        help=f"1-4 comma-separated objectives (default: the space's): {', '.join(OBJECTIVES)}",
+    )
+    bounds = parser.add_argument_group("constraints (replace the space's of the same name)")
+    bounds.add_argument(
+        "--ignore-space-constraints",
+        action="store_true",
+        help="drop the space file's constraints section (only the flags below apply)",
+    )
+    for _, _, label, _, _ in CONSTRAINT_FIELDS.values():
+        bounds.add_argument(
+            f"--{label}", dest=label.replace("-", "_"), type=float, help=CONSTRAINT_HELP[label]
+        )
+    method = parser.add_argument_group("method")
+    method.add_argument("--method", choices=METHODS, default="grid", help="default grid")
+    method.add_argument("--samples", type=int, help="sample method: initial points")
+    method.add_argument("--refine-rounds", type=int, help="sample method: refinement rounds")
+    method.add_argument("--seed", type=int, help="sample method: seed")
+    method.add_argument("--chunks", type=int, help="ray method: tasks (default 4 per CPU)")
+    method.add_argument(
+        "--keep",
+        choices=("feasible", "frontier"),
+        default="feasible",
+        help="keep the whole feasible region (default) or only chunk frontiers (huge spaces)",
+    )
+    parser.add_argument(
+        "--within-data",
+        action="store_true",
+        help="keep only designs inside the loss law's data domain (no extrapolation)",
+    )
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def _search(args: argparse.Namespace) -> CodesignResult:
+    given = {
+        label.replace("-", "_"): getattr(args, label.replace("-", "_"))
+        for _, _, label, _, _ in CONSTRAINT_FIELDS.values()
+    }
+    for dest, value in given.items():
+        if value is not None:
+            require_positive("--" + dest.replace("_", "-"), value)
+    constraints = Constraints.from_human(given, origin="constraints")
+    result = search_designs(
+        space_from_args(args),
+        objectives=args.objective,
+        constraints=constraints,
+        space_constraints=not args.ignore_space_constraints,
+        method=args.method,
+        keep=args.keep,
+        within_data=True if args.within_data else None,
+        samples=args.samples,
+        refine_rounds=args.refine_rounds,
+        seed=args.seed,
+        chunks=args.chunks,
+        progress=not args.no_progress and not args.json,
+    )
+    if not result.success:
+        raise InputError(result.message)
+    return result
+
+
+def space_from_args(args: argparse.Namespace) -> DesignSpace:
+    """The ``--space`` file, its runtime profile replaced by ``--runtime`` when given."""
+    space = load_space(args.space)
+    if args.runtime is None:
+        return space
+    hardware = dataclasses.replace(space.hardware, runtime=load_runtime(args.runtime))
+    return dataclasses.replace(space, hardware=hardware)
+
+
+def runtime_label(result: CodesignResult) -> str:
+    """The runtime profile every design was costed with (``none``: the physics only)."""
+    profile = result.space.hardware.runtime
+    return "none (physics only)" if profile is None else profile.name
+
+
+def check_table_path(path: str) -> Path:
+    """A .csv or .parquet file whose folder exists (parquet only with pyarrow)."""
+    target = Path(path)
+    suffix = target.suffix.lower()
+    if suffix not in OUTPUT_SUFFIXES:
+        raise InputError(f"output {path}: must end in .csv or .parquet")
+    if suffix == ".parquet" and importlib.util.find_spec("pyarrow") is None:
+        raise InputError(f"output {path}: Parquet needs pyarrow (pip install pyarrow); use .csv")
+    if target.is_symlink() or target.is_dir():
+        raise InputError(f"output {path}: is a symbolic link or a folder; name a file")
+    if not target.resolve().parent.is_dir():
+        raise InputError(f"output {path}: folder {target.resolve().parent} does not exist")
+    return target
+
+
+def write_table(frame: pd.DataFrame, path: Path) -> None:
+    """CSV or Parquet by suffix."""
+    if path.suffix.lower() == ".parquet":
+        frame.to_parquet(path, index=False)
+    else:
+        frame.to_csv(path, index=False)
+
+
+def run_search(args: argparse.Namespace) -> None:
+    """Search, print the summary and the best-ranked frontier designs, write tables."""
+    targets = [check_table_path(p) if p else None for p in (args.out, args.frontier_out)]
+    result = _search(args)
+    if targets[0] is not None:
+        write_table(result.to_frame(), targets[0])
+    if targets[1] is not None:
+        write_table(result.frontier, targets[1])
+    budget = result.best_per_budget(args.budget) if args.budget else None
+    if args.json:
+        payload = summary(result)
+        payload["frontier"] = _records(result.frontier)
+        if budget is not None:
+            payload["best_per_budget"] = _records(budget)
+        print_json(payload)
+        return
+    _print_summary(result, args.space)
+    print()
+    print_table(display_rows(result.frontier.head(max(args.show, 0))))
+    if budget is not None:
+        objective = OBJECTIVES[args.budget]
+        shown = display_rows(budget)
+        bound = "<=" if objective.sense == "min" else ">="
+        shown.insert(
+            0, f"{args.budget} {bound} ({objective.unit})", budget["budget_limit"] / objective.scale
+        )
+        print(f"\nbest {result.objectives[0].name} within each {args.budget} budget:")
+        print_table(shown)
+    for target in targets:
+        if target is not None:
+            print(f"wrote {target}")
+
+
+def run_recommend(args: argparse.Namespace) -> None:
+    """Search, then write the ``--top`` best-ranked frontier designs."""
+    result = _search(args)
+    folders = write_recommendations(result, args.out_dir, args.top, args.force)
+    chosen = result.frontier.nsmallest(len(folders), "rank")
+    if args.json:
+        payload = summary(result)
+        payload["recommended"] = [
+            {**record, "folder": str(folder)}
+            for record, folder in zip(_records(chosen), folders, strict=True)
+        ]
+        print_json(payload)
+        return
+    _print_summary(result, args.space)
+    print()
+    print_table(display_rows(chosen).assign(folder=[folder.name for folder in folders]))
+    print(f"\nwrote {len(folders)} folders under {Path(args.out_dir).resolve()}")
+    print(
+        "each: config.json, bits.yaml, platform.yaml, design.json (predictions, not measurements)"
+    )
+
+
+def summary(result: CodesignResult) -> dict[str, Any]:
+    """The result's scalar fields, JSON-ready."""
+    return {
+        "success": result.success,
+        "status": result.status,
+        "message": result.message,
+        "method": result.method,
+        "objectives": [o.name for o in result.objectives],
+        "constraints": result.constraints.to_human(),
+        "evaluated_count": result.evaluated_count,
+        "feasible_count": result.feasible_count,
+        "elapsed_s": result.elapsed_s,
+        "precision_model": precision_label(result),
+        "runtime": runtime_label(result),
+        "within_data": result.space.law.within_data,
+        "extrapolated_on_frontier": int(result.frontier["extrapolated"].sum()),
+        "edge_on_frontier": int(result.frontier["edge"].sum()),
+    }
+
+
+def precision_label(result: CodesignResult) -> str:
+    """What produced the loss of every design (the frame's ``precision_model``)."""
+    frame = result.frontier if len(result.frontier) else result.designs
+    return str(frame["precision_model"].iloc[0]) if len(frame) else ""
+
+
+def _print_summary(result: CodesignResult, space: str) -> None:
+    bounds = ", ".join(f"{k} {v:g}" for k, v in result.constraints.to_human().items())
+    print_key_values(
+        [
+            ("space", space),
+            ("method", result.method),
+            ("objectives", ", ".join(o.name for o in result.objectives)),
+            ("constraints", (bounds + ", " if bounds else "") + "fits device memory"),
+            ("result", result.message),
+            ("elapsed", f"{result.elapsed_s:.2f} s"),
+            ("runtime", runtime_label(result)),
+            ("note", "loss and perplexity are predictions of the fitted law"),
+            ("weight bits", precision_label(result)),
+            (
+                "domain",
+                f"{int(result.frontier['extrapolated'].sum())} of {len(result.frontier)} "
+                "frontier designs extrapolate the law's data"
+                + (
+                    " (--within-data: only designs inside it kept)"
+                    if result.space.law.within_data
+                    else ""
+                ),
+            ),
+            (
+                "intervals",
+                "param = bootstrap of the law's parameters; form = min-max over the "
+                "validated law forms; on every feasible design (--out), not only these",
+            ),
+        ]
+    )
+
+
+def display_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """Frontier rows in display units (M parameters, ms, GB decimal)."""
+    columns = {
+        "rank": frame.get("rank"),
+        "design": frame.get("design"),
+        "platform": frame["platform"],
+        "params_M": (frame["params"] / 1e6).round(1),
+        "wbits": frame["weight_bits"],
+        "loss": frame["loss"].round(4),
+        "ppl": frame["perplexity"].round(3),
+        "tpot_ms": (frame["tpot_s"] * 1e3).round(3),
+        "ttft_ms": (frame["ttft_s"] * 1e3).round(2),
+        "tok_per_s": frame["throughput_tokens_per_s"].round(1),
+        "mem_GB": (frame["footprint_bytes"] / 1e9).round(3),
+        "train_h": (frame["training_time_s"] / 3600).round(1),
+        "extrapolated": frame["extrapolated"],
+        "outside_data": frame["outside_domain"].replace("", "-"),
+        "edge": frame["edge_axes"].replace("", "-"),
+    }
+    if "loss_form_min" in frame:
+        columns["loss_param"] = _pair(frame["loss_param_low"], frame["loss_param_high"])
+        columns["loss_form"] = _pair(frame["loss_form_min"], frame["loss_form_max"])
+    if "ilp_mean_weight_bits" in frame:
+        columns["ilp_bits"] = frame["ilp_mean_weight_bits"].round(2)
+        columns["ilp_ppl"] = frame["ilp_perplexity"].round(3)
+        columns["ilp_tpot_ms"] = (frame["ilp_tpot_s"] * 1e3).round(3)
+    return pd.DataFrame({k: v for k, v in columns.items() if v is not None})
+
+
+def _pair(low: pd.Series, high: pd.Series) -> pd.Series:
+    """``'[low, high]'`` at 4 decimals."""
+    return pd.Series(
+        [f"[{a:.4f}, {b:.4f}]" for a, b in zip(low, high, strict=True)], index=low.index
+    )
+
+
+def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """Rows as plain JSON values (pandas converts numpy scalars and categories)."""
+    return json.loads(frame.to_json(orient="records"))

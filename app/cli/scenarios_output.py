@@ -1,0 +1,50 @@
+"""``codesign predict --scenarios runs.csv``: one prediction per row, CSV or JSON."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+from typing import Any
+
+from calibration import load_scenarios, output_columns, predict_scenarios
+from genz import load_runtime
+
+from ..formatting import print_json
+
+
+def add_scenarios_argument(parser: argparse.ArgumentParser) -> None:
+    """``--scenarios FILE`` (the other scenario options are then ignored)."""
+    parser.add_argument(
+        "--scenarios",
+        help="CSV of scenarios (model, hw, runtime, batch, input_tokens, output_tokens, tp, "
+        "pp, ep, prefill_chunk, weight_bits, activation_bits, kv_bits; or a measurement file "
+        "of codesign calibrate, whose measured times and rates are scored): one prediction per row in "
+        "row order, as CSV (or --json); bad rows reported by line; --runtime replaces every "
+        "row's runtime",
+    )
+
+
+def run_scenarios(args: argparse.Namespace) -> None:
+    """Predict every row; bad rows get an ``error`` and a line on stderr."""
+    if args.runtime:  # a bad flag is the command's error, not every row's
+        load_runtime(args.runtime)
+    rows, errors, header = load_scenarios(args.scenarios, runtime=args.runtime)
+    results: list[dict[str, Any]] = predict_scenarios(rows)
+    results += [{"line": line, "error": reason} for line, reason in errors.items()]
+    results.sort(key=lambda result: result["line"])
+    for result in results:
+        if "error" in result:
+            print(
+                f"codesign: {args.scenarios}:{result['line']}: {result['error']}", file=sys.stderr
+            )
+    if args.json:
+        print_json(results)
+        return
+    columns = output_columns(header)
+    writer = csv.writer(sys.stdout, lineterminator="\n")
+    writer.writerow(columns)
+    writer.writerows(
+        ["" if (value := result.get(key)) is None else value for key in columns]
+        for result in results
+    )

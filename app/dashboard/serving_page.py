@@ -1,0 +1,413 @@
+"""Serving page: one replica, or disaggregated prefill and decode pools, under load
+(continuous batching simulation) with optional shared prefixes: latency percentiles
+against the request rate, the prefix-cache hit rate, and KV-cache occupancy and queue
+over time."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import shlex
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from app.dashboard.common import checked, current_selection, show_chart, show_commands
+from app.dashboard.state import (
+    UPLOADED_CONFIG_NAME,
+    Selection,
+    build_model,
+    build_platform,
+    runtime_flags,
+    runtime_profile,
+    use_cases,
+)
+from genz import Parallelism, Precision, StepCost, step_cost
+from roofline import list_platforms
+from search.serving import (
+    SLO,
+    Replica,
+    SchedulerConfig,
+    Workload,
+    build_replica,
+    kv_link,
+    run,
+    run_disaggregated,
+    step_table_tokens,
+    synthetic_workload,
+)
+
+POLICY_LABELS = {
+    "continuous": "Continuous batching (vLLM / Orca)",
+    "chunked": "Chunked prefill (Sarathi-Serve, 512-token budget)",
+    "static": "Static batching (32 per batch)",
+    "disaggregated": "Disaggregated prefill / decode pools (Splitwise / DistServe)",
+}
+#: Rates of the percentile curves, as multiples of the chosen rate.
+RATE_MULTIPLES = (0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0)
+SEED = 0
+
+
+@dataclass(frozen=True)
+class Traffic:
+    """Lengths preset and shared prefixes of the drawn workload (`synthetic_workload`)."""
+
+    use_case: str = "chat"
+    prefix_share: float = 0.0
+    prefix_tokens: int = 0
+    prefix_count: int = 1
+    prefix_zipf: float = 1.0
+
+
+@dataclass(frozen=True)
+class Pools:
+    """Disaggregated pools: replica counts and hardware presets (None: the sidebar's,
+    with its scale factors either way)."""
+
+    prefill_replicas: int = 1
+    decode_replicas: int = 1
+    prefill_hw: str | None = None
+    decode_hw: str | None = None
+
+
+def _precision(selection: Selection) -> Precision:
+    return Precision(
+        weight_bits=selection.weight_bits,
+        activation_bits=selection.activation_bits,
+        kv_bits=selection.kv_bits,
+    )
+
+
+def _parallelism(selection: Selection) -> Parallelism:
+    return Parallelism(tp=selection.tp, pp=selection.pp, ep=selection.ep)
+
+
+# cache_resource: one shared read-only table per key, not a pickled copy per rerun. The
+# key is everything the table depends on; the request rate changes only the workload,
+# whose lengths set max_tokens (`step_table_tokens`: continuous and chunked batching
+# keep one size over most rates).
+@st.cache_resource(show_spinner=False, max_entries=16)
+def replica_step_cost(
+    selection: Selection, hw: str, max_tokens: int, max_sequences: int
+) -> StepCost:
+    """`genz.step_cost` of the selection's model on preset ``hw`` (with the selection's
+    scale factors), cached across reruns and rates."""
+    return step_cost(
+        build_model(selection),
+        build_platform(dataclasses.replace(selection, hw=hw)),
+        _precision(selection),
+        _parallelism(selection),
+        max_tokens=max_tokens,
+        max_sequences=max_sequences,
+        runtime=runtime_profile(selection.runtime),
+    )
+
+
+def _replica(selection: Selection, hw: str | None, policy: str, workload: Workload) -> Replica:
+    """The replica the CLI builds for ``policy`` on preset ``hw`` (None: the sidebar's)."""
+    config = SchedulerConfig(
+        policy=policy,
+        max_sequences=32 if policy == "static" else 256,
+        max_batched_tokens=512 if policy == "chunked" else 8192,
+    )
+    hw = hw or selection.hw
+    # Static batching sizes its table by the longest request of each rate's workload
+    # (32 x its length: megabytes that rarely repeat), so only the others are cached.
+    cost = None
+    if policy != "static":
+        tokens = step_table_tokens(workload, config)
+        cost = replica_step_cost(selection, hw, tokens, config.max_sequences)
+    return build_replica(
+        build_model(selection),
+        build_platform(dataclasses.replace(selection, hw=hw)),
+        workload,
+        precision=_precision(selection),
+        parallelism=_parallelism(selection),
+        config=config,
+        runtime=runtime_profile(selection.runtime),
+        cost=cost,
+    )
+
+
+@st.cache_data(show_spinner="Simulating...", max_entries=64)
+def simulate(
+    selection: Selection,
+    policy: str,
+    traffic: Traffic,
+    rate: float,
+    duration: float,
+    slo: SLO,
+    pools: Pools,
+) -> tuple[dict[str, float], bool, str, pd.DataFrame]:
+    """Summary, verdict and (time, KV occupancy, queue) timeline of one run (for pools,
+    the decode pool's timeline)."""
+    workload = synthetic_workload(
+        rate,
+        duration,
+        use_case_name=traffic.use_case,
+        prefix_share=traffic.prefix_share,
+        prefix_tokens=traffic.prefix_tokens,
+        prefix_count=traffic.prefix_count,
+        prefix_zipf=traffic.prefix_zipf,
+        seed=SEED,
+    )
+    if policy == "disaggregated":
+        prefill = _replica(selection, pools.prefill_hw, "continuous", workload)
+        decode = _replica(selection, pools.decode_hw, "continuous", workload)
+        n, m = pools.prefill_replicas, pools.decode_replicas
+        result = run_disaggregated(
+            workload,
+            prefill,
+            decode,
+            kv_link(prefill, decode, n, m),
+            slo,
+            prefill_replicas=n,
+            decode_replicas=m,
+        )
+    else:
+        result = run(workload, _replica(selection, None, policy, workload), slo)
+    keep = np.unique(np.linspace(0, len(result.timeline_s) - 1, 600).astype(int))
+    timeline = pd.DataFrame(
+        {
+            "time_s": result.timeline_s[keep],
+            "kv_occupancy": result.kv_occupancy[keep],
+            "waiting": result.waiting[keep],
+        }
+    )
+    energy = None if result.economics is None else result.economics.j_per_output_token
+    summary = {**result.summary, "j_per_output_token": math.nan if energy is None else energy}
+    return summary, result.sustainable, result.verdict, timeline
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def rate_curve(
+    selection: Selection,
+    policy: str,
+    traffic: Traffic,
+    rate: float,
+    duration: float,
+    slo: SLO,
+    pools: Pools,
+) -> pd.DataFrame:
+    """P50 and P99 TTFT and TPOT (ms), prefix hit rate and sustainability at each of
+    `RATE_MULTIPLES` times ``rate`` (each run from `simulate`'s cache when seen before;
+    one cache lookup per rerun instead of one per point)."""
+    rows = []
+    for multiple in RATE_MULTIPLES:
+        point, ok, _, _ = simulate(
+            selection, policy, traffic, rate * multiple, duration, slo, pools
+        )
+        rows.append(
+            {
+                "rate": rate * multiple,
+                **{
+                    f"{name}_p{p}_ms": point[f"{name}_s_p{p}"] * 1e3
+                    for name in ("ttft", "tpot")
+                    for p in (50, 99)
+                },
+                "prefix_hit_rate": point["prefix_hit_rate"],
+                "sustainable": ok,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def serve_command(
+    selection: Selection,
+    policy: str,
+    traffic: Traffic,
+    rate: float | str,
+    duration: float,
+    slo: SLO,
+    pools: Pools,
+) -> str:
+    """The ``codesign serve`` call that prints one run of this page."""
+    model = UPLOADED_CONFIG_NAME if selection.model_json is not None else selection.model
+    parts = ["codesign", "serve", "--model", model, "--hw", selection.hw]
+    for flag, value in (
+        ("--compute-scale", selection.compute_scale),
+        ("--bw-scale", selection.bw_scale),
+        ("--capacity-scale", selection.capacity_scale),
+        ("--link-bw-scale", selection.link_bw_scale),
+    ):
+        if value != 1.0:
+            parts += [flag, f"{value:g}"]
+    parts += ["--wbits", f"{selection.weight_bits:g}", "--abits", f"{selection.activation_bits:g}"]
+    parts += ["--kvbits", f"{selection.kv_bits:g}"]
+    parts += ["--tp", str(selection.tp), "--pp", str(selection.pp), "--ep", str(selection.ep)]
+    parts += runtime_flags(selection)
+    parts += ["--policy", policy, "--use-case", traffic.use_case, "--duration", f"{duration:g}"]
+    parts += ["--rate", rate if isinstance(rate, str) else f"{rate:g}", "--seed", str(SEED)]
+    if policy == "static":
+        parts += ["--max-seqs", "32"]
+    if policy == "disaggregated":
+        parts += ["--prefill-replicas", str(pools.prefill_replicas)]
+        parts += ["--decode-replicas", str(pools.decode_replicas)]
+        for flag, hw in (("--prefill-hw", pools.prefill_hw), ("--decode-hw", pools.decode_hw)):
+            if hw is not None:
+                parts += [flag, hw]
+    if traffic.prefix_share > 0 and traffic.prefix_tokens > 0:
+        parts += ["--prefix-share", f"{traffic.prefix_share:g}"]
+        parts += ["--prefix-tokens", str(traffic.prefix_tokens)]
+        parts += ["--prefix-count", str(traffic.prefix_count)]
+        parts += ["--prefix-zipf", f"{traffic.prefix_zipf:g}"]
+    if slo.ttft_s is not None:
+        parts += ["--slo-ttft-p99-s", f"{slo.ttft_s:g}"]
+    if slo.tpot_s is not None:
+        parts += ["--slo-tpot-p99-ms", f"{slo.tpot_s * 1e3:g}"]
+    return " ".join(part if part.startswith("<") else shlex.quote(part) for part in parts)
+
+
+def percentile_figure(table: pd.DataFrame, slo: SLO) -> go.Figure:
+    """P50 and P99 of TTFT and TPOT (ms) against the rate, with the SLO lines."""
+    figure = go.Figure()
+    for column, dash in (("ttft_p50_ms", "dot"), ("ttft_p99_ms", "solid")):
+        figure.add_scatter(x=table["rate"], y=table[column], name=column, line={"dash": dash})
+    for column, dash in (("tpot_p50_ms", "dot"), ("tpot_p99_ms", "solid")):
+        figure.add_scatter(
+            x=table["rate"], y=table[column], name=column, line={"dash": dash}, yaxis="y2"
+        )
+    if slo.ttft_s is not None:
+        figure.add_hline(y=slo.ttft_s * 1e3, line_dash="dash", annotation_text="TTFT SLO")
+    figure.update_layout(
+        xaxis_title="requests/s",
+        yaxis={"title": "TTFT, ms", "type": "log"},
+        yaxis2={"title": "TPOT, ms", "overlaying": "y", "side": "right", "type": "log"},
+        legend={"orientation": "h"},
+        margin={"t": 30},
+    )
+    return figure
+
+
+def occupancy_figure(timeline: pd.DataFrame) -> go.Figure:
+    """KV-cache occupancy and waiting requests over the run."""
+    figure = go.Figure()
+    figure.add_scatter(x=timeline["time_s"], y=timeline["kv_occupancy"], name="KV occupancy")
+    figure.add_scatter(
+        x=timeline["time_s"], y=timeline["waiting"], name="waiting requests", yaxis="y2"
+    )
+    figure.update_layout(
+        xaxis_title="time, s",
+        yaxis={"title": "KV cache used (share of capacity)", "range": [0, 1.05]},
+        yaxis2={"title": "waiting requests", "overlaying": "y", "side": "right"},
+        legend={"orientation": "h"},
+        margin={"t": 30},
+    )
+    return figure
+
+
+def pool_controls(selection: Selection) -> Pools:
+    """Replica counts and hardware of the prefill and decode pools."""
+    row = st.columns(4)
+    names = list_platforms()
+    here = names.index(selection.hw) if selection.hw in names else 0
+    counts = [
+        int(row[k].number_input(f"{pool} replicas", 1, 16, 1, key=f"serving_{pool}_replicas"))
+        for k, pool in enumerate(("Prefill", "Decode"))
+    ]
+    hws = [
+        row[k + 2].selectbox(f"{pool} hardware", names, index=here, key=f"serving_{pool}_hw")
+        for k, pool in enumerate(("Prefill", "Decode"))
+    ]
+    prefill_hw, decode_hw = (None if hw == selection.hw else hw for hw in hws)
+    return Pools(counts[0], counts[1], prefill_hw, decode_hw)
+
+
+def prefix_controls(use_case: str) -> Traffic:
+    """Shared prefixes: share of prompts, tokens, count K and Zipf exponent."""
+    with st.expander("Shared prefixes (prefix caching)"):
+        row = st.columns(4)
+        share = row[0].number_input(
+            "Share of prompts", 0.0, 1.0, 0.0, 0.05, key="serving_prefix_share"
+        )
+        tokens = row[1].number_input(
+            "Prefix tokens", 1, 32768, 1000, 100, key="serving_prefix_tokens"
+        )
+        count = row[2].number_input("Prefixes K", 1, 1000, 1, key="serving_prefix_count")
+        zipf = row[3].number_input("Zipf exponent", 0.0, 3.0, 1.0, 0.1, key="serving_prefix_zipf")
+    if share == 0:
+        return Traffic(use_case)
+    return Traffic(use_case, float(share), int(tokens), int(count), float(zipf))
+
+
+def render() -> None:
+    """Draw the page."""
+    selection = current_selection()
+    st.header("Serving under load")
+    controls = st.columns(4)
+    policy = controls[0].selectbox(
+        "Scheduler",
+        list(POLICY_LABELS),
+        format_func=POLICY_LABELS.__getitem__,
+        key="serving_policy",
+    )
+    names = sorted(use_cases())
+    use_case = controls[1].selectbox("Traffic (use case)", names, index=names.index("chat"))
+    ttft_slo = controls[2].number_input("P99 TTFT SLO, s", 0.01, 600.0, 2.0)
+    tpot_slo = controls[3].number_input("P99 TPOT SLO, ms", 1.0, 10_000.0, 50.0)
+    pools = pool_controls(selection) if policy == "disaggregated" else Pools()
+    rate = st.slider("Request rate, requests/s (Poisson)", 0.1, 100.0, 10.0, 0.1)
+    traffic = prefix_controls(use_case)
+    duration = 60.0
+    slo = SLO(ttft_s=ttft_slo, tpot_s=tpot_slo / 1e3)
+    summary, sustainable, verdict, timeline = checked(
+        simulate, selection, policy, traffic, rate, duration, slo, pools
+    )
+    shared = traffic.prefix_share > 0
+    row = st.columns(6 if shared else 5)
+    row[0].metric("P99 TTFT", f"{summary['ttft_s_p99'] * 1e3:.0f} ms")
+    row[1].metric("P99 TPOT", f"{summary['tpot_s_p99'] * 1e3:.1f} ms")
+    row[2].metric("Throughput", f"{summary['throughput_tokens_per_s']:,.0f} tok/s")
+    row[3].metric("SLO met", f"{summary['slo_attainment']:.0%}")
+    energy = summary["j_per_output_token"]
+    row[4].metric(
+        "Energy",
+        "n/a (no power figure)" if math.isnan(energy) else f"{energy:.3g} J/token",
+        help="every device of the run, genz's power model per step (codesign serve prints "
+        "the same figure and the power model it used)",
+    )
+    if shared:
+        hits = summary["prefix_hit_rate"]
+        row[5].metric(
+            "Prefix hit rate",
+            "n/a (static batching caches none)" if hits != hits else f"{hits:.1%}",
+        )
+    (st.success if sustainable else st.error)(verdict)
+
+    table = checked(rate_curve, selection, policy, traffic, rate, duration, slo, pools)
+    st.subheader("Latency percentiles against the rate")
+    show_chart(percentile_figure(table, slo), table, "serving_percentiles_vs_rate")
+    st.subheader(f"KV cache and queue over the run at {rate:g} requests/s")
+    show_chart(occupancy_figure(timeline), timeline, "serving_kv_occupancy")
+    mesh = f"{selection.tp * selection.pp * selection.ep} devices"
+    deployment = f"one replica of {mesh}"
+    if policy == "disaggregated":
+        deployment = (
+            f"{pools.prefill_replicas} prefill replica(s) on {pools.prefill_hw or selection.hw} "
+            f"and {pools.decode_replicas} decode replica(s) on "
+            f"{pools.decode_hw or selection.hw}, {mesh} each; the plot is the decode pool's"
+        )
+    prefixes = ""
+    if shared:
+        prefixes = (
+            f"; {traffic.prefix_share:.0%} of prompts start with one of {traffic.prefix_count} "
+            f"{traffic.prefix_tokens}-token prefixes (Zipf {traffic.prefix_zipf:g})"
+        )
+    st.caption(
+        f"{duration:g} s of Poisson arrivals, {use_case} lengths (lognormal, CV 0.5), seed "
+        f"{SEED}{prefixes}; {deployment}."
+    )
+    show_commands(
+        selection,
+        serve_command(selection, policy, traffic, rate, duration, slo, pools),
+        serve_command(selection, policy, traffic, "<rate>", duration, slo, pools),
+        note="The first prints this rate's figures; the second, with each rate of the "
+        "curve, its points.",
+    )
+
+
+if __name__ == "__main__":
+    render()

@@ -1,0 +1,280 @@
+"""What the sidebar selected, how it maps to genz/roofline inputs and to one CLI call.
+
+`Selection` holds only plain values (preset names, scale factors, scenario
+numbers), so it is a cheap, stable `st.cache_data` key. Every number a page shows
+comes from `prediction` or `sweep` of a `Selection`, and `predict_command` prints
+the ``codesign predict`` call that reproduces it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shlex
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from calibration import Interval
+from genz import (
+    DEFAULT_BATCH,
+    DEFAULT_BITS,
+    DEFAULT_INPUT_TOKENS,
+    DEFAULT_OUTPUT_TOKENS,
+    ModelConfig,
+    Parallelism,
+    Precision,
+    Prediction,
+    RuntimeProfile,
+    Scenario,
+    UseCase,
+    evaluate_grid,
+    load_model,
+    load_runtime,
+    load_use_cases,
+    model_from_hf_config,
+    predict,
+)
+from roofline import Platform, derive_platform, load_platform
+
+from ..cli.runtime_output import intervals
+
+#: Key under which the dashboard entry stores the current `Selection` (None on bad input).
+SELECTION_KEY = "selection"
+#: Name the CLI command uses for an uploaded model config.
+UPLOADED_CONFIG_NAME = "config.json"
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Hardware, model and scenario chosen in the sidebar (plain values only).
+
+    ``model_json`` is the canonical JSON text of an uploaded ``config.json``
+    (None for a preset, then ``model`` is the preset name). Scale factors multiply
+    the preset's peaks, memory bandwidth, capacity and link bandwidth.
+    """
+
+    hw: str = "h100-sxm"
+    model: str = "llama-3.1-8b"
+    model_json: str | None = None
+    compute_scale: float = 1.0
+    bw_scale: float = 1.0
+    capacity_scale: float = 1.0
+    link_bw_scale: float = 1.0
+    batch: int = DEFAULT_BATCH
+    input_tokens: int = DEFAULT_INPUT_TOKENS
+    output_tokens: int = DEFAULT_OUTPUT_TOKENS
+    weight_bits: float = DEFAULT_BITS
+    activation_bits: float = DEFAULT_BITS
+    kv_bits: float = DEFAULT_BITS
+    tp: int = 1
+    pp: int = 1
+    ep: int = 1
+    dp: int = 1
+    #: Serving-stack profile (`genz.list_runtimes`); ``ideal``: physics only.
+    runtime: str = "ideal"
+
+    @property
+    def devices(self) -> int:
+        """Devices used: tp * pp * ep * dp."""
+        return self.tp * self.pp * self.ep * self.dp
+
+    @property
+    def is_scaled(self) -> bool:
+        """True when any what-if scale factor differs from 1."""
+        return any(
+            s != 1.0
+            for s in (self.compute_scale, self.bw_scale, self.capacity_scale, self.link_bw_scale)
+        )
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def preset_platform(name: str) -> Platform:
+    """`roofline.load_platform`, cached (parsing the YAML costs more than a prediction)."""
+    return load_platform(name)
+
+
+def build_platform(selection: Selection) -> Platform:
+    """The preset with the selection's scale factors applied (as ``--*-scale`` does)."""
+    return derive_platform(
+        preset_platform(selection.hw),
+        compute_scale=selection.compute_scale,
+        memory_bandwidth_scale=selection.bw_scale,
+        memory_capacity_scale=selection.capacity_scale,
+        link_bandwidth_scale=selection.link_bw_scale,
+    )
+
+
+def build_model(selection: Selection) -> ModelConfig:
+    """The preset model, or the uploaded config (`model_from_hf_config`)."""
+    if selection.model_json is None:
+        return load_model(selection.model)
+    return model_from_hf_config(
+        json.loads(selection.model_json), default_name="uploaded", origin=UPLOADED_CONFIG_NAME
+    )
+
+
+def build_scenario(selection: Selection) -> Scenario:
+    """The `Scenario` the CLI builds from the same flags (uniform weight bits)."""
+    return Scenario(
+        batch=selection.batch,
+        input_tokens=selection.input_tokens,
+        output_tokens=selection.output_tokens,
+        precision=Precision(
+            weight_bits=selection.weight_bits,
+            activation_bits=selection.activation_bits,
+            kv_bits=selection.kv_bits,
+        ),
+        parallelism=Parallelism(tp=selection.tp, pp=selection.pp, ep=selection.ep, dp=selection.dp),
+    )
+
+
+@st.cache_data(show_spinner=False)
+def use_cases() -> dict[str, UseCase]:
+    """`genz.use_cases.load_use_cases`, cached."""
+    return load_use_cases()
+
+
+@st.cache_data(show_spinner=False, max_entries=512)
+def cached_model(name: str, model_json: str | None) -> ModelConfig:
+    """`build_model` for a preset name or uploaded JSON text, cached."""
+    return build_model(Selection(model=name, model_json=model_json))
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def runtime_profile(name: str) -> RuntimeProfile | None:
+    """`genz.load_runtime` of a shipped profile, cached; None for ``ideal`` (physics)."""
+    profile = load_runtime(name)
+    return None if profile.is_ideal else profile
+
+
+@st.cache_data(show_spinner=False, max_entries=512)
+def prediction(selection: Selection) -> Prediction:
+    """`genz.predictor.predict` of the selection (with its runtime profile), cached per
+    distinct selection."""
+    return predict(
+        build_model(selection),
+        build_platform(selection),
+        build_scenario(selection),
+        runtime=runtime_profile(selection.runtime),
+    )
+
+
+def prediction_intervals(selection: Selection) -> dict[str, Interval]:
+    """80 % intervals of the selection's TTFT, TPOT, end-to-end latency (s) and
+    throughput as ``codesign predict --runtime`` prints them (`intervals`); empty under
+    ``ideal``."""
+    profile = runtime_profile(selection.runtime)
+    if profile is None:
+        return {}
+    return intervals(prediction(selection), profile, build_platform(selection))
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def sweep(selection: Selection, axis: str, values: tuple[float, ...]) -> pd.DataFrame:
+    """`genz.predictor.evaluate_grid` along one scenario axis, other axes from ``selection``.
+
+    ``axis`` is an `evaluate_grid` keyword (``'batch'``, ``'input_tokens'``...).
+    One row per value; times in seconds, sizes in bytes, plus ``fits`` and bounds.
+    """
+    axes: dict[str, Any] = {
+        "batch": selection.batch,
+        "input_tokens": selection.input_tokens,
+        "output_tokens": selection.output_tokens,
+        "weight_bits": selection.weight_bits,
+        "activation_bits": selection.activation_bits,
+        "kv_bits": selection.kv_bits,
+        "tp": selection.tp,
+        "pp": selection.pp,
+        "ep": selection.ep,
+        "dp": selection.dp,
+    }
+    axes[axis] = np.asarray(values, float)
+    grid = evaluate_grid(
+        build_model(selection),
+        build_platform(selection),
+        runtime=runtime_profile(selection.runtime),
+        **axes,
+    )
+    frame = pd.DataFrame({axis: np.asarray(values, float)})
+    for key, column in grid.to_dict().items():
+        frame[key] = column
+    return frame
+
+
+def with_preset_platform(selection: Selection, hw: str) -> Selection:
+    """The same model and scenario on another preset, unscaled."""
+    return dataclasses.replace(
+        selection, hw=hw, compute_scale=1.0, bw_scale=1.0, capacity_scale=1.0, link_bw_scale=1.0
+    )
+
+
+def with_preset_model(selection: Selection, model: str) -> Selection:
+    """The same platform and scenario with another model preset."""
+    return dataclasses.replace(selection, model=model, model_json=None)
+
+
+def predict_command(selection: Selection, **replace: object) -> str:
+    """The ``codesign predict`` call that prints the selection's numbers.
+
+    ``replace`` swaps a scenario field for a placeholder in sweeps, e.g.
+    ``batch='<batch>'``.
+    """
+    values = {**dataclasses.asdict(selection), **replace}
+    model = UPLOADED_CONFIG_NAME if selection.model_json is not None else selection.model
+    parts = [
+        "codesign",
+        "predict",
+        "--model",
+        model,
+        "--hw",
+        selection.hw,
+        *_scale_flags(selection),
+    ]
+    for flag, key in (
+        ("--batch", "batch"),
+        ("--input", "input_tokens"),
+        ("--output", "output_tokens"),
+        ("--wbits", "weight_bits"),
+        ("--abits", "activation_bits"),
+        ("--kvbits", "kv_bits"),
+        ("--tp", "tp"),
+        ("--pp", "pp"),
+        ("--ep", "ep"),
+        ("--dp", "dp"),
+    ):
+        parts += [flag, _number(values[key])]
+    parts += runtime_flags(selection)
+    return " ".join(part if part.startswith("<") else shlex.quote(part) for part in parts)
+
+
+def runtime_flags(selection: Selection) -> list[str]:
+    """``--runtime NAME`` of a selection's serving stack; none for ``ideal``."""
+    return [] if selection.runtime == "ideal" else ["--runtime", selection.runtime]
+
+
+def hw_show_command(selection: Selection) -> str:
+    """The ``codesign hw show`` call that prints the (scaled) platform and ridge points."""
+    return " ".join(
+        shlex.quote(p) for p in ["codesign", "hw", "show", selection.hw, *_scale_flags(selection)]
+    )
+
+
+def _scale_flags(selection: Selection) -> list[str]:
+    flags = []
+    for flag, value in (
+        ("--compute-scale", selection.compute_scale),
+        ("--bw-scale", selection.bw_scale),
+        ("--capacity-scale", selection.capacity_scale),
+        ("--link-bw-scale", selection.link_bw_scale),
+    ):
+        if value != 1.0:
+            flags += [flag, _number(value)]
+    return flags
+
+
+def _number(value: object) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)

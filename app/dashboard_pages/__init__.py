@@ -1,6 +1,0 @@
-"""Streamlit pages of the what-if dashboard (entry point: ``app/dashboard.py``).
-
-Each ``*_page.py`` file is a Streamlit page script: it reads the sidebar's
-`~app.dashboard_pages.state.Selection`, calls genz/roofline (through the cached
-helpers in `state`) and draws with `app.charts`. No modelling happens here.
-"""

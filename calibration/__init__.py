@@ -1,0 +1,94 @@
+"""The calibration layer: measured runs, the physics check, fitting runtime profiles,
+cross-validation and prediction intervals.
+
+It sits above `genz` (whose workload model it fits) and below `search/` and `app/`;
+genz never imports it. It uses only the faces `genz` and `genz.fitting` (import-linter
+contracts in pyproject.toml). Typical use::
+
+    from calibration import calibrate_runtime, load_measurements
+
+    rows = load_measurements("data/validation/llm_inference_bench/normalized.csv")
+    result = calibrate_runtime(rows, runtime="vllm")
+
+The fitting modules load on first use of one of their names (``roofline.lazy_exports``);
+the measurement schema imports without numpy.
+"""
+
+from typing import TYPE_CHECKING
+
+from roofline import lazy_exports
+
+from .measurements import RUNTIMES as MEASUREMENT_RUNTIMES
+from .measurements import Measurement, load_measurements, parse_measurements, write_measurements
+
+if TYPE_CHECKING:
+    from .calibrate import (
+        Calibration,
+        calibrate_runtime,
+        calibration_rows,
+        load_formats,
+        load_kv_formats,
+        recalibrate,
+    )
+    from .cross_validation import fit_runtime
+    from .intervals import (
+        INTERVAL_KINDS,
+        METRIC_LABELS,
+        Interval,
+        prediction_interval,
+        prediction_intervals,
+    )
+    from .physics_check import (
+        PhysicsCheck,
+        RowCheck,
+        batch_latency_bound,
+        check_measurements,
+        fewest_experts_model,
+        ideal_platform,
+    )
+    from .profile_io import write_profile
+    from .rows import measured_metrics
+    from .scenarios import (
+        SCENARIO_OUTPUTS,
+        ScenarioRow,
+        load_scenarios,
+        output_columns,
+        parse_scenarios,
+        predict_scenarios,
+    )
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__)
+
+__all__ = [
+    "INTERVAL_KINDS",
+    "MEASUREMENT_RUNTIMES",
+    "METRIC_LABELS",
+    "SCENARIO_OUTPUTS",
+    "Calibration",
+    "Interval",
+    "Measurement",
+    "PhysicsCheck",
+    "RowCheck",
+    "ScenarioRow",
+    "batch_latency_bound",
+    "calibrate_runtime",
+    "calibration_rows",
+    "check_measurements",
+    "fewest_experts_model",
+    "fit_runtime",
+    "ideal_platform",
+    "load_formats",
+    "load_kv_formats",
+    "load_measurements",
+    "load_scenarios",
+    "measured_metrics",
+    "output_columns",
+    "parse_measurements",
+    "parse_scenarios",
+    "predict_scenarios",
+    "prediction_interval",
+    "prediction_intervals",
+    "recalibrate",
+    "write_measurements",
+    "write_profile",
+]

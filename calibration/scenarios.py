@@ -1,0 +1,349 @@
+"""Many scenarios from one CSV (``codesign predict --scenarios``), predicted in row order.
+
+Columns (header names; only ``model`` and ``hw`` are required)::
+
+    model, hw         model and hardware preset names or file paths
+    runtime           runtime profile name or .yaml file (default ideal)
+    batch, input_tokens, output_tokens, tp, pp, ep, prefill_chunk    integers
+    weight_bits, activation_bits, kv_bits                            numbers
+
+A measurement file of ``codesign calibrate`` (`genz.measurements`) is a scenario file
+too: its measured columns (``batch_latency_s``, ``throughput_tok_s``, ``ttft_s``,
+``itl_s``, ``power_w``) and ``weight_format`` / ``source`` are carried to the output
+(measured ones as ``measured_<column>``), and each measured time or rate gets the signed error
+of its prediction, ``100 (predicted - measured) / measured`` %: ``e2e_error_pct``
+(end-to-end against ``batch_latency_s``), ``ttft_error_pct``, ``tpot_error_pct``
+(TPOT against ``itl_s``) and ``throughput_error_pct`` (generated tokens per second).
+
+Defaults are those of `genz.Scenario`. A bad cell or a scenario the model rejects
+marks that row (its line number and one-line reason) and the others go on. Rows of
+the same (model, hardware, runtime) are predicted in one `evaluate_grid` call, so
+10,000 rows take about a second. Each row's 80 % intervals are those of
+`genz.prediction_interval` for its runtime and hardware (TTFT and TPOT from their own
+held-out errors where measured enough; end-to-end and throughput from batch latency's).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from genz import (
+    ModelConfig,
+    Parallelism,
+    RuntimeProfile,
+    check_parallelism,
+    evaluate_grid,
+    load_model,
+    load_runtime,
+)
+from roofline import InputError, Platform, load_platform, read_user_text
+
+from .intervals import INTERVAL_KINDS, Interval, prediction_intervals
+from .measurements import MAX_TEXT_CHARS, METRIC_LIMITS
+from .measurements import METRICS as MEASURED_METRICS
+
+#: Largest scenario file read, bytes.
+MAX_SCENARIO_BYTES = 50_000_000
+INTEGER_COLUMNS = {
+    "batch": 1,
+    "input_tokens": 1024,
+    "output_tokens": 128,
+    "tp": 1,
+    "pp": 1,
+    "ep": 1,
+    "prefill_chunk": 0,  # 0: the whole prompt in one pass
+}
+NUMBER_COLUMNS = {"weight_bits": 16.0, "activation_bits": 16.0, "kv_bits": 16.0}
+DEFAULTS = {name: float(value) for name, value in {**INTEGER_COLUMNS, **NUMBER_COLUMNS}.items()}
+TEXT_COLUMNS = ("model", "hw", "runtime")
+#: Text columns of a measurement file, carried to the output unchanged.
+NOTE_COLUMNS = ("weight_format", "source")
+COLUMNS = (*TEXT_COLUMNS, *INTEGER_COLUMNS, *NUMBER_COLUMNS, *NOTE_COLUMNS, *MEASURED_METRICS)
+#: (measured column, predicted output, error column) of each scored time or rate.
+SCORED_TIMES = (
+    ("batch_latency_s", "e2e_s", "e2e_error_pct"),
+    ("ttft_s", "ttft_s", "ttft_error_pct"),
+    ("itl_s", "tpot_s", "tpot_error_pct"),
+    ("throughput_tok_s", "throughput_tokens_per_s", "throughput_error_pct"),
+)
+#: Output columns after ``line`` and the scenario's own values (`INPUT_OUTPUTS`), in
+#: order; `output_columns` adds the measured columns a file has before ``error``.
+SCENARIO_OUTPUTS = (
+    "ttft_s",
+    "ttft_low_s",
+    "ttft_high_s",
+    "tpot_s",
+    "tpot_low_s",
+    "tpot_high_s",
+    "e2e_s",
+    "e2e_low_s",
+    "e2e_high_s",
+    "throughput_tokens_per_s",
+    "throughput_low_tokens_per_s",
+    "throughput_high_tokens_per_s",
+    "fits",
+    "interval_basis",
+    "ttft_interval_basis",
+    "tpot_interval_basis",
+    "error",
+)
+#: Every row's scenario as predicted (defaults filled in, the runtime used).
+INPUT_OUTPUTS = (*TEXT_COLUMNS, *INTEGER_COLUMNS, *NUMBER_COLUMNS)
+#: (output key, predicted key) of each interval (`genz.uncertainty.INTERVAL_KINDS`).
+_INTERVALS = (
+    ("ttft", "ttft_s"),
+    ("tpot", "tpot_s"),
+    ("e2e", "e2e_s"),
+    ("throughput", "throughput_tokens_per_s"),
+)
+
+
+def output_columns(header: tuple[str, ...] = ()) -> list[str]:
+    """Output columns of a scenario file with column names ``header``: ``line``, the
+    scenario, the predictions, the file's measurement columns (measured values as
+    ``measured_<name>``, then the error of each measured time or rate), ``error``."""
+    notes = [name for name in NOTE_COLUMNS if name in header]
+    measured = [f"measured_{name}" for name in MEASURED_METRICS if name in header]
+    errors = [error for name, _, error in SCORED_TIMES if name in header]
+    return ["line", *INPUT_OUTPUTS, *SCENARIO_OUTPUTS[:-1], *notes, *measured, *errors, "error"]
+
+
+@dataclass(frozen=True)
+class ScenarioRow:
+    """One parsed row: its line in the file, names and numeric axes."""
+
+    line: int
+    model: str
+    hw: str
+    runtime: str
+    values: dict[str, float]
+    notes: dict[str, str] = field(default_factory=dict)
+    measured: dict[str, float] = field(default_factory=dict)
+
+
+def parse_scenarios(
+    text: str, origin: str = "<text>", runtime: str | None = None
+) -> tuple[list[ScenarioRow], dict[int, str]]:
+    """Rows that parse and, per line number, the reason a row does not. ``runtime``
+    (a profile name or file) replaces every row's ``runtime`` cell when given."""
+    reader = csv.DictReader(io.StringIO(text))
+    header = reader.fieldnames or []
+    unknown = sorted(set(header) - set(COLUMNS))
+    if unknown:
+        raise InputError(f"{origin}: unknown column {unknown[0]!r}; accepted: {', '.join(COLUMNS)}")
+    missing = [name for name in ("model", "hw") if name not in header]
+    if missing:
+        raise InputError(f"{origin}: missing required column {missing[0]!r}")
+    rows, errors = [], {}
+    for line, cells in enumerate(reader, start=2):
+        try:
+            rows.append(_row(line, cells, runtime))
+        except InputError as error:
+            errors[line] = str(error)
+    return rows, errors
+
+
+def _row(line: int, cells: dict[str, str | None], runtime: str | None) -> ScenarioRow:
+    def text(name: str) -> str:
+        return (cells.get(name) or "").strip()
+
+    for name in ("model", "hw"):
+        if not text(name):
+            raise InputError(f"{name} is empty")
+    values = dict(DEFAULTS)
+    for name in DEFAULTS:
+        cell = cells.get(name)
+        if not cell or not (cell := cell.strip()):
+            continue
+        try:
+            number = float(cell)
+        except ValueError:
+            raise InputError(f"{name} must be a number, got {cell!r}") from None
+        if name in INTEGER_COLUMNS and not number.is_integer():
+            raise InputError(f"{name} must be an integer, got {cell!r}")
+        values[name] = number
+    notes = {name: text(name) for name in NOTE_COLUMNS if text(name)}
+    for name, note in notes.items():
+        if len(note) > MAX_TEXT_CHARS:
+            raise InputError(f"{name} is longer than {MAX_TEXT_CHARS} characters")
+    measured = {name: _measured(name, text(name)) for name in MEASURED_METRICS if text(name)}
+    chosen = runtime or text("runtime") or "ideal"
+    return ScenarioRow(line, text("model"), text("hw"), chosen, values, notes, measured)
+
+
+def _measured(name: str, cell: str) -> float:
+    """A measured value: a number in (0, `METRIC_LIMITS`]."""
+    limit = METRIC_LIMITS[name]
+    try:
+        number = float(cell)
+    except ValueError:
+        raise InputError(f"{name} must be a number, got {cell!r}") from None
+    if not 0 < number <= limit:  # also refuses NaN
+        raise InputError(f"{name} must be in (0, {limit:g}], got {cell!r}")
+    return number
+
+
+def predict_scenarios(rows: list[ScenarioRow]) -> list[dict[str, Any]]:
+    """One result mapping per row, in input order: ``line``, the scenario, the
+    predictions (SI units; `output_columns`), the row's measurements and their errors."""
+    results: list[dict[str, Any]] = [_echo(row) for row in rows]
+    groups: dict[tuple[str, str, str], list[int]] = {}
+    for index, row in enumerate(rows):
+        groups.setdefault((row.model, row.hw, row.runtime), []).append(index)
+    cache: dict[tuple[str, str], Any] = {}
+    for (model_name, hw, runtime_name), indices in groups.items():
+        try:
+            model = _cached(cache, "model", model_name, load_model)
+            platform = _cached(cache, "hw", hw, load_platform)
+            runtime = _cached(cache, "runtime", runtime_name, load_runtime)
+        except InputError as error:
+            for index in indices:
+                results[index]["error"] = str(error)
+            continue
+        indices = _check_meshes(results, rows, indices, model)
+        try:
+            _fill(results, [rows[i] for i in indices], indices, model, platform, runtime)
+        except InputError:  # isolate the rows the model rejects, one by one
+            for index in indices:
+                try:
+                    _fill(results, [rows[index]], [index], model, platform, runtime)
+                except InputError as error:
+                    results[index]["error"] = str(error)
+    return results
+
+
+def _check_meshes(
+    results: list[dict[str, Any]], rows: list[ScenarioRow], indices: list[int], model: ModelConfig
+) -> list[int]:
+    """Rows whose tp / pp / ep mesh the model accepts (`check_parallelism`, once per
+    distinct mesh); the others get the reason."""
+    verdicts: dict[tuple[float, float, float], str] = {}
+    kept = []
+    for index in indices:
+        values = rows[index].values
+        mesh = (values["tp"], values["pp"], values["ep"])
+        if mesh not in verdicts:
+            try:
+                if not all(degree.is_integer() and degree >= 1 for degree in mesh):
+                    raise InputError(f"tp, pp and ep must be integers >= 1, got {mesh}")
+                check_parallelism(model, Parallelism(*(int(degree) for degree in mesh)))
+                verdicts[mesh] = ""
+            except InputError as error:
+                verdicts[mesh] = str(error)
+        if verdicts[mesh]:
+            results[index]["error"] = verdicts[mesh]
+        else:
+            kept.append(index)
+    return kept
+
+
+def _cached(
+    cache: dict[tuple[str, str], Any], kind: str, name: str, load: Callable[[str], Any]
+) -> Any:
+    key = (kind, name)
+    if key not in cache:
+        try:
+            cache[key] = load(name)
+        except InputError as error:
+            cache[key] = error
+    if isinstance(cache[key], InputError):
+        raise cache[key]
+    return cache[key]
+
+
+def _fill(
+    results: list[dict[str, Any]],
+    rows: list[ScenarioRow],
+    indices: list[int],
+    model: ModelConfig,
+    platform: Platform,
+    runtime: RuntimeProfile,
+) -> None:
+    def column(name: str) -> np.ndarray:
+        return np.array([row.values[name] for row in rows])
+
+    tokens = column("input_tokens")
+    chunk = column("prefill_chunk")
+    grid = evaluate_grid(
+        model,
+        platform,
+        **{
+            name: column(name)
+            for name in (*INTEGER_COLUMNS, *NUMBER_COLUMNS)
+            if name != "prefill_chunk"
+        },
+        prefill_chunk=np.where(chunk > 0, chunk, tokens),
+        runtime=None if runtime.is_ideal else runtime,
+    )
+    # An interval is proportional to its value: one per group and metric, scaled per row.
+    found = (
+        {}
+        if runtime.is_ideal
+        else prediction_intervals(dict.fromkeys(INTERVAL_KINDS, 1.0), runtime, platform)
+    )
+    units = {key: found.get(predicted) for key, predicted in _INTERVALS}
+    columns = zip(
+        grid.ttft_s.tolist(),
+        grid.tpot_s.tolist(),
+        grid.e2e_s.tolist(),
+        grid.throughput_tokens_per_s.tolist(),
+        grid.fits.tolist(),
+        strict=True,
+    )
+    for row, index, (ttft, tpot, e2e, throughput, fits) in zip(rows, indices, columns, strict=True):
+        result = results[index]
+        result.update(
+            {
+                "ttft_s": ttft,
+                "tpot_s": tpot,
+                "e2e_s": e2e,
+                "throughput_tokens_per_s": throughput,
+                "fits": fits,
+            }
+        )
+        for key, predicted in _INTERVALS:
+            unit = units[key]
+            low = high = None
+            if unit is not None and unit.low is not None and unit.high is not None:
+                low, high = result[predicted] * unit.low, result[predicted] * unit.high
+            suffix = "tokens_per_s" if key == "throughput" else "s"
+            result[f"{key}_low_{suffix}"] = low
+            result[f"{key}_high_{suffix}"] = high
+        result["interval_basis"] = _basis(units["e2e"])
+        result["ttft_interval_basis"] = _basis(units["ttft"])
+        result["tpot_interval_basis"] = _basis(units["tpot"])
+        for name, predicted, error in SCORED_TIMES:
+            if name in row.measured:
+                result[error] = 100 * (result[predicted] - row.measured[name]) / row.measured[name]
+
+
+def _basis(unit: Interval | None) -> str:
+    return "physics only (ideal)" if unit is None else unit.basis
+
+
+def _echo(row: ScenarioRow) -> dict[str, Any]:
+    """The row's own columns as predicted: line, scenario, notes and measured values."""
+    echo: dict[str, Any] = {"line": row.line, "model": row.model, "hw": row.hw}
+    echo["runtime"] = row.runtime
+    for name in (*INTEGER_COLUMNS, *NUMBER_COLUMNS):
+        value = row.values[name]
+        echo[name] = int(value) if name in INTEGER_COLUMNS else value
+    echo.update(row.notes)
+    echo.update({f"measured_{name}": value for name, value in row.measured.items()})
+    return echo
+
+
+def load_scenarios(
+    path: str, runtime: str | None = None
+) -> tuple[list[ScenarioRow], dict[int, str], tuple[str, ...]]:
+    """`parse_scenarios` of a file (size-limited, UTF-8), and the file's column names."""
+    source, text = read_user_text(path, kind="scenario file", max_bytes=MAX_SCENARIO_BYTES)
+    rows, errors = parse_scenarios(text, origin=str(source), runtime=runtime)
+    header = next(csv.reader(io.StringIO(text)), [])
+    return rows, errors, tuple(header)
