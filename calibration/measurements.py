@@ -24,6 +24,10 @@ ttft_s              time to first token, seconds
 itl_s               mean inter-token latency of decode, seconds
 power_w             mean board power during the run, watts, summed over the devices measured
 source              where the row comes from (file and line, page, date)
+harness             how it was measured (optional; one of `HARNESSES`: llama-bench,
+                    benchmark_latency, offline_generate, server_load, vendor_table, ...)
+runtime_version     the serving stack's version or release as published (optional)
+date                when it was published or measured, ``YYYY-MM`` or ``YYYY-MM-DD`` (optional)
 ==================  ========================================================================
 
 At least one of the five measured columns must be filled. The reader rejects an
@@ -38,6 +42,7 @@ import csv
 import dataclasses
 import io
 import math
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,6 +63,20 @@ RUNTIMES = (
     "deepspeed",
     "deepspeed-mii",
     "sambaflow",
+    "other",
+)
+
+#: How a row was measured (the optional ``harness`` column; `calibration.store`).
+HARNESSES = (
+    "llama-bench",
+    "benchmark_latency",
+    "offline_generate",
+    "offline_throughput",
+    "server_load",
+    "server_single_request",
+    "vendor_table",
+    "vendor_script",
+    "paper_table",
     "other",
 )
 
@@ -86,6 +105,7 @@ METRIC_LIMITS = {
     "power_w": 1e7,
 }
 MAX_TEXT_CHARS = 400
+_DATE = re.compile(r"(19|20)\d\d-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01]))?")
 
 
 @dataclass(frozen=True)
@@ -112,12 +132,19 @@ class Measurement:
     itl_s: float | None = None
     power_w: float | None = None
     source: str = ""
+    harness: str = ""
+    runtime_version: str = ""
+    date: str = ""
 
     def __post_init__(self) -> None:
         for label in ("model", "hw"):
             _check_text(label, getattr(self, label), required=True)
-        for label in ("weight_format", "source"):
+        for label in ("weight_format", "source", "runtime_version", "date"):
             _check_text(label, getattr(self, label), required=False)
+        if self.harness and self.harness not in HARNESSES:
+            raise InputError(f"harness must be one of {', '.join(HARNESSES)}; got {self.harness!r}")
+        if self.date and not _DATE.fullmatch(self.date):
+            raise InputError(f"date must be YYYY-MM or YYYY-MM-DD, got {self.date!r}")
         if self.runtime not in RUNTIMES:
             raise InputError(f"runtime must be one of {', '.join(RUNTIMES)}; got {self.runtime!r}")
         for label, (low, high) in COUNT_RANGES.items():
@@ -143,6 +170,8 @@ class Measurement:
 
 #: Every column, in the order `write_measurements` writes them.
 COLUMNS = tuple(field.name for field in dataclasses.fields(Measurement))
+#: Optional columns saying how and when a row was measured (`calibration.store`).
+PROVENANCE_COLUMNS = ("harness", "runtime_version", "date")
 _INTEGER_COLUMNS = frozenset(COUNT_RANGES)
 _FLOAT_COLUMNS = frozenset({"weight_bits", "activation_bits", "kv_bits", *METRICS})
 
@@ -184,13 +213,20 @@ def parse_measurements(text: str, origin: str = "<text>") -> tuple[Measurement, 
 
 
 def write_measurements(rows: Iterable[Measurement], path: str | Path) -> None:
-    """Write rows as CSV with every column of `COLUMNS`; floats in ``repr`` form, so a
+    """Write rows as CSV with every column of `COLUMNS` (the optional provenance columns,
+    `PROVENANCE_COLUMNS`, only when a row fills them); floats in ``repr`` form, so a
     round trip through `load_measurements` returns equal rows."""
+    rows = list(rows)
+    columns = tuple(
+        column
+        for column in COLUMNS
+        if column not in PROVENANCE_COLUMNS or any(getattr(row, column) for row in rows)
+    )
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle, lineterminator="\n")
-        writer.writerow(COLUMNS)
+        writer.writerow(columns)
         for row in rows:
-            writer.writerow(_cell(getattr(row, column)) for column in COLUMNS)
+            writer.writerow(_cell(getattr(row, column)) for column in columns)
 
 
 def _check_header(names: Sequence[str], origin: str) -> None:

@@ -1,10 +1,12 @@
 """The measurement schema: strict CSV reading, round trips, one-line errors."""
 
+import dataclasses
+
 import pytest
 
 import calibration.measurements as measurements
 from calibration import Measurement, load_measurements, parse_measurements, write_measurements
-from calibration.measurements import COLUMNS
+from calibration.measurements import COLUMNS, PROVENANCE_COLUMNS
 from roofline import InputError
 
 HEADER = "model,hw,runtime,batch,input_tokens,output_tokens,tp,batch_latency_s\n"
@@ -42,8 +44,26 @@ def test_write_then_load_returns_equal_rows(tmp_path):
     )  # fmt: skip
     path = tmp_path / "runs.csv"
     write_measurements(rows, path)
-    assert path.read_text().splitlines()[0] == ",".join(COLUMNS)
+    # Provenance columns are written only when a row fills them.
+    assert path.read_text().splitlines()[0] == ",".join(COLUMNS[: -len(PROVENANCE_COLUMNS)])
     assert load_measurements(path) == rows
+    tagged = (
+        dataclasses.replace(
+            rows[0], harness="server_load", runtime_version="0.6.3", date="2025-06"
+        ),
+    )
+    write_measurements(tagged, path)
+    assert path.read_text().splitlines()[0] == ",".join(COLUMNS)
+    assert load_measurements(path) == tagged
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "message"),
+    [("harness", "guess", "harness must be one of"), ("date", "June 2025", "date must be")],
+)
+def test_provenance_columns_are_checked(column, value, message):
+    with pytest.raises(InputError, match=message):
+        Measurement("llama-3-8b", "h100-sxm", "vllm", 1, 8, 8, itl_s=0.01, **{column: value})
 
 
 def test_unknown_column_is_named_with_its_line():

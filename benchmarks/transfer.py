@@ -1,0 +1,131 @@
+"""Does calibration transfer? Every source predicted by a fit that never saw it.
+
+For each group kind (``source``: the lab or project that published the rows, the
+headline; ``hardware``; ``model``: the architecture), every group's rows are predicted
+by `calibration.transfer` fitted on all other groups (`calibration.transfer_validation`),
+next to physics alone (``ideal``: the platform presets' efficiencies and kernel
+overheads) and to the shrunk blend ``ideal ** (1 - lam) * model ** lam`` whose weight is
+chosen without the group. 80 % intervals are split-conformal on the other groups'
+held-out residuals (groups weighted equally). Errors are ``predicted / measured - 1``;
+MAPE is the mean of their absolute values, bias their mean.
+
+    python benchmarks/transfer.py                      # sources (about 5 min on 2 cores)
+    python benchmarks/transfer.py --groups source,hardware,model   # all three (~20 min)
+
+Prints, per group kind: one row per group with at least `MIN_TABLE_ROWS` values
+(values: measured numbers, a row may measure TTFT and ITL), then per metric the
+group-averaged and pooled MAPE of ideal, model and shrunk, and interval coverage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import numpy as np
+
+from calibration.store import load_store
+from calibration.transfer import METRICS
+from calibration.transfer_terms import TransferTerms, build_terms
+from calibration.transfer_validation import (
+    conformal_bounds,
+    group_mape,
+    held_out_predictions,
+    nested_shrinkage,
+)
+
+MIN_TABLE_ROWS = 10
+LABELS = {"batch_latency_s": "batch latency", "ttft_s": "TTFT", "itl_s": "ITL (decode)"}
+
+
+def group_labels(terms: TransferTerms, kind: str) -> np.ndarray:
+    """The group of every row for a group kind."""
+    if kind == "source":
+        return np.array([item.info.source_id for item in terms.stored])
+    if kind == "hardware":
+        return np.array([item.row.hw for item in terms.stored])
+    if kind == "model":
+        return np.array([item.row.model for item in terms.stored])
+    raise SystemExit(f"--groups: unknown group kind {kind!r}; accepted: source, hardware, model")
+
+
+def report(terms: TransferTerms, kind: str) -> None:
+    groups = group_labels(terms, kind)
+    started = time.time()
+    model = held_out_predictions(
+        terms, groups, progress=lambda g: print(f"  fitted without {g}", file=sys.stderr)
+    )
+    print(f"\n## leave-one-{kind}-out ({time.time() - started:.0f} s)")
+    results = {}
+    for name in METRICS:
+        measured, ideal = terms.measured[name], terms.ideal[name]
+        shrunk, weights = nested_shrinkage(ideal, model[name], measured, groups)
+        low, high = conformal_bounds(shrunk, measured, groups)
+        results[name] = (measured, ideal, model[name], shrunk, low, high, weights)
+    print(
+        f"{kind:44s} {'metric':13s} {'n':>5s} {'ideal':>14s} {'model':>14s} "
+        f"{'shrunk (lam)':>20s} {'in 80%':>7s}"
+    )
+    for group in sorted(np.unique(groups), key=lambda g: -np.sum(groups == g)):
+        own = groups == group
+        for name in METRICS:
+            measured, ideal, fitted, shrunk, low, high, weights = results[name]
+            ok = own & np.isfinite(measured) & np.isfinite(fitted)
+            if ok.sum() < MIN_TABLE_ROWS:
+                continue
+            inside = (measured >= shrunk * low) & (measured <= shrunk * high)
+            print(
+                f"{group[:44]:44s} {LABELS[name]:13s} {ok.sum():5d} "
+                f"{_cell(ideal[ok], measured[ok])} {_cell(fitted[ok], measured[ok])} "
+                f"{_cell(shrunk[ok], measured[ok])} ({weights[group]:.1f}) "
+                f"{100 * inside[ok].mean():6.0f}%"
+            )
+    print(f"\nper metric over groups with values ({kind}; group-averaged MAPE / pooled MAPE):")
+    for name in METRICS:
+        measured, ideal, fitted, shrunk, low, high, _ = results[name]
+        ok = np.isfinite(measured) & np.isfinite(fitted)
+        inside = (measured >= shrunk * low) & (measured <= shrunk * high)
+        covered = ok & np.isfinite(low)
+        print(
+            f"  {LABELS[name]:13s} n={ok.sum():5d} groups={len(np.unique(groups[ok])):3d}  "
+            f"ideal {_pair(ideal, measured, groups, ok)}  model {_pair(fitted, measured, groups, ok)}"
+            f"  shrunk {_pair(shrunk, measured, groups, ok)}  "
+            f"80% interval holds {100 * inside[covered].mean():.0f}% "
+            f"(group-averaged {100 * _group_mean(inside, groups, covered):.0f}%)"
+        )
+
+
+def _cell(predicted: np.ndarray, measured: np.ndarray) -> str:
+    error = predicted / measured - 1
+    return f"{100 * np.mean(np.abs(error)):5.1f}% ({100 * np.mean(error):+5.1f})"
+
+
+def _pair(predicted, measured, groups, ok) -> str:
+    pooled = np.mean(np.abs(predicted[ok] / measured[ok] - 1))
+    averaged = group_mape(np.where(ok, predicted, np.nan), measured, groups)
+    return f"{100 * averaged:5.1f}% / {100 * pooled:5.1f}%"
+
+
+def _group_mean(flags: np.ndarray, groups: np.ndarray, ok: np.ndarray) -> float:
+    return float(np.mean([flags[ok & (groups == g)].mean() for g in np.unique(groups[ok])]))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--groups", default="source", help="comma-separated: source,hardware,model")
+    args = parser.parse_args()
+    stored = load_store()
+    started = time.time()
+    terms = build_terms(stored)
+    sources = len({item.info.source_id for item in stored})
+    print(
+        f"measurement store: {len(stored)} rows from {sources} sources "
+        f"(decomposed in {time.time() - started:.0f} s)"
+    )
+    for kind in args.groups.split(","):
+        report(terms, kind.strip())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,387 @@
+"""A model of device and serving stack whose terms transfer across sources.
+
+Prediction of one pass of a measured row (seconds)::
+
+    t = sum_ops max(C_op / eta_c, M_op / eta_m) + fixed + kernels * kappa
+        + steps * batch * sigma + [prefill] * rho
+
+``C_op``, ``M_op`` are the operator's compute and memory times at efficiency 1
+(`calibration.rows.decompose`), ``fixed`` the interconnect wire time, ``kernels`` the
+kernels the pass launches (operators x layers), ``steps`` the forward steps (prefill
+chunks, or 1 per decode step), ``batch`` the sequences of the step. The terms:
+
+- **device** (per hardware preset, shrunk towards its device class, the class towards
+  the preset's own efficiency): ``eta_c = sigmoid(logit(e_c) + g_class + u_device +
+  s_stack)`` and likewise ``eta_m`` (plus a weight-format factor of the runtime);
+- **stack** (per runtime x harness, shrunk towards the runtime, the runtime towards a
+  global value): the efficiency offsets ``s_stack``, the per-kernel launch cost
+  ``kappa``, the per-sequence-per-step cost ``sigma`` and the per-request fixed cost
+  ``rho`` (added to the time to first token);
+- **source** offsets ``b_source`` on log time (random effects, shrunk to 0) absorb what
+  one lab's set-up adds to all its rows; a source not fitted on gets 0.
+
+TTFT is the prefill pass, ITL the decode pass, batch latency ``TTFT + (output - 1) x
+ITL``. Fit: every measured metric of every row gives ``log(measured / predicted)``,
+weighted by ``1 / sqrt(rows of its source)`` (so one large suite does not decide every
+term), under a soft-L1 loss (scale `ROBUST_SCALE`), plus quadratic penalties of the
+priors (`PRIORS`); `scipy.optimize.least_squares` with the Jacobian's sparsity. A level
+(device, class, runtime, stack, format, source) no training row has keeps its prior
+mean, which is how a held-out source, device or stack is predicted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.optimize import least_squares
+from scipy.sparse import lil_matrix
+
+from genz.fitting import Array
+
+from .transfer_terms import TransferTerms
+
+METRICS = ("batch_latency_s", "ttft_s", "itl_s")
+#: Soft-L1 scale of the log residuals (a factor of about 1.2).
+ROBUST_SCALE = 0.2
+#: A row weighs ``rows of its source ** -SOURCE_WEIGHT_POWER``.
+SOURCE_WEIGHT_POWER = 0.75
+
+
+@dataclass(frozen=True)
+class Prior:
+    """Normal prior of one parameter block: mean and standard deviation."""
+
+    mean: float
+    sd: float
+
+
+#: Priors (log or logit scale). Launch cost: a few microseconds per kernel (CUDA
+#: launch latency ~3-5 us, far less under CUDA graphs); per-sequence cost: tens of
+#: microseconds per step (sampling, scheduling); per-request cost: about a millisecond
+#: (tokenisation, scheduling, the first step's set-up). Wide: the data decide.
+PRIORS: Mapping[str, Prior] = {
+    "class": Prior(0.0, 0.5),
+    "device": Prior(0.0, 0.4),
+    "stack_eff_global": Prior(0.0, 1.0),
+    "stack_eff_runtime": Prior(0.0, 0.6),
+    "stack_eff": Prior(0.0, 0.4),
+    "format": Prior(0.0, 0.6),
+    "log_kappa_global": Prior(float(np.log(4e-6)), 2.0),
+    "log_kappa_runtime": Prior(0.0, 1.0),
+    "log_kappa": Prior(0.0, 1.0),
+    "log_sigma_global": Prior(float(np.log(2e-5)), 2.0),
+    "log_sigma_runtime": Prior(0.0, 1.0),
+    "log_sigma": Prior(0.0, 0.7),
+    "log_rho_global": Prior(float(np.log(1e-3)), 3.0),
+    "log_rho_runtime": Prior(0.0, 2.0),
+    "log_rho": Prior(0.0, 3.0),
+    "source_eff": Prior(0.0, 0.3),
+    "source_kappa": Prior(0.0, 0.5),
+    "source_rho": Prior(0.0, 0.5),
+    "source_scale": Prior(0.0, 0.15),
+    "class_runtime_eff": Prior(0.0, 1.5),
+    "class_runtime_kappa": Prior(0.0, 1.5),
+}
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where each parameter block sits in the parameter vector."""
+
+    blocks: Mapping[str, slice]
+    size: int
+
+    @classmethod
+    def of(cls, terms: TransferTerms) -> Layout:
+        sizes = {
+            "class_c": len(terms.device_class.names),
+            "class_m": len(terms.device_class.names),
+            "device_c": len(terms.device.names),
+            "device_m": len(terms.device.names),
+            "glob": 5,
+            "runtime": 5 * len(terms.runtime.names),
+            "stack": 5 * len(terms.stack.names),
+            "format": len(terms.fmt.names),
+            "class_runtime": 3 * len(terms.class_runtime.names),
+            "source": 5 * len(terms.source_runtime.names),
+        }
+        blocks, start = {}, 0
+        for name, size in sizes.items():
+            blocks[name] = slice(start, start + size)
+            start += size
+        return cls(blocks, start)
+
+
+@dataclass(frozen=True)
+class TransferFit:
+    """A fitted parameter vector with its design; ``success`` / ``message`` as scipy's."""
+
+    terms: TransferTerms
+    layout: Layout
+    params: Array
+    train: Array
+    success: bool
+    message: str
+
+    def predict(self, rows: Array | None = None, with_source: bool = True) -> dict[str, Array]:
+        """TTFT, ITL and batch latency per row (all rows, or the boolean ``rows``), s.
+        ``with_source=False`` leaves the source offsets out (a new lab's prediction)."""
+        times = predict_times(self.terms, self.layout, self.params, with_source)
+        if rows is None:
+            return times
+        return {name: values[rows] for name, values in times.items()}
+
+    def row_terms(self, with_source: bool = False) -> dict[str, Array]:
+        """Per row, the fitted terms (`row_terms`)."""
+        return row_terms(self.terms, self.layout, self.params, with_source)
+
+    def stack_terms(self) -> dict[str, dict[str, float]]:
+        """Per stack (runtime|harness): efficiency offsets and overheads (seconds)."""
+        out = {}
+        for k, name in enumerate(self.terms.stack.names):
+            runtime = self.terms.runtime.names.index(name.split("|")[0])
+            values = _stack_values(self.layout, self.params, np.array([k]), np.array([runtime]))
+            out[name] = {key: float(value[0]) for key, value in values.items()}
+        return out
+
+
+def fit_transfer(terms: TransferTerms, train: Array, max_nfev: int = 200) -> TransferFit:
+    """Fit on the rows where ``train`` (boolean) is true (see the module docstring)."""
+    layout = Layout.of(terms)
+    start = _prior_means(layout)
+    weights = _row_weights(terms, train)
+    observed = {name: np.flatnonzero(train & np.isfinite(terms.measured[name])) for name in METRICS}
+
+    def residuals(params: Array) -> Array:
+        times = predict_times(terms, layout, params, with_source=True)
+        parts = []
+        for name, rows in observed.items():
+            ratio = np.log(terms.measured[name][rows]) - np.log(times[name][rows])
+            parts.append(weights[rows] * _soft_l1(ratio))
+        parts.append(_prior_residuals(layout, params))
+        return np.concatenate(parts)
+
+    sparsity = _sparsity(terms, layout, observed)
+    result = least_squares(
+        residuals,
+        start,
+        jac_sparsity=sparsity,
+        method="trf",
+        tr_solver="lsmr",
+        max_nfev=max_nfev,
+        x_scale="jac",
+        ftol=1e-10,
+        xtol=1e-10,
+    )
+    return TransferFit(terms, layout, result.x, train, bool(result.success), str(result.message))
+
+
+def row_terms(
+    terms: TransferTerms, layout: Layout, params: Array, with_source: bool
+) -> dict[str, Array]:
+    """Per row: ``eta_c``, ``eta_m`` (achieved fractions of peak compute and bandwidth),
+    ``kappa`` (s per kernel), ``sigma`` (s per sequence per step), ``rho`` (s per
+    request) and ``scale`` (the source's factor on time; 1 without sources)."""
+    block = layout.blocks
+    device, kind = terms.device.index, terms.device_class.index
+    stack_values = _stack_values(layout, params, terms.stack.index, terms.runtime.index)
+    interaction = params[block["class_runtime"]].reshape(-1, 3)[terms.class_runtime.index]
+    lab = params[block["source"]].reshape(-1, 5)[terms.source_runtime.index]
+    if not with_source:
+        lab = np.zeros_like(lab)
+    logit_c = (
+        _logit(terms.prior_compute)
+        + params[block["class_c"]][kind]
+        + params[block["device_c"]][device]
+        + stack_values["eff_c"]
+        + interaction[:, 0]
+        + lab[:, 0]
+    )
+    logit_m = (
+        _logit(terms.prior_memory)
+        + params[block["class_m"]][kind]
+        + params[block["device_m"]][device]
+        + stack_values["eff_m"]
+        + interaction[:, 1]
+        + lab[:, 1]
+        + _format_offsets(terms, layout, params)
+    )
+    return {
+        "eta_c": _sigmoid(logit_c),
+        "eta_m": _sigmoid(logit_m),
+        "kappa": stack_values["kappa"] * np.exp(interaction[:, 2] + lab[:, 2]),
+        "sigma": stack_values["sigma"],
+        "rho": stack_values["rho"] * np.exp(lab[:, 3]),
+        "scale": np.exp(lab[:, 4]),
+    }
+
+
+def predict_times(
+    terms: TransferTerms, layout: Layout, params: Array, with_source: bool
+) -> dict[str, Array]:
+    """TTFT, ITL and batch latency of every row at ``params``, seconds."""
+    n = len(terms)
+    values = row_terms(terms, layout, params, with_source)
+    times = {"ttft_s": np.zeros(n), "itl_s": np.zeros(n)}
+    for indices, rows in terms.parts:
+        for name, phase, kernels in (
+            ("ttft_s", rows.prefill, terms.kernels_prefill),
+            ("itl_s", rows.decode, terms.kernels_decode),
+        ):
+            compute = phase.compute_s / values["eta_c"][indices]
+            memory = phase.memory_s / values["eta_m"][indices]
+            total = (
+                np.maximum(compute, memory).sum(axis=0)
+                + phase.fixed_s
+                + kernels[indices] * values["kappa"][indices]
+                + phase.steps * phase.sequences * values["sigma"][indices]
+            )
+            if name == "ttft_s":
+                total = total + values["rho"][indices]
+            times[name][indices] = total
+    outputs = np.array([item.row.output_tokens for item in terms.stored], float)
+    times["batch_latency_s"] = times["ttft_s"] + (outputs - 1) * times["itl_s"]
+    return {name: t * values["scale"] for name, t in times.items()}
+
+
+def _stack_values(layout: Layout, params: Array, stack: Array, runtime: Array) -> dict[str, Array]:
+    """Per row: stack efficiency offsets (logit) and kappa, sigma, rho (seconds)."""
+    glob = params[layout.blocks["glob"]]
+    per_runtime = params[layout.blocks["runtime"]].reshape(-1, 5)[runtime]
+    per_stack = params[layout.blocks["stack"]].reshape(-1, 5)[stack]
+    total = glob[None, :] + per_runtime + per_stack
+    return {
+        "eff_c": total[:, 0],
+        "eff_m": total[:, 1],
+        "kappa": np.exp(total[:, 2]),
+        "sigma": np.exp(total[:, 3]),
+        "rho": np.exp(total[:, 4]),
+    }
+
+
+def _format_offsets(terms: TransferTerms, layout: Layout, params: Array) -> Array:
+    """Per row, the weight-format factor (logit); 16-bit formats have none."""
+    offsets = params[layout.blocks["format"]]
+    sixteen = np.array([name.endswith("|16") for name in terms.fmt.names])
+    return np.where(sixteen[terms.fmt.index], 0.0, offsets[terms.fmt.index])
+
+
+_GLOBAL = (
+    "stack_eff_global",
+    "stack_eff_global",
+    "log_kappa_global",
+    "log_sigma_global",
+    "log_rho_global",
+)
+_RUNTIME = (
+    "stack_eff_runtime",
+    "stack_eff_runtime",
+    "log_kappa_runtime",
+    "log_sigma_runtime",
+    "log_rho_runtime",
+)
+_STACK = ("stack_eff", "stack_eff", "log_kappa", "log_sigma", "log_rho")
+
+
+def _prior_arrays(layout: Layout) -> tuple[Array, Array]:
+    """Mean and standard deviation of every parameter's prior."""
+    mean, sd = np.zeros(layout.size), np.ones(layout.size)
+    simple = {
+        "class_c": "class",
+        "class_m": "class",
+        "device_c": "device",
+        "device_m": "device",
+        "format": "format",
+    }
+    for block, prior in simple.items():
+        part = layout.blocks[block]
+        mean[part], sd[part] = PRIORS[prior].mean, PRIORS[prior].sd
+    part = layout.blocks["source"]
+    count = (part.stop - part.start) // 5
+    names5 = ("source_eff", "source_eff", "source_kappa", "source_rho", "source_scale")
+    mean[part] = np.tile([PRIORS[name].mean for name in names5], count)
+    sd[part] = np.tile([PRIORS[name].sd for name in names5], count)
+    part = layout.blocks["class_runtime"]
+    count = (part.stop - part.start) // 3
+    names3 = ("class_runtime_eff", "class_runtime_eff", "class_runtime_kappa")
+    mean[part] = np.tile([PRIORS[name].mean for name in names3], count)
+    sd[part] = np.tile([PRIORS[name].sd for name in names3], count)
+    for block, names in (("glob", _GLOBAL), ("runtime", _RUNTIME), ("stack", _STACK)):
+        part = layout.blocks[block]
+        count = (part.stop - part.start) // 5
+        mean[part] = np.tile([PRIORS[name].mean for name in names], count)
+        sd[part] = np.tile([PRIORS[name].sd for name in names], count)
+    return mean, sd
+
+
+def _prior_means(layout: Layout) -> Array:
+    return _prior_arrays(layout)[0].copy()
+
+
+def _prior_residuals(layout: Layout, params: Array) -> Array:
+    mean, sd = _prior_arrays(layout)
+    return (params - mean) / sd
+
+
+def _row_weights(terms: TransferTerms, train: Array) -> Array:
+    """``1 / sqrt(training rows of the row's source)``, scaled to mean 1 over training rows."""
+    counts = np.bincount(terms.source.index[train], minlength=len(terms.source.names))
+    per_row = np.maximum(counts[terms.source.index], 1) ** -SOURCE_WEIGHT_POWER
+    return per_row / per_row[train].mean()
+
+
+def _sparsity(
+    terms: TransferTerms, layout: Layout, observed: Mapping[str, NDArray[np.intp]]
+) -> lil_matrix:
+    """Which parameters each residual depends on."""
+    count = sum(len(rows) for rows in observed.values())
+    matrix = lil_matrix((count + layout.size, layout.size), dtype=int)
+    block = layout.blocks
+    offset = 0
+    for rows in observed.values():
+        for r, i in enumerate(rows):
+            line = offset + r
+            for name, level in (
+                ("class_c", terms.device_class.index[i]),
+                ("class_m", terms.device_class.index[i]),
+                ("device_c", terms.device.index[i]),
+                ("device_m", terms.device.index[i]),
+                ("format", terms.fmt.index[i]),
+            ):
+                matrix[line, block[name].start + level] = 1
+            start = block["class_runtime"].start + 3 * terms.class_runtime.index[i]
+            for k in range(3):
+                matrix[line, start + k] = 1
+            start = block["source"].start + 5 * terms.source_runtime.index[i]
+            for k in range(5):
+                matrix[line, start + k] = 1
+            for name, level in (
+                ("runtime", terms.runtime.index[i]),
+                ("stack", terms.stack.index[i]),
+            ):
+                start = block[name].start + 5 * level
+                for k in range(5):
+                    matrix[line, start + k] = 1
+            for k in range(5):
+                matrix[line, block["glob"].start + k] = 1
+        offset += len(rows)
+    for k in range(layout.size):
+        matrix[count + k, k] = 1
+    return matrix
+
+
+def _soft_l1(ratio: Array) -> Array:
+    """Residual whose square is scipy's soft-L1 loss of ``ratio`` at `ROBUST_SCALE`."""
+    z = (ratio / ROBUST_SCALE) ** 2
+    return ROBUST_SCALE * np.sign(ratio) * np.sqrt(2.0 * (np.sqrt(1.0 + z) - 1.0))
+
+
+def _logit(p: Array) -> Array:
+    return np.log(p) - np.log1p(-p)
+
+
+def _sigmoid(x: Array) -> Array:
+    return 1.0 / (1.0 + np.exp(-x))

@@ -1,0 +1,158 @@
+"""The design of the transferable model: each stored row costed once, with its groups.
+
+`build_terms` decomposes every row at efficiency 1 (`calibration.rows.decompose`, per
+runtime with the runtime's weight and KV formats), counts the kernels each pass launches
+(operators that take time, times their layer count: the costing's own rule for kernel
+overhead, `genz.costing.cost_pass`), computes the physics-only (``ideal``) prediction,
+and indexes each row's device, device class, runtime, stack (runtime x harness), source
+and weight-format bucket, so `calibration.transfer` can fit and predict with array
+operations.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from genz import load_model
+from genz.fitting import Array, evaluate
+from roofline import data_dir, load_platform
+
+from .calibrate import load_formats, load_kv_formats
+from .rows import CalibrationRows, decompose, row_inputs
+from .store import StoredRow
+
+#: Weight-format buckets by nominal bits: 16-bit (no factor), 8-bit, 4-6-bit, other.
+FORMAT_BUCKETS = ("16", "8", "4", "other")
+
+
+def stack_key(item: StoredRow) -> str:
+    """``runtime|harness|year``: the unit of stack terms (a release year stands for the
+    version family where a source states none)."""
+    return f"{item.row.runtime}|{item.info.harness}|{item.info.date[:4] or 'undated'}"
+
+
+def format_bucket(bits: float) -> str:
+    """The bucket of a row's nominal weight bits."""
+    if bits >= 15.5:
+        return "16"
+    if 7.5 <= bits <= 8.6:
+        return "8"
+    if 3.5 <= bits <= 6.7:
+        return "4"
+    return "other"
+
+
+@dataclass(frozen=True)
+class Levels:
+    """Category of every row (index into ``names``)."""
+
+    names: tuple[str, ...]
+    index: Array
+
+    @classmethod
+    def of(cls, labels: Sequence[str]) -> Levels:
+        names = tuple(sorted(set(labels)))
+        lookup = {name: i for i, name in enumerate(names)}
+        return cls(names, np.array([lookup[label] for label in labels], int))
+
+
+@dataclass(frozen=True)
+class TransferTerms:
+    """Every row decomposed (per runtime, concatenated in row order) and indexed.
+
+    ``parts`` are ``(row indices, CalibrationRows)`` per runtime; ``kernels_prefill`` /
+    ``kernels_decode`` the kernel launches of one prefill / decode pass per row;
+    ``ideal`` the physics-only TTFT, ITL and batch latency (seconds, the platform
+    presets' efficiencies and kernel overheads); ``measured`` the measured ones (NaN
+    where absent); ``prior_compute`` / ``prior_memory`` the presets' efficiencies.
+    """
+
+    stored: tuple[StoredRow, ...]
+    parts: tuple[tuple[Array, CalibrationRows], ...]
+    kernels_prefill: Array
+    kernels_decode: Array
+    ideal: dict[str, Array]
+    measured: dict[str, Array]
+    prior_compute: Array
+    prior_memory: Array
+    device: Levels
+    device_class: Levels
+    runtime: Levels
+    stack: Levels
+    source: Levels
+    source_runtime: Levels
+    class_runtime: Levels
+    fmt: Levels
+
+    def __len__(self) -> int:
+        return len(self.stored)
+
+
+def build_terms(stored: Sequence[StoredRow]) -> TransferTerms:
+    """Decompose and index ``stored`` (see the module docstring)."""
+    rows = [item.row for item in stored]
+    n = len(rows)
+    by_runtime: dict[str, list[int]] = {}
+    for i, row in enumerate(rows):
+        by_runtime.setdefault(row.runtime, []).append(i)
+    parts = []
+    for runtime, indices in sorted(by_runtime.items()):
+        formats, kv_formats = _runtime_formats(runtime)
+        decomposed = decompose([rows[i] for i in indices], formats, kv_formats)
+        parts.append((np.array(indices, int), decomposed))
+    kernels = {"prefill": np.zeros(n), "decode": np.zeros(n)}
+    ideal = {"ttft_s": np.zeros(n), "itl_s": np.zeros(n)}
+    prior_compute, prior_memory = np.ones(n), np.ones(n)
+    classes = [""] * n
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i, row in enumerate(rows):
+        groups.setdefault((row.model, row.hw), []).append(i)
+    for (model_name, hw), indices in groups.items():
+        platform, model = load_platform(hw), load_model(model_name)
+        inputs = row_inputs([rows[i] for i in indices])
+        physics = evaluate(model, platform, inputs)
+        counting = evaluate(model, dataclasses.replace(platform, kernel_overhead_s=1.0), inputs)
+        ideal["ttft_s"][indices] = physics.ttft_s
+        ideal["itl_s"][indices] = physics.tpot_s
+        kernels["prefill"][indices] = counting.prefill.overhead_s.sum(axis=0)
+        kernels["decode"][indices] = counting.decode.overhead_s.sum(axis=0)
+        prior_compute[indices] = platform.efficiency.compute
+        prior_memory[indices] = platform.efficiency.memory
+        for i in indices:
+            classes[i] = platform.device_class
+    outputs = np.array([row.output_tokens for row in rows], float)
+    ideal["batch_latency_s"] = ideal["ttft_s"] + (outputs - 1) * ideal["itl_s"]
+    measured = {name: np.full(n, np.nan) for name in ideal}
+    for positions, decomposed in parts:
+        for name in measured:
+            measured[name][positions] = decomposed.measured[name]
+    return TransferTerms(
+        stored=tuple(stored),
+        parts=tuple(parts),
+        kernels_prefill=kernels["prefill"],
+        kernels_decode=kernels["decode"],
+        ideal=ideal,
+        measured=measured,
+        prior_compute=prior_compute,
+        prior_memory=prior_memory,
+        device=Levels.of([row.hw for row in rows]),
+        device_class=Levels.of(classes),
+        runtime=Levels.of([row.runtime for row in rows]),
+        stack=Levels.of([stack_key(item) for item in stored]),
+        source=Levels.of([item.info.source_id for item in stored]),
+        source_runtime=Levels.of([f"{item.info.source_id}|{item.row.runtime}" for item in stored]),
+        class_runtime=Levels.of([f"{row.hw}|{row.runtime}" for row in rows]),
+        fmt=Levels.of([f"{row.runtime}|{format_bucket(row.weight_bits)}" for row in rows]),
+    )
+
+
+def _runtime_formats(runtime: str) -> tuple[tuple, tuple]:
+    """The runtime's weight and KV formats from ``data/runtime_formats`` (none if absent)."""
+    path = data_dir() / "runtime_formats" / f"{runtime}.yaml"
+    if not path.is_file():
+        return (), ()
+    return load_formats(path)[0], load_kv_formats(path)[0]
