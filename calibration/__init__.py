@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     )
     from .profile_io import write_profile
     from .rows import measured_metrics
+    from .scenario_summary import source_summary
     from .scenarios import (
         SCENARIO_OUTPUTS,
         ScenarioRow,
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
         parse_scenarios,
         predict_scenarios,
     )
+    from .store import SourceInfo, StoredRow, load_store, load_tagged_measurements
 
 __getattr__, __dir__ = lazy_exports(__name__, __file__)
 
@@ -70,6 +72,8 @@ __all__ = [
     "PhysicsCheck",
     "RowCheck",
     "ScenarioRow",
+    "SourceInfo",
+    "StoredRow",
     "batch_latency_bound",
     "calibrate_runtime",
     "calibration_rows",
@@ -81,6 +85,8 @@ __all__ = [
     "load_kv_formats",
     "load_measurements",
     "load_scenarios",
+    "load_store",
+    "load_tagged_measurements",
     "measured_metrics",
     "output_columns",
     "parse_measurements",
@@ -89,6 +95,7 @@ __all__ = [
     "prediction_interval",
     "prediction_intervals",
     "recalibrate",
+    "source_summary",
     "write_measurements",
     "write_profile",
 ]

@@ -21,10 +21,11 @@ from genz.fitting import (
 from roofline import InputError, data_dir, load_user_document
 
 from .cross_validation import CrossValidation, RuntimeFit, cross_validate, fit_runtime
-from .measurements import Measurement, load_measurements
+from .measurements import Measurement
 from .physics_check import check_measurements
 from .profile_io import profile_document
 from .rows import UNIT_PROFILE, CalibrationRows, decompose
+from .store import load_tagged_measurements
 
 
 @dataclass(frozen=True)
@@ -236,7 +237,7 @@ def recalibrate(profile: RuntimeProfile) -> Calibration:
     formats, sources = load_formats(inputs["formats"]) if inputs["formats"] else ((), {})
     kv_formats, kv_sources = load_kv_formats(inputs["formats"]) if inputs["formats"] else ((), {})
     return calibrate_runtime(
-        [row for path in inputs["measurements"] for row in load_measurements(path)],
+        [row for path in inputs["measurements"] for row in load_tagged_measurements(path)],
         inputs["runtime"],
         hardware=inputs["hardware"],
         command=command,

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from genz import KVFormat, WeightFormat
+from genz import KVFormat, ProfileDomain, WeightFormat, load_model, parameter_count
 from genz.fitting import ACCURACY_METRICS, INHERITED, PHASE_KEYS, PHASES
 from roofline import InputError
 
@@ -110,6 +110,7 @@ def profile_document(
             }
             for kind, class_fit in runtime_fit.classes.items()
         }
+    document["domain"] = domain_of(data).to_dict()
     fitted_times = data.predict(runtime_fit.profile)
     measured = [m for m in ("batch_latency_s", *ACCURACY_METRICS) if np.any(cv.scored(data, m))]
     headline = measured[0]  # batch latency when measured (`genz.runtime.Accuracy.metric`)
@@ -126,6 +127,34 @@ def profile_document(
     if not document["accuracy"]["metrics"]:
         del document["accuracy"]["metrics"]
     return document
+
+
+def domain_of(data: CalibrationRows) -> ProfileDomain:
+    """What the rows of a fit span (`genz.ProfileDomain`): hardware and classes, the
+    harnesses, versions and dates they state, weight bits, and the ranges of batch,
+    lengths, model parameters and tensor-parallel degree."""
+    rows = data.rows
+    sizes = {name: parameter_count(load_model(name)).total for name in {r.model for r in rows}}
+
+    def span(values: list[float]) -> tuple[float, float]:
+        return (_number(min(values)), _number(max(values)))
+
+    def names(values: list[str]) -> tuple[str, ...]:
+        return tuple(sorted({value for value in values if value}))
+
+    return ProfileDomain(
+        hardware=names(list(data.hw)),
+        device_classes=names(list(data.kinds)),
+        harnesses=names([row.harness for row in rows]),
+        runtime_versions=names([row.runtime_version for row in rows]),
+        dates=names([row.date for row in rows]),
+        weight_bits=tuple(sorted({float(row.weight_bits) for row in rows})),
+        batch=span([row.batch for row in rows]),
+        input_tokens=span([row.input_tokens for row in rows]),
+        output_tokens=span([row.output_tokens for row in rows]),
+        parameters=span([sizes[row.model] for row in rows]),
+        tp=span([row.tp for row in rows]),
+    )
 
 
 def _kv_formats(

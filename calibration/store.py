@@ -15,6 +15,7 @@ Standard library only (no numpy): the CLI lists sources without loading the fitt
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -100,6 +101,37 @@ def load_store(root: Path | None = None) -> tuple[StoredRow, ...]:
                 )
             stored.append(StoredRow(row, _own_columns(info, row), str(name)))
     return tuple(stored)
+
+
+def load_tagged_measurements(path: str | Path) -> tuple[Measurement, ...]:
+    """`load_measurements`, with the empty ``harness``, ``runtime_version`` and ``date``
+    of a shipped store file's rows filled from its source table (other files as read)."""
+    rows = load_measurements(path)
+    base = data_dir()
+    try:
+        name = Path(path).resolve().relative_to((base / "validation").resolve()).as_posix()
+    except ValueError:
+        return rows
+    table = load_user_document(base / SOURCES_FILE, kind="source table", max_bytes=1_000_000)
+    if name not in (table.get("files") or []):
+        return rows
+    rules = [_rule(entry, index) for index, entry in enumerate(table.get("sources") or [])]
+    meta = _sidecar(Path(path))
+    tagged = []
+    for line, row in enumerate(rows, start=2):
+        info = meta.get(line) or _match(rules, name, row)
+        if info is None:
+            tagged.append(row)
+            continue
+        tagged.append(
+            dataclasses.replace(
+                row,
+                harness=row.harness or info.harness,
+                runtime_version=row.runtime_version or info.runtime_version,
+                date=row.date or info.date,
+            )
+        )
+    return tuple(tagged)
 
 
 def source_counts(stored: Sequence[StoredRow]) -> dict[str, int]:

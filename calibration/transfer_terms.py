@@ -22,6 +22,7 @@ from genz.fitting import Array, evaluate
 from roofline import data_dir, load_platform
 
 from .calibrate import load_formats, load_kv_formats
+from .measurements import Measurement
 from .rows import CalibrationRows, decompose, row_inputs
 from .store import StoredRow
 
@@ -104,10 +105,48 @@ def build_terms(stored: Sequence[StoredRow]) -> TransferTerms:
         formats, kv_formats = _runtime_formats(runtime)
         decomposed = decompose([rows[i] for i in indices], formats, kv_formats)
         parts.append((np.array(indices, int), decomposed))
-    kernels = {"prefill": np.zeros(n), "decode": np.zeros(n)}
-    ideal = {"ttft_s": np.zeros(n), "itl_s": np.zeros(n)}
-    prior_compute, prior_memory = np.ones(n), np.ones(n)
-    classes = [""] * n
+    physics = physics_times(rows)
+    ideal = {name: physics[name] for name in ("ttft_s", "itl_s", "batch_latency_s")}
+    measured = {name: np.full(n, np.nan) for name in ideal}
+    for positions, decomposed in parts:
+        for name in measured:
+            measured[name][positions] = decomposed.measured[name]
+    return TransferTerms(
+        stored=tuple(stored),
+        parts=tuple(parts),
+        kernels_prefill=physics["kernels_prefill"],
+        kernels_decode=physics["kernels_decode"],
+        ideal=ideal,
+        measured=measured,
+        prior_compute=physics["preset_compute"],
+        prior_memory=physics["preset_memory"],
+        device=Levels.of([row.hw for row in rows]),
+        device_class=Levels.of([str(kind) for kind in physics["device_class"]]),
+        runtime=Levels.of([row.runtime for row in rows]),
+        stack=Levels.of([stack_key(item) for item in stored]),
+        source=Levels.of([item.info.source_id for item in stored]),
+        source_runtime=Levels.of([f"{item.info.source_id}|{item.row.runtime}" for item in stored]),
+        class_runtime=Levels.of([f"{row.hw}|{row.runtime}" for row in rows]),
+        fmt=Levels.of([f"{row.runtime}|{format_bucket(row.weight_bits)}" for row in rows]),
+    )
+
+
+def physics_times(rows: Sequence[Measurement]) -> dict[str, Array]:
+    """Per row, the physics-only (``ideal``) TTFT, ITL and batch latency (s), the kernels
+    one prefill and one decode pass launch, the preset's efficiencies and device class."""
+    n = len(rows)
+    out = {
+        name: np.zeros(n)
+        for name in (
+            "ttft_s",
+            "itl_s",
+            "kernels_prefill",
+            "kernels_decode",
+            "preset_compute",
+            "preset_memory",
+        )
+    }
+    out["device_class"] = np.empty(n, dtype=object)
     groups: dict[tuple[str, str], list[int]] = {}
     for i, row in enumerate(rows):
         groups.setdefault((row.model, row.hw), []).append(i)
@@ -116,38 +155,16 @@ def build_terms(stored: Sequence[StoredRow]) -> TransferTerms:
         inputs = row_inputs([rows[i] for i in indices])
         physics = evaluate(model, platform, inputs)
         counting = evaluate(model, dataclasses.replace(platform, kernel_overhead_s=1.0), inputs)
-        ideal["ttft_s"][indices] = physics.ttft_s
-        ideal["itl_s"][indices] = physics.tpot_s
-        kernels["prefill"][indices] = counting.prefill.overhead_s.sum(axis=0)
-        kernels["decode"][indices] = counting.decode.overhead_s.sum(axis=0)
-        prior_compute[indices] = platform.efficiency.compute
-        prior_memory[indices] = platform.efficiency.memory
-        for i in indices:
-            classes[i] = platform.device_class
+        out["ttft_s"][indices] = physics.ttft_s
+        out["itl_s"][indices] = physics.tpot_s
+        out["kernels_prefill"][indices] = counting.prefill.overhead_s.sum(axis=0)
+        out["kernels_decode"][indices] = counting.decode.overhead_s.sum(axis=0)
+        out["preset_compute"][indices] = platform.efficiency.compute
+        out["preset_memory"][indices] = platform.efficiency.memory
+        out["device_class"][indices] = platform.device_class
     outputs = np.array([row.output_tokens for row in rows], float)
-    ideal["batch_latency_s"] = ideal["ttft_s"] + (outputs - 1) * ideal["itl_s"]
-    measured = {name: np.full(n, np.nan) for name in ideal}
-    for positions, decomposed in parts:
-        for name in measured:
-            measured[name][positions] = decomposed.measured[name]
-    return TransferTerms(
-        stored=tuple(stored),
-        parts=tuple(parts),
-        kernels_prefill=kernels["prefill"],
-        kernels_decode=kernels["decode"],
-        ideal=ideal,
-        measured=measured,
-        prior_compute=prior_compute,
-        prior_memory=prior_memory,
-        device=Levels.of([row.hw for row in rows]),
-        device_class=Levels.of(classes),
-        runtime=Levels.of([row.runtime for row in rows]),
-        stack=Levels.of([stack_key(item) for item in stored]),
-        source=Levels.of([item.info.source_id for item in stored]),
-        source_runtime=Levels.of([f"{item.info.source_id}|{item.row.runtime}" for item in stored]),
-        class_runtime=Levels.of([f"{row.hw}|{row.runtime}" for row in rows]),
-        fmt=Levels.of([f"{row.runtime}|{format_bucket(row.weight_bits)}" for row in rows]),
-    )
+    out["batch_latency_s"] = out["ttft_s"] + (outputs - 1) * out["itl_s"]
+    return out
 
 
 def _runtime_formats(runtime: str) -> tuple[tuple, tuple]:

@@ -103,7 +103,7 @@ def conformal_bounds(
             continue
         counts = _counts(groups[others])
         weights = 1.0 / np.array([counts[g] for g in groups[others]])
-        lo, hi = _weighted_quantiles(residual[others], weights, levels)
+        lo, hi = weighted_quantiles(residual[others], weights, levels)
         low[own], high[own] = np.exp(lo), np.exp(hi)
     return low, high
 
@@ -113,11 +113,13 @@ def _counts(labels: Array) -> Mapping[object, int]:
     return dict(zip(values.tolist(), counts.tolist(), strict=True))
 
 
-def _weighted_quantiles(
-    values: Array, weights: Array, levels: tuple[float, float]
-) -> tuple[float, float]:
+def weighted_quantiles(
+    values: Array, weights: Array, levels: tuple[float, ...]
+) -> tuple[float, ...]:
+    """The smallest values whose cumulative weight share reaches each level."""
     order = np.argsort(values)
     cumulative = np.cumsum(weights[order]) / weights.sum()
     ranked = values[order]
-    picked = [ranked[min(int(np.searchsorted(cumulative, q)), len(ranked) - 1)] for q in levels]
-    return float(picked[0]), float(picked[1])
+    return tuple(
+        float(ranked[min(int(np.searchsorted(cumulative, q)), len(ranked) - 1)]) for q in levels
+    )

@@ -41,6 +41,7 @@ from .model import (
     models_dir,
 )
 from .params import WEIGHT_GROUPS, ParameterCount, parameter_count
+from .profile_domain import ProfileDomain, domain_from_dict, outside_domain
 from .scaled_models import model_from_spec, scale_model, with_gqa, with_mla
 from .scenario import Parallelism, Precision, Scenario
 from .use_cases import UseCase, load_use_cases, use_case
@@ -122,6 +123,7 @@ __all__ = [
     "PhaseProfile",
     "Precision",
     "Prediction",
+    "ProfileDomain",
     "RuntimeProfile",
     "Scenario",
     "SpeculativeEstimate",
@@ -133,6 +135,7 @@ __all__ = [
     "check_parallelism",
     "cost_breakdown",
     "disaggregated_serving",
+    "domain_from_dict",
     "evaluate_grid",
     "footprint_bytes",
     "kv_cache_bytes_per_device",
@@ -145,6 +148,7 @@ __all__ = [
     "model_from_hf_config",
     "model_from_spec",
     "models_dir",
+    "outside_domain",
     "parameter_count",
     "precision_from_dict",
     "precision_to_dict",

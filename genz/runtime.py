@@ -31,6 +31,9 @@ YAML layout::
             emulated_memory_efficiency_scale: V} # optional (1)
     device_classes:                              # optional overrides per device class
       nvidia-gpu: {prefill: {...}, decode: {...}, all_reduce_latency_s: V}
+    domain: {hardware: [...], device_classes: [...], batch: [lo, hi], ...}
+                                                 # optional: what it was fitted on
+                                                 # (genz.profile_domain)
     accuracy: {method: ..., hardware: [...], rows: N,
                ratio_quantiles: {"0.1": r, "0.5": r, "0.9": r},
                device_classes: {nvidia-gpu: {hardware: [...], rows: N, ratio_quantiles: ...}},
@@ -64,6 +67,8 @@ from roofline import (
     load_user_document,
     unknown_name,
 )
+
+from .profile_domain import ProfileDomain, domain_from_dict
 
 Array = NDArray[Any]
 
@@ -102,6 +107,7 @@ TOP_KEYS = frozenset(
         "kv_formats",
         "device_classes",
         "accuracy",
+        "domain",
     }
 )
 ACCURACY_KEYS = frozenset(
@@ -290,6 +296,7 @@ class RuntimeProfile:
     accuracy: Accuracy | None = None
     kv_formats: tuple[KVFormat, ...] = ()
     class_kv_scales: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    domain: ProfileDomain | None = None
 
     @property
     def is_ideal(self) -> bool:
@@ -457,6 +464,9 @@ def runtime_from_dict(document: Any, origin: str = "<dict>") -> RuntimeProfile:
         else _accuracy(document["accuracy"], f"{origin}: accuracy"),
         kv_formats=kv_formats,
         class_kv_scales=class_kv,
+        domain=None
+        if "domain" not in document
+        else domain_from_dict(document["domain"], f"{origin}: domain"),
     )
 
 

@@ -13,7 +13,7 @@ from calibration import (
     calibrate_runtime,
     load_formats,
     load_kv_formats,
-    load_measurements,
+    load_tagged_measurements,
     write_profile,
 )
 from roofline import unknown_name
@@ -95,7 +95,7 @@ def run_calibrate(args: argparse.Namespace) -> None:
     hardware = tuple(name.strip() for name in args.hw.split(",")) if args.hw else ()
     inherit = tuple(name.strip() for name in args.inherit.split(",")) if args.inherit else ()
     result = calibrate_runtime(
-        [row for path in args.measurements for row in load_measurements(path)],
+        [row for path in args.measurements for row in load_tagged_measurements(path)],
         args.runtime,
         hardware=hardware,
         command=command_line(args),

@@ -30,7 +30,13 @@ from ..formatting import (
 )
 from .commands import add_command
 from .platform_args import add_platform_arguments, platform_from_args
-from .runtime_output import add_runtime_argument, intervals, print_intervals, runtime_from_args
+from .runtime_output import (
+    add_runtime_argument,
+    domain_reasons,
+    intervals,
+    print_intervals,
+    runtime_from_args,
+)
 from .scenario_args import add_scenario_arguments, scenario_from_args
 from .scenarios_output import add_scenarios_argument, run_scenarios
 
@@ -94,20 +100,24 @@ def run_predict(args: argparse.Namespace) -> None:
     scenario = scenario_from_args(args, model.default_weight_bits)
     runtime = runtime_from_args(args)
     prediction = predict(model, platform, scenario, runtime=runtime)
+    # A named runtime (ideal included: physics' own error) prints its 80 % intervals.
+    named = args.runtime is not None
+    reasons = domain_reasons(runtime, model, platform, scenario) if named else []
     if args.json:
         summary = prediction.to_dict()
         summary["energy"] = energy_summary(prediction, platform)
-        if not runtime.is_ideal:  # runtime profile: its name and 80% intervals
-            found = intervals(prediction, runtime, platform)
+        if named:  # runtime profile: its name, 80% intervals and domain
+            found = intervals(prediction, runtime, platform, outside=bool(reasons))
             summary["runtime"] = runtime.name
             summary["intervals"] = {key: value.to_dict() for key, value in found.items()}
+            summary["outside_domain"] = reasons
         print_json({"summary": summary, "operators": prediction.operator_rows()})
     elif args.csv:
         prediction.to_frame().to_csv(sys.stdout, index=False)
     else:
         print_prediction(prediction, model, all_ops=args.ops, platform=platform)
-        if not runtime.is_ideal:
-            print_intervals(prediction, runtime, platform)
+        if named:
+            print_intervals(prediction, runtime, platform, reasons)
 
 
 def precision_label(model: ModelConfig, precision: Precision) -> str:

@@ -7,7 +7,7 @@ import csv
 import sys
 from typing import Any
 
-from calibration import load_scenarios, output_columns, predict_scenarios
+from calibration import load_scenarios, output_columns, predict_scenarios, source_summary
 from genz import load_runtime
 
 from ..formatting import print_json
@@ -38,6 +38,7 @@ def run_scenarios(args: argparse.Namespace) -> None:
             print(
                 f"codesign: {args.scenarios}:{result['line']}: {result['error']}", file=sys.stderr
             )
+    _source_table(args, results)
     if args.json:
         print_json(results)
         return
@@ -48,3 +49,24 @@ def run_scenarios(args: argparse.Namespace) -> None:
         ["" if (value := result.get(key)) is None else value for key in columns]
         for result in results
     )
+
+
+def _source_table(args: argparse.Namespace, results: list[dict[str, Any]]) -> None:
+    """For a measurement file: the per-source error of the rows' runtimes beside physics
+    alone (`calibration.source_summary`), on stderr (stdout stays the rows' CSV or
+    JSON); nothing when no row is scored."""
+    if not any(key.endswith("_error_pct") for result in results for key in result):
+        return
+    rows, errors, _ = load_scenarios(args.scenarios, runtime="ideal")
+    ideal = predict_scenarios(rows)
+    ideal += [{"line": line, "error": reason} for line, reason in errors.items()]
+    ideal.sort(key=lambda result: result["line"])
+    table = source_summary(results, ideal)
+    print("per source: the rows' runtime beside physics alone (ideal), error %", file=sys.stderr)
+    for entry in table:
+        print(
+            f"  {entry['source'][:48]:48s} {entry['metric']:11s} {entry['rows']:5d} rows  "
+            f"runtime {entry['mape_pct']:6.1f} (bias {entry['bias_pct']:+6.1f})  "
+            f"ideal {entry['ideal_mape_pct']:6.1f} (bias {entry['ideal_bias_pct']:+6.1f})",
+            file=sys.stderr,
+        )
