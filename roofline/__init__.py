@@ -42,16 +42,6 @@ if TYPE_CHECKING:
         point_to_point_time,
     )
     from .design import AcceleratorDesign, MemorySpec, parse_memory
-    from .design_cost import (
-        AreaBreakdown,
-        DesignCost,
-        design_area,
-        design_cost,
-        design_platform,
-        design_power,
-        die_yield,
-        dies_per_wafer,
-    )
     from .design_data import (
         DesignConstants,
         LinkTechnology,
@@ -90,6 +80,16 @@ if TYPE_CHECKING:
         peak_for_bits,
     )
     from .presets import list_platforms, load_platform, platform_from_dict
+    from .silicon import (
+        AreaBreakdown,
+        DesignCost,
+        design_area,
+        design_cost,
+        design_platform,
+        design_power,
+        die_yield,
+        dies_per_wafer,
+    )
 
 __getattr__, __dir__ = lazy_exports(__name__, __file__)
 
