@@ -25,6 +25,7 @@ from genz import evaluate_grid
 from roofline import BOUND_ORDER, Bound, Platform, derive_platform
 from scaling_law import ScalingLaw
 
+from .designs import design_metrics
 from .model import (
     architecture_fields,
     design_extrapolation,
@@ -324,5 +325,16 @@ def _finish(
     seconds = design_training_seconds(plan.law, space.law, space.training, space.model, fields)
     metrics["training_time_s"] = seconds
     metrics["training_cost_usd"] = training_cost_usd(space.training, seconds)
+    hardware = space.hardware
+    metrics.update(
+        design_metrics(
+            hardware.platforms,
+            [hardware.cost_of(i) for i in range(len(hardware.platforms))],
+            points[:, AXIS["preset"]],
+            metrics["devices"],
+            metrics["throughput_tokens_per_s"],
+            metrics["throughput_tokens_per_s_per_device"],
+        )
+    )
     feasible, summary = summarise(plan.bounds(), metrics)
     return feasible, metrics, summary

@@ -48,6 +48,11 @@ OBJECTIVES = {
         Objective("devices", "devices", "min"),
         Objective("training_time", "training_time_s", "min", "h", 3600.0),
         Objective("training_cost", "training_cost_usd", "min", "USD"),
+        Objective("device_cost_usd", "device_cost_usd", "min", "USD"),
+        Objective("area_mm2", "area_mm2", "min", "mm^2"),
+        Objective("tdp_w", "tdp_w", "min", "W"),
+        Objective("usd_per_mtok", "usd_per_mtok", "min", "USD/Mtok"),
+        Objective("perf_per_cost", "perf_per_cost", "max", "tok/s per device per USD"),
     )
 }
 MAX_OBJECTIVES = 4
@@ -113,6 +118,10 @@ CONSTRAINT_FIELDS = {
         1.0,
         "USD",
     ),
+    "max_device_cost_usd": ("device_cost_usd", "max", "max-device-cost-usd", 1.0, "USD"),
+    "max_area_mm2": ("area_mm2", "max", "max-area-mm2", 1.0, "mm^2"),
+    "max_tdp_w": ("tdp_w", "max", "max-tdp-w", 1.0, "W"),
+    "max_usd_per_mtok": ("usd_per_mtok", "max", "max-usd-per-mtok", 1.0, "USD/Mtok"),
 }
 #: The capacity wall: footprint over the device's capacity, at most 1.
 CAPACITY = Bound("device memory capacity", "capacity_ratio", "max", 1.0, "x capacity", 1.0)
@@ -139,6 +148,10 @@ class Constraints:
     max_devices: float | None = None
     max_training_time_s: float | None = None
     max_training_cost_usd: float | None = None
+    max_device_cost_usd: float | None = None
+    max_area_mm2: float | None = None
+    max_tdp_w: float | None = None
+    max_usd_per_mtok: float | None = None
 
     def __post_init__(self) -> None:
         for item in fields(self):

@@ -12,9 +12,16 @@ from .costs import (
     power_basis,
     serving_energy_j,
 )
-from .designs import DesignEvaluation, evaluate_design
+from .designs import (
+    DESIGN_ELECTRICITY_USD_PER_KWH,
+    DESIGN_LIFETIME_YEARS,
+    DesignEvaluation,
+    evaluate_design,
+)
 
 __all__ = [
+    "DESIGN_ELECTRICITY_USD_PER_KWH",
+    "DESIGN_LIFETIME_YEARS",
     "CostModel",
     "DesignEvaluation",
     "DeviceHourCost",
