@@ -65,3 +65,30 @@ def test_hw_design_bad_input_is_one_line_exit_2(capsys, extra, fragment):
     err = capsys.readouterr().err.strip()
     assert fragment in err
     assert len(err.splitlines()) == 1
+
+
+def test_hw_design_out_writes_a_preset_that_predicts_the_same(capsys, tmp_path):
+    from genz import Scenario, load_model, predict
+    from roofline import design_platform, load_platform
+
+    out = tmp_path / "decode.yaml"
+    argv = ["hw", "design", "--compute-tflops", "200", "--memory", "lpddr5x:32:8"]
+    assert main([*argv, "--node", "n5", "--out", str(out)]) == 0
+    capsys.readouterr()
+    loaded = load_platform(out)
+    built = design_platform(
+        AcceleratorDesign(
+            compute_tflops={"bf16": 200}, memory=MemorySpec("lpddr5x", 32, 8), node="n5"
+        )
+    )
+    assert loaded.power_model is not None
+    assert loaded.price_usd == pytest.approx(built.price_usd)
+    model, scenario = load_model("llama-3.2-1b"), Scenario(batch=4)
+    ours, theirs = predict(model, loaded, scenario), predict(model, built, scenario)
+    assert ours.tpot_s == pytest.approx(theirs.tpot_s, rel=1e-12)
+    assert ours.ttft_s == pytest.approx(theirs.ttft_s, rel=1e-12)
+    # A second write needs --force; a disaggregated estimate takes the file as --decode-hw.
+    assert main([*argv, "--out", str(out)]) == 2
+    assert "exists" in capsys.readouterr().err
+    disagg = ["disagg", "--model", "llama-3.2-1b", "--prefill-hw", "h100-sxm"]
+    assert main([*disagg, "--decode-hw", str(out), "--json"]) == 0

@@ -53,6 +53,12 @@ def add_design_parser(hw_sub: argparse._SubParsersAction) -> None:
     design.add_argument(
         "--electricity-usd-per-kwh", type=float, default=0.10, help="electricity price (0.10)"
     )
+    design.add_argument(
+        "--out",
+        help="also write the platform as a hardware YAML file (any --hw takes it: serve, "
+        "disagg --prefill-hw/--decode-hw, requirements --base-hw)",
+    )
+    design.add_argument("--force", action="store_true", help="overwrite --out")
     design.add_argument("--json", action="store_true", help="machine-readable output")
     add_scenario_arguments(design, title="scenario (with --model)")
     design.set_defaults(func=run_design)
@@ -101,6 +107,28 @@ def design_from_args(args: argparse.Namespace) -> Any:
     )
 
 
+def write_platform_yaml(platform: Any, out: str, force: bool, cost: Any) -> None:
+    """Write ``platform`` in the data/hardware schema to ``out`` (refuses to overwrite)."""
+    from pathlib import Path
+
+    import yaml
+
+    from search.codesign import platform_to_dict
+
+    path = Path(out)
+    if path.suffix not in (".yaml", ".yml"):
+        raise InputError(f"--out must end in .yaml or .yml, got {out!r}")
+    if path.exists() and not force:
+        raise InputError(f"--out {out} exists; add --force to overwrite it")
+    source = (
+        f"codesign hw design (roofline.design): modelled die area {cost.area_mm2:.0f} mm^2, "
+        f"TDP {cost.tdp_w:.0f} W, manufacturing cost US${cost.device_cost_usd:,.0f}; "
+        "constants in data/hardware/design/"
+    )
+    text = yaml.safe_dump(platform_to_dict(platform, source), sort_keys=False)
+    path.write_text(text, encoding="utf-8")
+
+
 def run_design(args: argparse.Namespace) -> None:
     """Print the design's platform and cost breakdown (and, with --model, its speed)."""
     from roofline import design_cost, design_platform
@@ -124,6 +152,8 @@ def run_design(args: argparse.Namespace) -> None:
             lifetime_years=args.lifetime_years,
             electricity_usd_per_kwh=args.electricity_usd_per_kwh,
         )
+    if args.out:
+        write_platform_yaml(platform, args.out, args.force, cost)
     if args.json:
         payload = {"platform": platform_summary(platform), "cost": cost.to_dict()}
         if evaluation is not None:
