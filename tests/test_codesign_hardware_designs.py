@@ -104,3 +104,15 @@ def test_bad_design_sections_are_one_line_errors(design: dict, fragment: str) ->
         space_from_dict(space(design))
     assert fragment in str(error.value)
     assert "\n" not in str(error.value)
+
+
+def test_presets_without_a_price_leave_a_cost_objective_by_name() -> None:
+    # h100-sxm lists a rental price but no purchase price: no device_cost_usd.
+    loaded = space_from_dict(space(DESIGN, presets=["h100-sxm"]))
+    result = search_designs(loaded, objectives="device_cost_usd", keep="feasible")
+    assert result.success
+    assert "h100-sxm" not in set(result.designs["platform"].astype(str))
+    assert len(result.frontier) >= 1
+    # usd_per_mtok is known for it (rental price), so it stays in.
+    priced = search_designs(loaded, objectives="usd_per_mtok,tpot", keep="feasible")
+    assert "h100-sxm" in set(priced.designs["platform"].astype(str))

@@ -40,6 +40,7 @@ from .objectives import (
     BoundSummary,
     Constraints,
     Objective,
+    known_value_bounds,
     merge_summaries,
     summarise,
 )
@@ -96,7 +97,7 @@ class Plan:
     def bounds(self) -> tuple[Limit, ...]:
         """The constraints' bounds, plus the law's domain when ``law.within_data``."""
         extra = (WITHIN_DATA,) if self.space.law.within_data else ()
-        return (*self.constraints.bounds(), *extra)
+        return (*self.constraints.bounds(), *extra, *known_value_bounds(self.objectives))
 
 
 @dataclass(frozen=True)

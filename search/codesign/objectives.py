@@ -9,6 +9,7 @@ and the best value reachable while meeting the others.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 
@@ -125,6 +126,27 @@ CONSTRAINT_FIELDS = {
 }
 #: The capacity wall: footprint over the device's capacity, at most 1.
 CAPACITY = Bound("device memory capacity", "capacity_ratio", "max", 1.0, "x capacity", 1.0)
+#: Objective columns a preset may lack (no price_usd, power_w or modelled area: NaN).
+MAYBE_UNKNOWN = ("device_cost_usd", "area_mm2", "tdp_w", "usd_per_mtok", "perf_per_cost")
+
+
+def known_value_bounds(objectives: Iterable[Objective]) -> tuple[Bound, ...]:
+    """For each chosen objective in `MAYBE_UNKNOWN`, a bound only a known (finite or
+    infinite, not NaN) value meets: designs without one leave the frontier by name."""
+    return tuple(
+        Bound(
+            f"{o.name} known (presets without price, power or area have none)",
+            o.column,
+            "max" if o.sense == "min" else "min",
+            math.inf if o.sense == "min" else -math.inf,
+            o.unit,
+            o.scale,
+        )
+        for o in objectives
+        if o.column in MAYBE_UNKNOWN
+    )
+
+
 #: ``within_data``: the design lies inside the law's data domain (``extrapolated`` is 0).
 WITHIN_DATA = Bound("inside the law's data domain", "extrapolated", "max", 0.0, "", 1.0)
 
