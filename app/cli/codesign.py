@@ -39,6 +39,10 @@ CONSTRAINT_HELP = {
     "max-devices": "devices per design (tp*pp*ep*dp)",
     "max-training-hours": "training wall-clock estimate (the space's training section), h",
     "max-training-cost-usd": "training rental estimate (training platform's hourly price), USD",
+    "max-device-cost-usd": "device price or a design's modelled manufacturing cost, USD",
+    "max-area-mm2": "a design's modelled silicon area, mm^2 (presets have none)",
+    "max-tdp-w": "board power (a design's modelled TDP), W",
+    "max-usd-per-mtok": "USD per million output tokens (rental, or cost over 4 years + power)",
 }
 OUTPUT_SUFFIXES = (".csv", ".parquet")
 
@@ -307,6 +311,12 @@ def display_rows(frame: pd.DataFrame) -> pd.DataFrame:
         "outside_data": frame["outside_domain"].replace("", "-"),
         "edge": frame["edge_axes"].replace("", "-"),
     }
+    if "device_cost_usd" in frame and frame["device_cost_usd"].notna().any():
+        columns["usd_per_mtok"] = frame["usd_per_mtok"].round(4)
+        columns["cost_usd"] = frame["device_cost_usd"].round(0)
+    if "area_mm2" in frame and frame["area_mm2"].notna().any():
+        columns["area_mm2"] = frame["area_mm2"].round(0)
+        columns["tdp_w"] = frame["tdp_w"].round(0)
     if "loss_form_min" in frame:
         columns["loss_param"] = _pair(frame["loss_param_low"], frame["loss_param_high"])
         columns["loss_form"] = _pair(frame["loss_form_min"], frame["loss_form_max"])

@@ -23,7 +23,7 @@ class Command(NamedTuple):
 COMMANDS: dict[str, Command] = {
     command.name: command
     for command in (
-        Command("hw", "hw", "list and show hardware presets"),
+        Command("hw", "hw", "list and show hardware presets, or design one"),
         Command("roofline", "hw", "time one operator with the roofline model"),
         Command("models", "predict", "list model presets with parameter counts"),
         Command("predict", "predict", "TTFT, TPOT, throughput, memory and bounds"),

@@ -1,4 +1,4 @@
-"""``codesign hw list|show`` and ``codesign roofline``."""
+"""``codesign hw list|show|design`` and ``codesign roofline``."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from ..formatting import (
     print_table,
 )
 from .commands import add_command
+from .hw_design import add_design_parser
 from .platform_args import add_platform_arguments, add_scale_arguments, platform_from_args
 
 
@@ -40,6 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     show.add_argument("--json", action="store_true", help="machine-readable output")
     add_scale_arguments(show)
     show.set_defaults(func=run_show)
+    add_design_parser(hw_sub)
 
     roof = add_command(subparsers, "roofline")
     add_platform_arguments(roof)

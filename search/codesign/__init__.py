@@ -10,7 +10,13 @@ from .ilp import allocation_precision
 from .model import hf_config, law_architecture, resolve_forms, resolve_law
 from .objectives import CONSTRAINT_FIELDS, OBJECTIVES, Constraints
 from .pareto import pareto_mask
-from .recommend import design_files, folder_name, write_recommendations, zip_design
+from .recommend import (
+    design_files,
+    folder_name,
+    platform_to_dict,
+    write_recommendations,
+    zip_design,
+)
 from .space import MAX_SPACE_BYTES, DesignSpace, load_space, space_from_dict
 from .sweep import METHODS, CodesignResult, search_designs
 
@@ -30,6 +36,7 @@ __all__ = [
     "law_architecture",
     "load_space",
     "pareto_mask",
+    "platform_to_dict",
     "resolve_forms",
     "resolve_law",
     "row_fields",

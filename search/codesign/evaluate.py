@@ -25,6 +25,7 @@ from genz import evaluate_grid
 from roofline import BOUND_ORDER, Bound, Platform, derive_platform
 from scaling_law import ScalingLaw
 
+from .designs import design_metrics
 from .model import (
     architecture_fields,
     design_extrapolation,
@@ -39,6 +40,7 @@ from .objectives import (
     BoundSummary,
     Constraints,
     Objective,
+    known_value_bounds,
     merge_summaries,
     summarise,
 )
@@ -95,7 +97,7 @@ class Plan:
     def bounds(self) -> tuple[Limit, ...]:
         """The constraints' bounds, plus the law's domain when ``law.within_data``."""
         extra = (WITHIN_DATA,) if self.space.law.within_data else ()
-        return (*self.constraints.bounds(), *extra)
+        return (*self.constraints.bounds(), *extra, *known_value_bounds(self.objectives))
 
 
 @dataclass(frozen=True)
@@ -324,5 +326,16 @@ def _finish(
     seconds = design_training_seconds(plan.law, space.law, space.training, space.model, fields)
     metrics["training_time_s"] = seconds
     metrics["training_cost_usd"] = training_cost_usd(space.training, seconds)
+    hardware = space.hardware
+    metrics.update(
+        design_metrics(
+            hardware.platforms,
+            [hardware.cost_of(i) for i in range(len(hardware.platforms))],
+            points[:, AXIS["preset"]],
+            metrics["devices"],
+            metrics["throughput_tokens_per_s"],
+            metrics["throughput_tokens_per_s_per_device"],
+        )
+    )
     feasible, summary = summarise(plan.bounds(), metrics)
     return feasible, metrics, summary

@@ -55,6 +55,11 @@ METRIC_COLUMNS = (
     "fits",
     "training_time_s",
     "training_cost_usd",
+    "device_cost_usd",
+    "area_mm2",
+    "tdp_w",
+    "usd_per_mtok",
+    "perf_per_cost",
 )
 #: Axes whose smallest or largest value flags a design as on the edge of the space.
 EDGE_AXES = (*MODEL_AXES, *HARDWARE_AXES)

@@ -9,6 +9,7 @@ and the best value reachable while meeting the others.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 
@@ -48,6 +49,11 @@ OBJECTIVES = {
         Objective("devices", "devices", "min"),
         Objective("training_time", "training_time_s", "min", "h", 3600.0),
         Objective("training_cost", "training_cost_usd", "min", "USD"),
+        Objective("device_cost_usd", "device_cost_usd", "min", "USD"),
+        Objective("area_mm2", "area_mm2", "min", "mm^2"),
+        Objective("tdp_w", "tdp_w", "min", "W"),
+        Objective("usd_per_mtok", "usd_per_mtok", "min", "USD/Mtok"),
+        Objective("perf_per_cost", "perf_per_cost", "max", "tok/s per device per USD"),
     )
 }
 MAX_OBJECTIVES = 4
@@ -113,9 +119,34 @@ CONSTRAINT_FIELDS = {
         1.0,
         "USD",
     ),
+    "max_device_cost_usd": ("device_cost_usd", "max", "max-device-cost-usd", 1.0, "USD"),
+    "max_area_mm2": ("area_mm2", "max", "max-area-mm2", 1.0, "mm^2"),
+    "max_tdp_w": ("tdp_w", "max", "max-tdp-w", 1.0, "W"),
+    "max_usd_per_mtok": ("usd_per_mtok", "max", "max-usd-per-mtok", 1.0, "USD/Mtok"),
 }
 #: The capacity wall: footprint over the device's capacity, at most 1.
 CAPACITY = Bound("device memory capacity", "capacity_ratio", "max", 1.0, "x capacity", 1.0)
+#: Objective columns a preset may lack (no price_usd, power_w or modelled area: NaN).
+MAYBE_UNKNOWN = ("device_cost_usd", "area_mm2", "tdp_w", "usd_per_mtok", "perf_per_cost")
+
+
+def known_value_bounds(objectives: Iterable[Objective]) -> tuple[Bound, ...]:
+    """For each chosen objective in `MAYBE_UNKNOWN`, a bound only a known (finite or
+    infinite, not NaN) value meets: designs without one leave the frontier by name."""
+    return tuple(
+        Bound(
+            f"{o.name} known (presets without price, power or area have none)",
+            o.column,
+            "max" if o.sense == "min" else "min",
+            math.inf if o.sense == "min" else -math.inf,
+            o.unit,
+            o.scale,
+        )
+        for o in objectives
+        if o.column in MAYBE_UNKNOWN
+    )
+
+
 #: ``within_data``: the design lies inside the law's data domain (``extrapolated`` is 0).
 WITHIN_DATA = Bound("inside the law's data domain", "extrapolated", "max", 0.0, "", 1.0)
 
@@ -139,6 +170,10 @@ class Constraints:
     max_devices: float | None = None
     max_training_time_s: float | None = None
     max_training_cost_usd: float | None = None
+    max_device_cost_usd: float | None = None
+    max_area_mm2: float | None = None
+    max_tdp_w: float | None = None
+    max_usd_per_mtok: float | None = None
 
     def __post_init__(self) -> None:
         for item in fields(self):

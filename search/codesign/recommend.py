@@ -103,6 +103,14 @@ def platform_to_dict(platform: Platform, source: str) -> dict[str, Any]:
     for key in ("power_w", "price_usd", "price_usd_per_hour"):
         if getattr(platform, key) is not None:
             document[key] = getattr(platform, key)
+    power = platform.power_model
+    if power is not None:
+        document["power_model"] = {
+            "idle_w": power.idle_w,
+            "pj_per_flop": power.j_per_flop * 1e12,
+            "pj_per_byte": power.j_per_byte * 1e12,
+            "source": power.source or "(none given)",
+        }
     return document
 
 

@@ -5,7 +5,8 @@ steps}`` (``spacing: log`` for geometric steps; integer axes round and drop repe
 Sections and keys (unknown keys are refused by name; paths are relative to the file)::
 
     name: orin-0.5b
-    hardware:    {presets: [jetson-agx-orin-64gb], compute_scale: 1, bandwidth_scale: 1,
+    hardware:    {presets: [jetson-agx-orin-64gb], design: {...} (parametric accelerators,
+                  `search.codesign.designs`), compute_scale: 1, bandwidth_scale: 1,
                   capacity_scale: 1, link_bandwidth_scale: 1, devices: [1, 2],
                   runtime: vllm (a data/runtimes profile or .yaml; default none;
                   `codesign search --runtime` replaces it)}
@@ -60,10 +61,11 @@ from genz import (
     model_from_hf_config,
     models_dir,
 )
-from roofline import InputError, Platform, load_platform, load_user_document
+from roofline import DesignCost, InputError, Platform, load_platform, load_user_document
 from search.bits import parse_formats
 
 from .axes import axis, check_keys, ints, number, section
+from .designs import design_platforms, parse_design_section
 from .objectives import Constraints, Objective, parse_objectives
 
 MAX_SPACE_BYTES = 256_000
@@ -116,6 +118,12 @@ class HardwareSpace:
     link_bandwidth_scale: Values = (1.0,)
     devices: tuple[int, ...] | None = None
     runtime: RuntimeProfile | None = None
+    #: Per platform, the modelled area / TDP / cost of a ``design`` entry (None: a preset).
+    costs: tuple[DesignCost | None, ...] = ()
+
+    def cost_of(self, index: int) -> DesignCost | None:
+        """The design cost of platform ``index`` (None for a preset)."""
+        return self.costs[index] if index < len(self.costs) else None
 
 
 @dataclass(frozen=True)
@@ -284,18 +292,27 @@ def space_from_dict(
 
 def _hardware(section: dict[str, Any], root: Path) -> HardwareSpace:
     where = "hardware"
-    check_keys(section, ("presets", *HARDWARE_AXES, "devices", "runtime"), where)
+    check_keys(section, ("presets", "design", *HARDWARE_AXES, "devices", "runtime"), where)
     presets = section.get("presets")
     if isinstance(presets, str):
         presets = [presets]
-    if not isinstance(presets, list) or not presets or len(presets) > 64:
+    if presets is None and section.get("design") is not None:
+        presets = []
+    if not isinstance(presets, list) or len(presets) > 64:
         raise InputError(f"{where}.presets must list 1 to 64 hardware presets or YAML files")
-    platforms = []
+    if not presets and section.get("design") is None:
+        raise InputError(f"{where}.presets must list 1 to 64 hardware presets or YAML files")
+    platforms: list[Platform] = []
     for item in presets:
         if not isinstance(item, str):
             raise InputError(f"{where}.presets must hold names or paths, got {item!r}")
         path = root / item if item.endswith((".yaml", ".yml")) else item
         platforms.append(load_platform(path))
+    costs: list[DesignCost | None] = [None] * len(platforms)
+    if section.get("design") is not None:
+        designed, design_costs = design_platforms(parse_design_section(section["design"]))
+        platforms.extend(designed)
+        costs.extend(design_costs)
     names = [platform.name for platform in platforms]
     if len(set(names)) != len(names):
         raise InputError(f"{where}.presets: platform names repeat ({', '.join(names)})")
@@ -314,7 +331,9 @@ def _hardware(section: dict[str, Any], root: Path) -> HardwareSpace:
             )
         except InputError as error:
             raise InputError(f"{where}.runtime: {error}") from None
-    return HardwareSpace(platforms=tuple(platforms), devices=devices, runtime=profile, **scales)
+    return HardwareSpace(
+        platforms=tuple(platforms), devices=devices, runtime=profile, costs=tuple(costs), **scales
+    )
 
 
 def _base_config(name: Any, root: Path) -> tuple[str, dict[str, Any]]:
