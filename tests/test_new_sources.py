@@ -93,9 +93,9 @@ def test_published_figures_map_to_schema_columns_by_the_documented_formulas():
     pp512 = find("pull/2959", "pp 512")
     assert (pp512.input_tokens, pp512.output_tokens) == (512, 1)
     assert pp512.ttft_s == pytest.approx(512 / 433.35)
-    # TensorRT-LLM 1,654 tok/s per GPU on tp 2 -> 3,308 tok/s in all
-    (trt,) = [r for r in rows if "H200launch" in r.source and r.tp == 2]
-    assert trt.throughput_tok_s == pytest.approx(2 * 1654)
+    # TensorRT-LLM 3,803 tok/s per GPU on 1 GPU at batch 960 -> 3,803 tok/s
+    (trt,) = [r for r in rows if "Falcon180B-H200" in r.source and r.batch == 960]
+    assert trt.throughput_tok_s == pytest.approx(3803) and trt.tp == 1
     # vLLM CI latency 833.421 ms for the batch -> 0.833421 s; NIM ITL 18.58 ms -> 0.01858 s
     assert find("latency_llama8B_tp1").batch_latency_s == pytest.approx(0.833421)
     nim = [r for r in rows if "nim/benchmarking" in r.source and r.input_tokens == 5000]
