@@ -23,9 +23,10 @@ metric maps to one schema column (``data/validation/README.md`` lists the source
 ``--source`` converts another file of the same columns: the rows that give a device class
 a second measured device (``data/validation/device_class_runs_source.csv`` to
 ``device_class_runs.csv``) and the new published runs of
-``data/validation/transfer/new_sources_source.csv``, whose extra columns (``harness``,
-``runtime_version``, ``engine``, ``date``) the schema does not take: ``--meta`` writes them
-to a sidecar keyed by the row number of the schema file (1 = first data row). A test
+``data/validation/transfer/new_sources_source.csv``, whose extra columns (``source_id``,
+``harness``, ``runtime_version``, ``date``, ``engine``) the schema does not take: ``--meta``
+writes them to a sidecar keyed by the line of the schema file (2 = first data row), the
+columns ``line, source_id, harness, runtime_version, date`` then ``engine``. A test
 re-runs all three and compares the bytes. Run:
 ``python benchmarks/convert_published_runs.py`` and
 ``python benchmarks/convert_published_runs.py --source data/validation/device_class_runs_source.csv --out data/validation/device_class_runs.csv``
@@ -44,7 +45,7 @@ from roofline import InputError, data_dir
 
 SOURCE = data_dir() / "validation" / "published_runs_source.csv"
 #: Columns of a source file copied to the ``--meta`` sidecar (the schema has none of them).
-META_COLUMNS = ("harness", "runtime_version", "engine", "date")
+META_COLUMNS = ("source_id", "harness", "runtime_version", "date", "engine")
 TARGET = data_dir() / "validation" / "published_runs.csv"
 
 
@@ -113,7 +114,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def write_meta(records: list[dict[str, str]], path: Path) -> None:
-    """The ``META_COLUMNS`` of every source row, keyed by its row number in the schema file."""
+    """The ``META_COLUMNS`` of every source row, keyed by its line in the schema file
+    (the header is line 1, so the first row is line 2)."""
     missing = [name for name in META_COLUMNS if records and name not in records[0]]
     if missing:
         raise InputError(
@@ -121,8 +123,8 @@ def write_meta(records: list[dict[str, str]], path: Path) -> None:
         )
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle, lineterminator="\n")
-        writer.writerow(("row", *META_COLUMNS))
-        for number, record in enumerate(records, start=1):
+        writer.writerow(("line", *META_COLUMNS))
+        for number, record in enumerate(records, start=2):
             writer.writerow((number, *(record[name] for name in META_COLUMNS)))
 
 

@@ -17,11 +17,15 @@ from roofline import data_dir, load_platform
 FOLDER = data_dir() / "validation" / "transfer"
 SOURCE, CSV, META = (FOLDER / f"new_sources{tail}.csv" for tail in ("_source", "", "_meta"))
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+#: The brief's harness names and the two of the measurement store on main (92bc8ff) used
+#: here: server_single_request (one request at a time to a server) and offline_generate.
 HARNESSES = {
     "llama-bench",
     "benchmark_latency",
+    "offline_generate",
     "offline_throughput",
     "server_load",
+    "server_single_request",
     "vendor_table",
     "paper_table",
     "other",
@@ -64,17 +68,26 @@ def test_every_row_loads_names_a_source_and_known_presets():
     assert len(origins) >= 12, origins
 
 
-def test_the_sidecar_gives_every_row_a_harness_a_version_field_and_a_date_field():
+def test_the_sidecar_gives_every_row_a_source_id_harness_version_and_date():
+    """Columns ``line, source_id, harness, runtime_version, date`` first: the sidecar format
+    the measurement store reads beside a measurement file (``<file>_meta.csv``)."""
     rows, meta = load_measurements(CSV), _read(META)
-    assert [int(entry["row"]) for entry in meta] == list(range(1, len(rows) + 1))
+    with open(META, encoding="utf-8") as handle:
+        header = handle.readline().strip().split(",")
+    assert header == ["line", "source_id", "harness", "runtime_version", "date", "engine"]
+    assert [int(entry["line"]) for entry in meta] == list(range(2, len(rows) + 2))
     for entry in meta:
+        assert entry["source_id"] and entry["engine"]
         assert entry["harness"] in HARNESSES
-        assert entry["engine"]
         assert entry["date"] == "" or re.fullmatch(r"20\d\d-\d\d-\d\d", entry["date"])
-    harnesses = Counter(entry["harness"] for entry in meta)
-    assert {"llama-bench", "benchmark_latency", "server_load", "vendor_table", "other"} <= set(
-        harnesses
-    )
+    assert len({entry["source_id"] for entry in meta}) >= 12
+    harnesses = set(Counter(entry["harness"] for entry in meta))
+    assert {
+        "llama-bench",
+        "benchmark_latency",
+        "server_single_request",
+        "vendor_table",
+    } <= harnesses
 
 
 def test_published_figures_map_to_schema_columns_by_the_documented_formulas():
