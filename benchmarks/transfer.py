@@ -36,6 +36,9 @@ from calibration.transfer_validation import (
 )
 
 MIN_TABLE_ROWS = 10
+#: Smallest group held out on its own, per group kind (smaller ones are only fitted):
+#: every source, but only hardware and models with enough rows to score.
+MIN_HELD_OUT = {"source": 2, "hardware": 20, "model": 20}
 LABELS = {"batch_latency_s": "batch latency", "ttft_s": "TTFT", "itl_s": "ITL (decode)"}
 
 
@@ -54,9 +57,15 @@ def report(terms: TransferTerms, kind: str) -> None:
     groups = group_labels(terms, kind)
     started = time.time()
     model = held_out_predictions(
-        terms, groups, progress=lambda g: print(f"  fitted without {g}", file=sys.stderr)
+        terms,
+        groups,
+        progress=lambda g: print(f"  fitted without {g}", file=sys.stderr),
+        min_rows=MIN_HELD_OUT[kind],
     )
-    print(f"\n## leave-one-{kind}-out ({time.time() - started:.0f} s)")
+    print(
+        f"\n## leave-one-{kind}-out ({time.time() - started:.0f} s; groups of at least "
+        f"{MIN_HELD_OUT[kind]} rows held out)"
+    )
     results = {}
     for name in METRICS:
         measured, ideal = terms.measured[name], terms.ideal[name]

@@ -33,13 +33,14 @@ def held_out_predictions(
     terms: TransferTerms,
     groups: Array,
     progress: Callable[[str], None] | None = None,
+    min_rows: int = MIN_GROUP_ROWS,
 ) -> dict[str, Array]:
     """Per metric, each row's prediction by a fit without its group (NaN for rows of
-    groups smaller than `MIN_GROUP_ROWS`, which are never held out)."""
+    groups smaller than ``min_rows``, which are never held out, only fitted)."""
     out = {name: np.full(len(terms), np.nan) for name in METRICS}
     for group in np.unique(groups):
         test = groups == group
-        if test.sum() < MIN_GROUP_ROWS:
+        if test.sum() < min_rows:
             continue
         fit = fit_transfer(terms, ~test)
         predicted = fit.predict(test, with_source=False)
