@@ -41,7 +41,13 @@ from .model import (
     models_dir,
 )
 from .params import WEIGHT_GROUPS, ParameterCount, parameter_count
-from .scaled_models import model_from_spec, scale_model, with_gqa, with_mla
+from .scaled_models import (
+    model_from_spec,
+    scale_model,
+    with_gqa,
+    with_mla,
+    with_sliding_window,
+)
 from .scenario import Parallelism, Precision, Scenario
 from .use_cases import UseCase, load_use_cases, use_case
 
@@ -162,4 +168,5 @@ __all__ = [
     "weight_bytes_per_device",
     "with_gqa",
     "with_mla",
+    "with_sliding_window",
 ]

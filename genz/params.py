@@ -4,6 +4,11 @@ Groups: ``attn_qkv`` (Q, K, V projections; MLA down/up projections of Q and the
 KV latent), ``attn_kv_up`` (MLA only: latent -> K/V), ``attn_out``, ``ffn_up_gate``,
 ``ffn_down`` (dense FFN layers), ``experts`` (routed experts), ``shared_experts``,
 ``router``, ``norms``, ``embedding``, ``lm_head``.
+
+State-space (Mamba) layers have no groups of their own: their input projections
+(in_proj; Mamba-1's x_proj and dt_proj) count as ``attn_qkv``, out_proj as ``attn_out``
+(the mixer's input and output matrices) and the small vectors (convolution, A, D, dt
+bias, inner norms) as ``norms``; attention groups count attention layers only.
 """
 
 from __future__ import annotations
@@ -86,7 +91,7 @@ def parameter_count(model: ModelConfig) -> ParameterCount:
     groups = {
         name: 0.0 for name in ("ffn_up_gate", "ffn_down", "experts", "shared_experts", "router")
     }
-    groups.update({name: value * model.num_layers for name, value in attention.items()})
+    groups.update({name: value * model.num_attention_layers for name, value in attention.items()})
     dense_layers = model.num_dense_layers
     groups["ffn_up_gate"] = dense_layers * (matrices - 1) * h * model.intermediate_size
     groups["ffn_down"] = dense_layers * model.intermediate_size * h
@@ -95,7 +100,12 @@ def parameter_count(model: ModelConfig) -> ParameterCount:
     groups["experts"] = moe_layers * model.num_experts * expert_params
     groups["shared_experts"] = moe_layers * model.num_shared_experts * expert_params
     groups["router"] = moe_layers * h * model.num_experts
-    groups["norms"] = (2 * model.num_layers + 1) * h
+    groups["norms"] = (model.norms_per_layer * model.num_layers + 1) * h
+    if model.ssm is not None:
+        mixer = model.ssm.params(h)
+        groups["attn_qkv"] += model.num_ssm_layers * mixer["in"]
+        groups["attn_out"] += model.num_ssm_layers * mixer["out"]
+        groups["norms"] += model.num_ssm_layers * mixer["small"]
     groups["embedding"] = model.vocab_size * h
     groups["lm_head"] = 0.0 if model.tie_word_embeddings else model.vocab_size * h
     total = sum(groups.values())

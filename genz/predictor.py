@@ -47,6 +47,7 @@ from .result import GridResult, PhaseCost, Prediction, end_to_end_s
 from .runtime import RuntimeProfile
 from .runtime_cost import physics_platform, retime, routing_independence, stored_bits
 from .scenario import Parallelism, Precision, Scenario
+from .windows import decode_mean_keys, prefill_means
 
 CAPACITY_CODE = BOUND_ORDER.index(Bound.CAPACITY)
 
@@ -73,15 +74,25 @@ class CostBreakdown:
 def _shape(
     model: ModelConfig, inputs: GridInputs, prefill: bool, routing: Array | float = 1.0
 ) -> PassShape:
+    window: dict[str, Array | float | None] = {}
+    w = float(model.kept_window_tokens)
     if prefill:
         chunks = np.ceil(inputs.input_tokens / inputs.chunk)
         query = inputs.input_tokens / chunks
         context = query * (chunks + 1) / 2
         head_share: Array | float = 1.0 / chunks
+        batch = inputs.batch
+        if model.num_window_layers:  # exact means over the chunks (genz.windows)
+            pairs, keys = prefill_means(inputs.input_tokens, chunks, w)
+            window = {"window_pairs": pairs, "window_keys": keys}
     else:
         query = 1.0 + 0.0 * inputs.input_tokens  # ones of its shape (a float for one scenario)
         context = inputs.input_tokens + inputs.output_tokens / 2
         head_share = 1.0
+        batch = inputs.batch * inputs.sequences_per_request
+        if model.num_window_layers:  # exact mean of min(c, w) over the decode steps
+            keys = decode_mean_keys(inputs.input_tokens, inputs.output_tokens, w)
+            window = {"window_pairs": keys, "window_keys": keys}
     return pass_shape(
         inputs,
         query_tokens=query,
@@ -89,6 +100,8 @@ def _shape(
         prefill=prefill,
         head_share=head_share,
         routing_independence=routing,
+        batch=batch,
+        **window,
     )
 
 
@@ -340,7 +353,8 @@ def _prediction(
     mesh = scenario.parallelism
     ttft, tpot = prefill.time_s, decode.time_s
     e2e = end_to_end_s(ttft, tpot, scenario.output_tokens)
-    generated = mesh.dp * scenario.batch * scenario.output_tokens
+    generated = mesh.dp * scenario.batch * scenario.returned_sequences * scenario.output_tokens
+    sequences = mesh.dp * scenario.batch * scenario.sequences_per_request
     return Prediction(
         model=model.name,
         platform=platform.name,
@@ -351,7 +365,7 @@ def _prediction(
         throughput_tokens_per_s=generated / e2e,
         throughput_tokens_per_s_per_device=generated / e2e / mesh.devices,
         request_tokens_per_s=scenario.output_tokens / e2e,
-        decode_tokens_per_s=mesh.dp * scenario.batch / tpot,
+        decode_tokens_per_s=sequences / tpot,
         prefill_tokens_per_s=mesh.dp * scenario.batch * scenario.input_tokens / ttft,
         footprint=footprint,
         capacity=verdict,

@@ -16,6 +16,7 @@ from genz import (
     parameter_count,
     predict,
     summarise_weight_bits,
+    with_sliding_window,
 )
 from roofline import InputError, Platform
 from search.economics import CostModel
@@ -31,7 +32,7 @@ from ..formatting import (
 from .commands import add_command
 from .platform_args import add_platform_arguments, platform_from_args
 from .runtime_output import add_runtime_argument, intervals, print_intervals, runtime_from_args
-from .scenario_args import add_scenario_arguments, scenario_from_args
+from .scenario_args import add_decoding_arguments, add_scenario_arguments, scenario_from_args
 from .scenarios_output import add_scenarios_argument, run_scenarios
 
 
@@ -45,6 +46,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--model", help="model preset name or path to a config.json (required)")
     add_platform_arguments(parser, required=False)
     add_scenario_arguments(parser)
+    add_decoding_arguments(parser)
+    parser.add_argument(
+        "--sliding-window",
+        type=int,
+        default=None,
+        help="attention window in tokens replacing the model's (a model without one gets "
+        "it on every attention layer); 0: full attention everywhere",
+    )
     add_runtime_argument(parser)
     add_scenarios_argument(parser)
     output = parser.add_mutually_exclusive_group()
@@ -90,6 +99,8 @@ def run_predict(args: argparse.Namespace) -> None:
         if value is None:
             raise InputError(f"{flag} is required (or give --scenarios FILE)")
     model = load_model(args.model)
+    if args.sliding_window is not None:
+        model = with_sliding_window(model, args.sliding_window, flag="--sliding-window")
     platform = platform_from_args(args)
     scenario = scenario_from_args(args, model.default_weight_bits)
     runtime = runtime_from_args(args)
@@ -173,7 +184,9 @@ def print_prediction(
             "scenario",
             f"batch {s.batch}, {s.input_tokens} in / {s.output_tokens} out, "
             f"{precision_label(model, s.precision)}, "
-            f"tp{mesh.tp} pp{mesh.pp} ep{mesh.ep} dp{mesh.dp}",
+            f"tp{mesh.tp} pp{mesh.pp} ep{mesh.ep} dp{mesh.dp}"
+            + (f", {s.parallel_samples} samples per request" if s.parallel_samples > 1 else "")
+            + (f", beam width {s.beam_width}" if s.beam_width > 1 else ""),
         ),
         (
             "TTFT",

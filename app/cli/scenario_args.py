@@ -25,6 +25,7 @@ from genz import (
     load_use_cases,
     use_case,
 )
+from roofline import InputError
 
 #: Axes of the standard group, in ``--help`` order.
 SCENARIO_AXES = (
@@ -83,6 +84,33 @@ def add_scenario_arguments(
             )
 
 
+def add_decoding_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--parallel-samples`` and ``--beam-width`` (sequences decoded per request)."""
+    group = parser.add_argument_group("decoding mode")
+    group.add_argument(
+        "--parallel-samples",
+        type=int,
+        default=None,
+        help="n samples per request sharing the prompt's KV (vLLM n); all returned",
+    )
+    group.add_argument(
+        "--beam-width",
+        type=int,
+        default=None,
+        help="beam search: beams per request sharing the prompt's KV; one returned",
+    )
+
+
+def _decoding(options: dict[str, object], name: str) -> int:
+    value = options.get(name)
+    if value is None:
+        return 1
+    if not isinstance(value, int) or not 1 <= value <= 1024:
+        flag = "--" + name.replace("_", "-")
+        raise InputError(f"{flag} must be an integer in [1, 1024], got {value!r}")
+    return value
+
+
 def _cli_default(axis: Axis) -> float | None:
     """Defaults argparse fills in; token counts stay None so ``--use-case`` can set them,
     weight bits stay None so the model's own width applies."""
@@ -127,4 +155,6 @@ def scenario_from_args(args: argparse.Namespace, default_weight_bits: float) -> 
         precision=precision,
         parallelism=Parallelism(**{name: int(given(name) or 1) for name in MESH_AXES}),
         prefill_chunk=None if chunk is None else int(chunk),
+        parallel_samples=_decoding(options, "parallel_samples"),
+        beam_width=_decoding(options, "beam_width"),
     )
