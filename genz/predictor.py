@@ -42,6 +42,7 @@ from .inputs import GridInputs, pass_shape, scenario_inputs
 from .layer_bits import effective_group_bits, layer_bit_patterns
 from .memory import footprint_arrays, weight_bytes_per_device
 from .model import ModelConfig
+from .offload import offload_terms
 from .params import WEIGHT_GROUPS
 from .result import GridResult, PhaseCost, Prediction, end_to_end_s
 from .runtime import RuntimeProfile
@@ -333,6 +334,14 @@ def _phase(name: str, cost: PassCost, fits: bool) -> PhaseCost:
     )
 
 
+def _over_host_link(phase: PhaseCost, link_s: float) -> PhaseCost:
+    """The phase taking ``max(device time, host-link time)`` (`genz.offload`)."""
+    if link_s <= phase.time_s:
+        return phase
+    bound = phase.bound if phase.bound == Bound.CAPACITY else Bound.INTERCONNECT
+    return dataclasses.replace(phase, time_s=link_s, bound=bound)
+
+
 def _prediction(
     model: ModelConfig,
     platform: Platform,
@@ -342,14 +351,22 @@ def _prediction(
     whole: CostBreakdown,
     weights_bytes: float,
 ) -> Prediction:
+    kv_bytes = float(whole.kv_cache_bytes)
+    offload = None
+    if scenario.weight_offload or scenario.kv_offload:  # genz.offload: host-resident share
+        offload = offload_terms(model, platform, scenario, weights_bytes, kv_bytes)
+        weights_bytes, kv_bytes = offload.device_weights_bytes, offload.device_kv_bytes
     footprint = CapacityFootprint(
         weights_bytes=weights_bytes,
-        kv_cache_bytes=float(whole.kv_cache_bytes),
+        kv_cache_bytes=kv_bytes,
         activation_bytes=float(whole.activation_bytes),
     )
     verdict = check_capacity(footprint, platform.main_memory.capacity_bytes)
     prefill = _phase("prefill", prefill_cost, verdict.fits)
     decode = _phase("decode", decode_cost, verdict.fits)
+    if offload is not None:
+        prefill = _over_host_link(prefill, offload.prefill_link_s)
+        decode = _over_host_link(decode, offload.decode_link_s)
     mesh = scenario.parallelism
     ttft, tpot = prefill.time_s, decode.time_s
     e2e = end_to_end_s(ttft, tpot, scenario.output_tokens)

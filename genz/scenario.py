@@ -106,6 +106,10 @@ class Scenario:
     that share the prompt's prefill and KV cache (vLLM ``n`` / ``best_of``, beam search):
     each is a sequence of the decode batch with its own generated KV. Samples are all
     returned (they count as output tokens); beams return one sequence per request.
+
+    ``weight_offload`` and ``kv_offload`` (fractions in [0, 1]) keep that share of the
+    weights and of the KV cache in the platform's host memory, streamed over its host
+    link every pass (`genz.offload`).
     """
 
     batch: int = DEFAULT_BATCH
@@ -116,6 +120,8 @@ class Scenario:
     prefill_chunk: int | None = None
     parallel_samples: int = 1
     beam_width: int = 1
+    weight_offload: float = 0.0
+    kv_offload: float = 0.0
 
     def __post_init__(self) -> None:
         for name in WORKLOAD_AXES:
@@ -126,6 +132,10 @@ class Scenario:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1024:
                 raise InputError(f"{name} must be an integer in [1, 1024], got {value!r}")
+        for name in ("weight_offload", "kv_offload"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+                raise InputError(f"{name} must be a fraction in [0, 1], got {value!r}")
         if self.parallel_samples > 1 and self.beam_width > 1:
             raise InputError("parallel_samples and beam_width cannot both exceed 1")
 

@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     )
     from .platform import (
         Efficiency,
+        HostMemory,
         Interconnect,
         MemoryLevel,
         Platform,
@@ -79,6 +80,7 @@ __all__ = [
     "CapacityVerdict",
     "Efficiency",
     "Gemm",
+    "HostMemory",
     "InputError",
     "Interconnect",
     "MemoryLevel",

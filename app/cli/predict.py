@@ -32,7 +32,12 @@ from ..formatting import (
 from .commands import add_command
 from .platform_args import add_platform_arguments, platform_from_args
 from .runtime_output import add_runtime_argument, intervals, print_intervals, runtime_from_args
-from .scenario_args import add_decoding_arguments, add_scenario_arguments, scenario_from_args
+from .scenario_args import (
+    add_decoding_arguments,
+    add_offload_arguments,
+    add_scenario_arguments,
+    scenario_from_args,
+)
 from .scenarios_output import add_scenarios_argument, run_scenarios
 
 
@@ -47,6 +52,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_platform_arguments(parser, required=False)
     add_scenario_arguments(parser)
     add_decoding_arguments(parser)
+    add_offload_arguments(parser)
     parser.add_argument(
         "--sliding-window",
         type=int,
@@ -186,7 +192,9 @@ def print_prediction(
             f"{precision_label(model, s.precision)}, "
             f"tp{mesh.tp} pp{mesh.pp} ep{mesh.ep} dp{mesh.dp}"
             + (f", {s.parallel_samples} samples per request" if s.parallel_samples > 1 else "")
-            + (f", beam width {s.beam_width}" if s.beam_width > 1 else ""),
+            + (f", beam width {s.beam_width}" if s.beam_width > 1 else "")
+            + (f", weights {s.weight_offload:.0%} on host" if s.weight_offload else "")
+            + (f", KV {s.kv_offload:.0%} on host" if s.kv_offload else ""),
         ),
         (
             "TTFT",

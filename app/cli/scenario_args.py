@@ -101,6 +101,28 @@ def add_decoding_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_offload_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--weight-offload`` and ``--kv-offload`` (fractions kept in host memory)."""
+    group = parser.add_argument_group("offload to host memory (the platform's host link)")
+    for flag, what in (("--weight-offload", "weights"), ("--kv-offload", "KV cache")):
+        group.add_argument(
+            flag,
+            type=float,
+            default=None,
+            help=f"fraction of the {what} in host memory, streamed every pass (0-1)",
+        )
+
+
+def _fraction(options: dict[str, object], name: str) -> float:
+    value = options.get(name)
+    if value is None:
+        return 0.0
+    if not isinstance(value, float) or not 0.0 <= value <= 1.0:
+        flag = "--" + name.replace("_", "-")
+        raise InputError(f"{flag} must be a fraction in [0, 1], got {value!r}")
+    return value
+
+
 def _decoding(options: dict[str, object], name: str) -> int:
     value = options.get(name)
     if value is None:
@@ -157,4 +179,6 @@ def scenario_from_args(args: argparse.Namespace, default_weight_bits: float) -> 
         prefill_chunk=None if chunk is None else int(chunk),
         parallel_samples=_decoding(options, "parallel_samples"),
         beam_width=_decoding(options, "beam_width"),
+        weight_offload=_fraction(options, "weight_offload"),
+        kv_offload=_fraction(options, "kv_offload"),
     )
