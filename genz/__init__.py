@@ -39,6 +39,7 @@ from .model import (
     load_model,
     model_from_hf_config,
     models_dir,
+    with_lora,
 )
 from .params import WEIGHT_GROUPS, ParameterCount, parameter_count
 from .scaled_models import (
@@ -167,6 +168,7 @@ __all__ = [
     "use_case",
     "weight_bytes_per_device",
     "with_gqa",
+    "with_lora",
     "with_mla",
     "with_sliding_window",
 ]

@@ -138,6 +138,36 @@ def _gemm(
     )
 
 
+def _lora(
+    name: str,
+    group: str,
+    layers: Array | float,
+    tokens: Array,
+    widths: Array | float,
+    model: ModelConfig,
+    shape: PassShape,
+) -> OpTerms:
+    """Batched LoRA (Punica BGMV / S-LoRA) on projections whose input plus output widths
+    per device sum to ``widths``: FLOP ``2 T r widths``; bytes: the adapters the batch
+    touches, ``A (1 - (1 - 1/A)^B)`` of A (requests spread uniformly), ``r widths`` weights
+    each, plus the tokens' input, output and rank-r intermediate."""
+    r, adapters = float(model.lora_rank), float(model.lora_adapters)
+    w_bits = shape.weight_bits[group]
+    touched = adapters * (1.0 - (1.0 - 1.0 / adapters) ** shape.batch)
+    moved = (
+        touched * r * widths * w_bits / 8 + tokens * (widths + 2 * r) * shape.activation_bits / 8
+    )
+    return OpTerms(
+        name,
+        OperatorKind.GEMM,
+        group,
+        layers,
+        2.0 * tokens * r * widths,
+        moved,
+        elementwise_max(w_bits, shape.activation_bits),
+    )
+
+
 def _elementwise(
     name: str,
     kind: OperatorKind,
@@ -269,6 +299,8 @@ def attention_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
         kv_heads = elementwise_max(model.num_kv_heads / t, 1.0)
         qkv_n = (heads + 2 * kv_heads) * d
         ops.append(_gemm("qkv_proj", "attn_qkv", layers, tokens, float(h), qkv_n, shape))
+        if "qkv" in model.lora_targets:
+            ops.append(_lora("lora_qkv", "attn_qkv", layers, tokens, h + qkv_n, model, shape))
         kv_elements = 2 * kv_heads * d
 
         def attend(name: str, count: float, pairs: Array | float, keys: Array | float) -> OpTerms:
@@ -302,6 +334,8 @@ def attention_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
             )
         out_k = heads * d
         ops.append(_gemm("out_proj", "attn_out", layers, tokens, out_k, float(h), shape))
+        if "o" in model.lora_targets:
+            ops.append(_lora("lora_o", "attn_out", layers, tokens, out_k + h, model, shape))
         ops.append(_all_reduce("tp_all_reduce_attn", layers, tokens, model, shape))
         return ops
     ops.append(
@@ -406,15 +440,19 @@ def dense_ffn_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
     tokens = shape.batch / shape.ep * shape.query_tokens
     width = model.intermediate_size / shape.tp
     up_n = (ffn_matrices(model) - 1) * width
-    return [
+    ops = [
         _elementwise("ffn_norm", OperatorKind.NORM, layers, tokens * h, 4.0, shape),
         _gemm("ffn_up_gate", "ffn_up_gate", layers, tokens, h, up_n, shape),
         _elementwise(
             "ffn_activation", OperatorKind.ELEMENTWISE, layers, tokens * width, 5.0, shape
         ),
         _gemm("ffn_down", "ffn_down", layers, tokens, width, h, shape),
-        _all_reduce("tp_all_reduce_ffn", layers, tokens, model, shape),
     ]
+    if "ffn" in model.lora_targets:  # one adapter pair per FFN matrix
+        widths = (ffn_matrices(model) - 1) * (h + width) + (width + h)
+        ops.append(_lora("lora_ffn", "ffn_up_gate", layers, tokens, widths, model, shape))
+    ops.append(_all_reduce("tp_all_reduce_ffn", layers, tokens, model, shape))
+    return ops
 
 
 def expected_experts_touched(

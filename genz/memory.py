@@ -25,7 +25,7 @@ import numpy as np
 from .graph import Array, elementwise_max
 from .inputs import GridInputs
 from .model import ModelConfig
-from .params import ffn_matrices, parameter_count
+from .params import ffn_matrices, lora_params, parameter_count
 
 EXPERT_GROUPS = ("experts",)
 
@@ -33,11 +33,13 @@ EXPERT_GROUPS = ("experts",)
 def weight_bytes_per_device(
     model: ModelConfig, group_bits: Mapping[str, Array], tp: Array, ep: Array, pp: Array
 ) -> Array:
-    """Resident weight bytes on one device."""
+    """Resident weight bytes on one device (LoRA adapters included, sharded by tp)."""
     groups = parameter_count(model).by_group
     sharded = sum(
         groups[name] * group_bits[name] / 8 for name in groups if name not in EXPERT_GROUPS
     )
+    for name, params in lora_params(model).items():
+        sharded = sharded + params * group_bits[name] / 8
     experts = sum(groups[name] * group_bits[name] / 8 for name in EXPERT_GROUPS)
     return (sharded / tp + experts / (tp * ep)) / pp
 

@@ -169,6 +169,9 @@ class ModelConfig:
     ssm: SSMConfig | None = None
     moe_layer_offset: int = 0
     norms_per_layer: int = 2
+    lora_rank: int = 0
+    lora_adapters: int = 0
+    lora_targets: tuple[str, ...] = ()
     default_weight_bits: float = 16.0
     published_params: float | None = None
     published_active_params: float | None = None
@@ -238,6 +241,8 @@ class ModelConfig:
             raise InputError("state-space layers need an SSM description (ssm)")
         if self.is_mla and self.num_window_layers:
             raise InputError("sliding-window MLA layers are not modelled")
+        if self.lora_rank:
+            _check_lora(self)
 
     def layer_kind(self, layer: int) -> str:
         """Token mixer of ``layer`` (0-based): 'full_attention', 'sliding_attention', 'mamba'."""
@@ -318,6 +323,48 @@ class ModelConfig:
         if self.is_mla:
             return self.kv_lora_rank + self.qk_rope_head_dim
         return 2 * self.num_kv_heads * self.head_dim
+
+
+#: Projections a LoRA adapter can target: the attention (or SSM) input projections, the
+#: attention output projection, the dense FFN matrices.
+LORA_TARGETS = ("qkv", "o", "ffn")
+
+
+def _check_lora(model: ModelConfig) -> None:
+    if model.lora_rank > model.hidden_size:
+        raise InputError(
+            f"--lora-rank must be in [1, {model.hidden_size}] (hidden size of {model.name}), "
+            f"got {model.lora_rank}"
+        )
+    if model.lora_adapters < 1:
+        raise InputError(f"--lora-adapters must be >= 1, got {model.lora_adapters}")
+    unknown = sorted(set(model.lora_targets) - set(LORA_TARGETS))
+    if unknown or not model.lora_targets:
+        raise InputError(
+            f"--lora-targets: unknown target {unknown[0] if unknown else ''!r}; accepted: "
+            f"{', '.join(LORA_TARGETS)}"
+        )
+    if model.is_mla:
+        raise InputError("--lora-rank: LoRA on MLA attention is not modelled")
+
+
+def with_lora(
+    model: ModelConfig, rank: int, adapters: int = 1, targets: tuple[str, ...] = ("qkv", "o")
+) -> ModelConfig:
+    """``model`` serving ``adapters`` LoRA adapters of rank ``rank`` on ``targets``
+    (`LORA_TARGETS`), batched across requests (S-LoRA / Punica)."""
+    if isinstance(rank, bool) or not isinstance(rank, int) or not 1 <= rank <= model.hidden_size:
+        raise InputError(
+            f"--lora-rank must be an integer in [1, {model.hidden_size}] (hidden size of "
+            f"{model.name}), got {rank!r}"
+        )
+    return dataclasses.replace(
+        model,
+        lora_rank=rank,
+        lora_adapters=adapters,
+        lora_targets=tuple(targets),
+        name=f"{model.name} + {adapters} LoRA r{rank}",
+    )
 
 
 def with_num_layers(model: ModelConfig, layers: int) -> ModelConfig:

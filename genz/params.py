@@ -114,3 +114,25 @@ def parameter_count(model: ModelConfig) -> ParameterCount:
         inactive = moe_layers * (model.num_experts - model.experts_per_token) * expert_params
     ordered = {name: float(groups.get(name, 0.0)) for name in WEIGHT_GROUPS}
     return ParameterCount(total=float(total), active=float(total - inactive), by_group=ordered)
+
+
+def lora_params(model: ModelConfig) -> dict[str, float]:
+    """Parameters of all ``model.lora_adapters`` LoRA adapters by weight group: rank r
+    times (input + output width) of every targeted matrix, every layer that has it."""
+    r, count = model.lora_rank, model.lora_adapters
+    if not r:
+        return {}
+    h = model.hidden_size
+    q_width = model.num_heads * model.head_dim
+    qkv_width = q_width + 2 * model.num_kv_heads * model.head_dim
+    attention_layers = model.num_attention_layers
+    found: dict[str, float] = {}
+    if "qkv" in model.lora_targets:
+        found["attn_qkv"] = float(count * r * (h + qkv_width) * attention_layers)
+    if "o" in model.lora_targets:
+        found["attn_out"] = float(count * r * (q_width + h) * attention_layers)
+    if "ffn" in model.lora_targets:
+        i = model.intermediate_size
+        per_layer = (ffn_matrices(model) - 1) * (h + i) + (i + h)
+        found["ffn_up_gate"] = float(count * r * per_layer * model.num_dense_layers)
+    return found

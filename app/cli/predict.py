@@ -16,6 +16,7 @@ from genz import (
     parameter_count,
     predict,
     summarise_weight_bits,
+    with_lora,
     with_sliding_window,
 )
 from roofline import InputError, Platform
@@ -59,6 +60,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=None,
         help="attention window in tokens replacing the model's (a model without one gets "
         "it on every attention layer); 0: full attention everywhere",
+    )
+    lora = parser.add_argument_group("multi-LoRA serving (S-LoRA / Punica batching)")
+    lora.add_argument("--lora-rank", type=int, default=None, help="adapter rank r")
+    lora.add_argument(
+        "--lora-adapters", type=int, default=1, help="distinct adapters resident (default 1)"
+    )
+    lora.add_argument(
+        "--lora-targets",
+        default="qkv,o",
+        help="projections with adapters, comma-separated from qkv, o, ffn (default qkv,o)",
     )
     add_runtime_argument(parser)
     add_scenarios_argument(parser)
@@ -107,6 +118,9 @@ def run_predict(args: argparse.Namespace) -> None:
     model = load_model(args.model)
     if args.sliding_window is not None:
         model = with_sliding_window(model, args.sliding_window, flag="--sliding-window")
+    if args.lora_rank is not None:
+        targets = tuple(part.strip() for part in args.lora_targets.split(",") if part.strip())
+        model = with_lora(model, args.lora_rank, args.lora_adapters, targets)
     platform = platform_from_args(args)
     scenario = scenario_from_args(args, model.default_weight_bits)
     runtime = runtime_from_args(args)
