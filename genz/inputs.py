@@ -36,6 +36,7 @@ class GridInputs:
     dp: Array
     chunk: Array
     sequences_per_request: Array | float = 1.0
+    images: Array | float = 0.0
 
 
 def scenario_inputs(
@@ -62,6 +63,7 @@ def scenario_inputs(
         ep=one(mesh.ep),
         dp=one(mesh.dp),
         chunk=one(scenario.prefill_chunk or scenario.input_tokens),
+        images=float(scenario.images),
         sequences_per_request=float(scenario.sequences_per_request)
         if scenario.sequences_per_request == 1
         else one(scenario.sequences_per_request),

@@ -30,6 +30,7 @@ from .layer_kinds import (
     ssm_from_config,
     window_from_config,
 )
+from .vision import VisionConfig, vision_from_config
 
 logger = logging.getLogger(__name__)
 
@@ -172,6 +173,7 @@ class ModelConfig:
     lora_rank: int = 0
     lora_adapters: int = 0
     lora_targets: tuple[str, ...] = ()
+    vision: VisionConfig | None = None
     default_weight_bits: float = 16.0
     published_params: float | None = None
     published_active_params: float | None = None
@@ -412,6 +414,15 @@ def model_from_hf_config(
     """
     if not isinstance(config, dict):
         raise InputError(f"{origin}: expected a JSON object at top level")
+    vision = None
+    if isinstance(config.get("text_config"), dict) and "vision_config" in config:
+        # LLaVA-style VLM: the decoder under text_config (our keys stay at the top).
+        ours = {key: value for key, value in config.items() if key.startswith("_")}
+        text = config["text_config"]
+        if "hidden_size" not in text:
+            raise InputError(f"{origin}: text_config is missing 'hidden_size'")
+        vision = vision_from_config(config, text["hidden_size"], origin)
+        config = {**text, **ours}
     _reject_misspellings(config, origin)
     model_type = str(config.get("model_type", ""))
     architecture = " ".join(config.get("architectures") or [])
@@ -492,6 +503,7 @@ def model_from_hf_config(
         layer_types=kinds,
         ssm=ssm,
         norms_per_layer=norms,
+        vision=vision,
         default_weight_bits=float(config.get("_weight_bits", 16.0)),
         published_params=config.get("_published_params"),
         published_active_params=config.get("_published_active_params"),

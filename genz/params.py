@@ -107,6 +107,8 @@ def parameter_count(model: ModelConfig) -> ParameterCount:
         groups["attn_out"] += model.num_ssm_layers * mixer["out"]
         groups["norms"] += model.num_ssm_layers * mixer["small"]
     groups["embedding"] = model.vocab_size * h
+    if model.vision is not None:  # the tower and projector: model-level weights
+        groups["embedding"] += model.vision.params()
     groups["lm_head"] = 0.0 if model.tie_word_embeddings else model.vocab_size * h
     total = sum(groups.values())
     inactive = 0.0

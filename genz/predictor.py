@@ -37,7 +37,7 @@ from .axes import (
     GRID_AXES,
 )
 from .costing import PassCost, cost_pass, stack_broadcast
-from .graph import Array, PassShape, pass_ops
+from .graph import Array, PassOps, PassShape, pass_ops
 from .inputs import GridInputs, pass_shape, scenario_inputs
 from .layer_bits import effective_group_bits, layer_bit_patterns
 from .memory import footprint_arrays, weight_bytes_per_device
@@ -48,6 +48,7 @@ from .result import GridResult, PhaseCost, Prediction, end_to_end_s
 from .runtime import RuntimeProfile
 from .runtime_cost import physics_platform, retime, routing_independence, stored_bits
 from .scenario import Parallelism, Precision, Scenario
+from .vision_ops import vision_ops
 from .windows import decode_mean_keys, prefill_means
 
 CAPACITY_CODE = BOUND_ORDER.index(Bound.CAPACITY)
@@ -126,7 +127,12 @@ def evaluate(
         runtime = runtime.on_platform(platform)  # inherited efficiencies: the preset's
         platform = physics_platform(platform) if runtime.phases else platform
     chunks = np.ceil(inputs.input_tokens / inputs.chunk)
-    prefill_terms = pass_ops(model, _shape(model, inputs, True, routing["prefill"]))
+    prefill_shape = _shape(model, inputs, True, routing["prefill"])
+    prefill_terms = pass_ops(model, prefill_shape)
+    if model.vision is not None and np.any(np.asarray(inputs.images) > 0):  # genz.vision
+        images = dataclasses.replace(prefill_shape, batch=inputs.batch * inputs.images)
+        tower = vision_ops(model.vision, images, prefill_shape.head_share)
+        prefill_terms = prefill_terms + PassOps(tuple(tower), ("model",) * len(tower))
     decode_terms = pass_ops(model, _shape(model, inputs, False, routing["decode"]))
     # Both passes in one costing (prefill operators run once per chunk), then split.
     both = cost_pass(prefill_terms + decode_terms, platform)
@@ -265,6 +271,13 @@ def predict(
     """
     check_parallelism(model, scenario.parallelism)
     check_layer_bits(model, scenario.precision)
+    if scenario.images:  # image tokens join the prompt (genz.vision)
+        if model.vision is None:
+            raise InputError(f"--images: {model.name} has no vision encoder (vision_config)")
+        scenario = dataclasses.replace(
+            scenario,
+            input_tokens=scenario.input_tokens + scenario.images * model.vision.tokens_per_image,
+        )
     patterns = layer_bit_patterns(model, scenario.precision)
     evaluations = [
         (

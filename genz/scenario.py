@@ -110,6 +110,9 @@ class Scenario:
     ``weight_offload`` and ``kv_offload`` (fractions in [0, 1]) keep that share of the
     weights and of the KV cache in the platform's host memory, streamed over its host
     link every pass (`genz.offload`).
+
+    ``images`` per request run through a VLM's vision tower before prefill; each adds
+    its image tokens to the prompt (`genz.vision`).
     """
 
     batch: int = DEFAULT_BATCH
@@ -122,12 +125,19 @@ class Scenario:
     beam_width: int = 1
     weight_offload: float = 0.0
     kv_offload: float = 0.0
+    images: int = 0
 
     def __post_init__(self) -> None:
         for name in WORKLOAD_AXES:
             AXES[name].check(getattr(self, name))
         if self.prefill_chunk is not None:
             AXES["prefill_chunk"].check(self.prefill_chunk)
+        if (
+            isinstance(self.images, bool)
+            or not isinstance(self.images, int)
+            or not 0 <= self.images <= 1024
+        ):
+            raise InputError(f"images must be an integer in [0, 1024], got {self.images!r}")
         for name in ("parallel_samples", "beam_width"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1024:

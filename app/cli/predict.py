@@ -202,7 +202,13 @@ def print_prediction(
         ),
         (
             "scenario",
-            f"batch {s.batch}, {s.input_tokens} in / {s.output_tokens} out, "
+            f"batch {s.batch}, {s.input_tokens} in"
+            + (
+                f" ({s.images} image(s), {s.images * model.vision.tokens_per_image} image tokens)"
+                if s.images and model.vision is not None
+                else ""
+            )
+            + f" / {s.output_tokens} out, "
             f"{precision_label(model, s.precision)}, "
             f"tp{mesh.tp} pp{mesh.pp} ep{mesh.ep} dp{mesh.dp}"
             + (f", {s.parallel_samples} samples per request" if s.parallel_samples > 1 else "")

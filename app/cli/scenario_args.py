@@ -94,6 +94,12 @@ def add_decoding_arguments(parser: argparse.ArgumentParser) -> None:
         help="n samples per request sharing the prompt's KV (vLLM n); all returned",
     )
     group.add_argument(
+        "--images",
+        type=int,
+        default=None,
+        help="images per request through the model's vision encoder (VLM presets)",
+    )
+    group.add_argument(
         "--beam-width",
         type=int,
         default=None,
@@ -120,6 +126,15 @@ def _fraction(options: dict[str, object], name: str) -> float:
     if not isinstance(value, float) or not 0.0 <= value <= 1.0:
         flag = "--" + name.replace("_", "-")
         raise InputError(f"{flag} must be a fraction in [0, 1], got {value!r}")
+    return value
+
+
+def _images(options: dict[str, object]) -> int:
+    value = options.get("images")
+    if value is None:
+        return 0
+    if not isinstance(value, int) or not 0 <= value <= 1024:
+        raise InputError(f"--images must be an integer in [0, 1024], got {value!r}")
     return value
 
 
@@ -181,4 +196,5 @@ def scenario_from_args(args: argparse.Namespace, default_weight_bits: float) -> 
         beam_width=_decoding(options, "beam_width"),
         weight_offload=_fraction(options, "weight_offload"),
         kv_offload=_fraction(options, "kv_offload"),
+        images=_images(options),
     )
