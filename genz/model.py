@@ -310,14 +310,21 @@ class ModelConfig:
 
     @property
     def attention_type(self) -> str:
-        """'MLA', 'MHA', 'MQA' or 'GQA'; 'SSM' without attention layers."""
+        """'MLA', 'MHA', 'MQA' or 'GQA', with '+SWA' when some layers are windowed and
+        '+SSM' when some are state-space layers; 'SSM' without attention layers."""
         if not self.num_attention_layers:
             return "SSM"
         if self.is_mla:
-            return "MLA"
-        if self.num_kv_heads == self.num_heads:
-            return "MHA"
-        return "MQA" if self.num_kv_heads == 1 else "GQA"
+            base = "MLA"
+        elif self.num_kv_heads == self.num_heads:
+            base = "MHA"
+        else:
+            base = "MQA" if self.num_kv_heads == 1 else "GQA"
+        return (
+            base
+            + ("+SWA" if self.num_window_layers else "")
+            + ("+SSM" if self.num_ssm_layers else "")
+        )
 
     @property
     def kv_elements_per_token_per_layer(self) -> int:

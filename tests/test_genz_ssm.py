@@ -122,3 +122,14 @@ def test_missing_ssm_fields_are_named():
                 "mamba_d_state": 16,
             }
         )
+
+
+def test_codesign_space_refuses_an_ssm_base_by_name():
+    from search.codesign import space_from_dict
+
+    document = {
+        "hardware": {"presets": ["h100-sxm"]},
+        "model": {"base": "bamba-9b"},
+    }
+    with pytest.raises(InputError, match=r"uses state-space \(Mamba\) layers"):
+        space_from_dict(document)

@@ -172,3 +172,10 @@ def test_cli_sliding_window_flag():
     )
     assert good.returncode == 0, good.stderr
     assert "attention_window" in good.stdout
+
+
+def test_attention_labels_name_windows_and_ssm_layers():
+    assert load_model("mistral-7b").attention_type == "GQA+SWA"
+    assert load_model("jamba-v0.1").attention_type == "GQA+SSM"
+    assert load_model("mamba-2.8b").attention_type == "SSM"
+    assert load_model("llama-3.1-8b").attention_type == "GQA"
