@@ -179,3 +179,13 @@ def test_attention_labels_name_windows_and_ssm_layers():
     assert load_model("jamba-v0.1").attention_type == "GQA+SSM"
     assert load_model("mamba-2.8b").attention_type == "SSM"
     assert load_model("llama-3.1-8b").attention_type == "GQA"
+
+
+def test_gemma2_9b_preset_alternates_and_halves_the_global_share_of_kv():
+    model = load_model("gemma-2-9b")
+    assert (model.num_window_layers, model.num_full_attention_layers) == (21, 21)
+    one = np.ones(1)
+    kv = kv_cache_bytes_per_device(model, 8 * one, np.array([8192.0]), 16.0 * one, one, one, one)
+    # Per token per layer 2 x 8 KV heads x 256 x 2 B = 8192 B; 21 full layers keep 8192
+    # tokens, 21 windowed ones 4096; 8 sequences.
+    assert float(kv[0]) == 8 * 8192 * (21 * 8192 + 21 * 4096) == 16_911_433_728
