@@ -189,3 +189,12 @@ def test_gemma2_9b_preset_alternates_and_halves_the_global_share_of_kv():
     # Per token per layer 2 x 8 KV heads x 256 x 2 B = 8192 B; 21 full layers keep 8192
     # tokens, 21 windowed ones 4096; 8 sequences.
     assert float(kv[0]) == 8 * 8192 * (21 * 8192 + 21 * 4096) == 16_911_433_728
+
+
+def test_scaled_models_repeat_the_layer_pattern():
+    from genz import scale_model
+
+    scaled = scale_model(load_model("gemma-2-9b"), params_scale=0.5)
+    # The local/global alternation repeats over the new depth: even layers windowed.
+    assert scaled.layer_types[:4] == ("sliding_attention", "full_attention") * 2
+    assert scaled.num_window_layers == (scaled.num_layers + 1) // 2
