@@ -39,10 +39,17 @@ from .model import (
     load_model,
     model_from_hf_config,
     models_dir,
+    with_lora,
 )
 from .params import WEIGHT_GROUPS, ParameterCount, parameter_count
 from .profile_domain import ProfileDomain, domain_from_dict, outside_domain
-from .scaled_models import model_from_spec, scale_model, with_gqa, with_mla
+from .scaled_models import (
+    model_from_spec,
+    scale_model,
+    with_gqa,
+    with_mla,
+    with_sliding_window,
+)
 from .scenario import Parallelism, Precision, Scenario
 from .use_cases import UseCase, load_use_cases, use_case
 
@@ -165,5 +172,7 @@ __all__ = [
     "use_case",
     "weight_bytes_per_device",
     "with_gqa",
+    "with_lora",
     "with_mla",
+    "with_sliding_window",
 ]

@@ -13,6 +13,10 @@ the pass, t = tp, e = ep, T = B/e * q tokens per device):
   Q read and O written, the attended KV read once, the new KV written.
 - MLA prefill decompresses K and V for the attended context; MLA decode uses the
   absorbed form that attends over the latent directly.
+- Sliding-window layers (``attention_window``): pairs and keys of `genz.windows`
+  (window plus sink tokens), or the shape's precomputed means over chunks / steps.
+- State-space layers (Mamba, Mamba-2): in_proj, (Mamba-1: x_proj, dt_proj), causal
+  convolution, selective scan over a fixed state per sequence, out_proj (`ssm_ops`).
 - MoE: routed-expert FLOP ``2 T_all k_top (matrices h m) / (e t)``; weight bytes
   of the experts touched: ``E (1 - (1 - k_top/E)^T_all)`` expected distinct experts
   per layer for T_all tokens (uniform routing), split over e devices; a runtime
@@ -35,6 +39,7 @@ from roofline import OperatorKind
 
 from .model import ModelConfig
 from .params import ffn_matrices
+from .windows import window_keys, window_pairs
 
 Array = NDArray[np.float64]
 
@@ -105,6 +110,8 @@ class PassShape:
     prefill: bool
     head_share: Array | float = 1.0
     routing_independence: Array | float = 1.0
+    window_pairs: Array | float | None = None
+    window_keys: Array | float | None = None
 
 
 def _gemm(
@@ -126,6 +133,36 @@ def _gemm(
         group,
         layers,
         flop,
+        moved,
+        elementwise_max(w_bits, shape.activation_bits),
+    )
+
+
+def _lora(
+    name: str,
+    group: str,
+    layers: Array | float,
+    tokens: Array,
+    widths: Array | float,
+    model: ModelConfig,
+    shape: PassShape,
+) -> OpTerms:
+    """Batched LoRA (Punica BGMV / S-LoRA) on projections whose input plus output widths
+    per device sum to ``widths``: FLOP ``2 T r widths``; bytes: the adapters the batch
+    touches, ``A (1 - (1 - 1/A)^B)`` of A (requests spread uniformly), ``r widths`` weights
+    each, plus the tokens' input, output and rank-r intermediate."""
+    r, adapters = float(model.lora_rank), float(model.lora_adapters)
+    w_bits = shape.weight_bits[group]
+    touched = adapters * (1.0 - (1.0 - 1.0 / adapters) ** shape.batch)
+    moved = (
+        touched * r * widths * w_bits / 8 + tokens * (widths + 2 * r) * shape.activation_bits / 8
+    )
+    return OpTerms(
+        name,
+        OperatorKind.GEMM,
+        group,
+        layers,
+        2.0 * tokens * r * widths,
         moved,
         elementwise_max(w_bits, shape.activation_bits),
     )
@@ -173,8 +210,10 @@ def _all_reduce(
 
 
 def attention_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
-    """Operators of one attention block (every layer has one)."""
-    layers = float(model.num_layers)
+    """Operators of the attention blocks (full and windowed layers)."""
+    if not model.num_attention_layers:
+        return []
+    layers = float(model.num_attention_layers)
     h = model.hidden_size
     t = shape.tp
     seqs = shape.batch / shape.ep
@@ -260,15 +299,45 @@ def attention_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
         kv_heads = elementwise_max(model.num_kv_heads / t, 1.0)
         qkv_n = (heads + 2 * kv_heads) * d
         ops.append(_gemm("qkv_proj", "attn_qkv", layers, tokens, float(h), qkv_n, shape))
+        if "qkv" in model.lora_targets:
+            ops.append(_lora("lora_qkv", "attn_qkv", layers, tokens, h + qkv_n, model, shape))
         kv_elements = 2 * kv_heads * d
-        attn_flop = 4.0 * seqs * heads * d * pairs + 5.0 * seqs * heads * pairs
-        attn_bytes = (
-            2.0 * tokens * heads * d * a_bytes
-            + seqs * shape.context * kv_elements * kv_bytes
-            + tokens * kv_elements * kv_bytes
-        )
-        attn_kv = seqs * shape.context * kv_elements * kv_bytes + tokens * kv_elements * kv_bytes
+
+        def attend(name: str, count: float, pairs: Array | float, keys: Array | float) -> OpTerms:
+            kv = seqs * keys * kv_elements * kv_bytes + tokens * kv_elements * kv_bytes
+            return OpTerms(
+                name,
+                OperatorKind.ATTENTION,
+                "attention",
+                count,
+                4.0 * seqs * heads * d * pairs + 5.0 * seqs * heads * pairs,
+                2.0 * tokens * heads * d * a_bytes + kv,
+                attention_bits,
+                kv_bytes=kv,
+            )
+
+        if model.num_full_attention_layers:
+            ops.append(
+                attend("attention", float(model.num_full_attention_layers), pairs, shape.context)
+            )
+        if model.num_window_layers:
+            w = float(model.kept_window_tokens)
+            w_pairs = shape.window_pairs
+            w_keys = shape.window_keys
+            ops.append(
+                attend(
+                    "attention_window",
+                    float(model.num_window_layers),
+                    window_pairs(q, shape.context, w) if w_pairs is None else w_pairs,
+                    window_keys(q, shape.context, w) if w_keys is None else w_keys,
+                )
+            )
         out_k = heads * d
+        ops.append(_gemm("out_proj", "attn_out", layers, tokens, out_k, float(h), shape))
+        if "o" in model.lora_targets:
+            ops.append(_lora("lora_o", "attn_out", layers, tokens, out_k + h, model, shape))
+        ops.append(_all_reduce("tp_all_reduce_attn", layers, tokens, model, shape))
+        return ops
     ops.append(
         OpTerms(
             "attention",
@@ -286,6 +355,82 @@ def attention_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
     return ops
 
 
+#: Scan FLOP per state element per token: Mamba-1 discretises per element (exp(dt A):
+#: 2, dt B x: 2, h = a h + b: 2, y += C h: 2, plus 1 to form dt x) = 9; Mamba-2's decay is
+#: one scalar per head, leaving h = a h + (dt x) B: 3 and y += C h: 2 = 5.
+SCAN_FLOP_PER_STATE = {1: 9.0, 2: 5.0}
+#: FLOP per channel per token outside the state: D skip (2), SiLU gate (4).
+SCAN_FLOP_PER_CHANNEL = 6.0
+#: Mamba-2's chunked (SSD) prefill: chunk length of its intra-chunk quadratic term.
+SSD_CHUNK = 256.0
+
+
+def ssm_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
+    """Operators of the state-space (Mamba / Mamba-2) layers; tp splits d_inner.
+
+    Scan bytes: per token x, z, dt, B and C read and y written (activation bits), plus
+    the recurrent state per sequence (`genz.layer_kinds.SSMConfig.state_elements`, at
+    the KV-cache bits) written, and read when the pass continues a sequence (decode, or
+    a prefill chunk after the first). Mamba-2 prefill adds the chunked-scan term
+    ``min(q, 256) (N + P)`` FLOP per token per head (P = d_inner / heads).
+    """
+    ssm = model.ssm
+    if ssm is None or not model.num_ssm_layers:
+        return []
+    layers = float(model.num_ssm_layers)
+    h = float(model.hidden_size)
+    t = shape.tp
+    seqs = shape.batch / shape.ep
+    q = shape.query_tokens
+    tokens = seqs * q
+    a_bytes = shape.activation_bits / 8
+    d = ssm.inner_size / t
+    n = float(ssm.state_size)
+    ops = [
+        _elementwise("ssm_norm", OperatorKind.NORM, layers, tokens * h, 4.0, shape),
+        _gemm("ssm_in_proj", "attn_qkv", layers, tokens, h, ssm.in_proj_width / t, shape),
+    ]
+    if ssm.version == 1:
+        x_n = float(ssm.dt_rank + 2 * ssm.state_size)
+        ops.append(_gemm("ssm_x_proj", "attn_qkv", layers, tokens, d, x_n, shape))
+        ops.append(_gemm("ssm_dt_proj", "attn_qkv", layers, tokens, float(ssm.dt_rank), d, shape))
+        per_token_io = 4.0 * d + 2.0 * n  # x, z, dt, y; B, C
+    else:
+        per_token_io = 3.0 * d + ssm.num_heads / t + 2.0 * ssm.groups * n  # x, z, y; dt; B, C
+    ops.append(
+        _elementwise(
+            "ssm_conv",
+            OperatorKind.ELEMENTWISE,
+            layers,
+            tokens * ssm.conv_channels / t,
+            2.0 * ssm.conv_kernel + 4.0,
+            shape,
+        )
+    )
+    flop = tokens * d * (SCAN_FLOP_PER_STATE[ssm.version] * n + SCAN_FLOP_PER_CHANNEL)
+    if ssm.version == 2 and shape.prefill:
+        head_dim = ssm.inner_size / ssm.num_heads
+        flop = flop + tokens * (ssm.num_heads / t) * np.minimum(q, SSD_CHUNK) * (n + head_dim)
+    state = seqs * ssm.state_elements / t * shape.kv_bits / 8
+    continues = 1.0 if not shape.prefill else (shape.context > q) * 1.0
+    state_traffic = state * (1.0 + continues)
+    ops.append(
+        OpTerms(
+            "ssm_scan",
+            OperatorKind.OTHER,
+            "attention",
+            layers,
+            flop,
+            tokens * per_token_io * a_bytes + state_traffic,
+            elementwise_max(shape.activation_bits, shape.kv_bits),
+            kv_bytes=state_traffic,
+        )
+    )
+    ops.append(_gemm("ssm_out_proj", "attn_out", layers, tokens, d, h, shape))
+    ops.append(_all_reduce("tp_all_reduce_ssm", layers, tokens, model, shape))
+    return ops
+
+
 def dense_ffn_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
     """Operators of the dense FFN blocks (layers without experts)."""
     layers = float(model.num_dense_layers)
@@ -295,15 +440,19 @@ def dense_ffn_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
     tokens = shape.batch / shape.ep * shape.query_tokens
     width = model.intermediate_size / shape.tp
     up_n = (ffn_matrices(model) - 1) * width
-    return [
+    ops = [
         _elementwise("ffn_norm", OperatorKind.NORM, layers, tokens * h, 4.0, shape),
         _gemm("ffn_up_gate", "ffn_up_gate", layers, tokens, h, up_n, shape),
         _elementwise(
             "ffn_activation", OperatorKind.ELEMENTWISE, layers, tokens * width, 5.0, shape
         ),
         _gemm("ffn_down", "ffn_down", layers, tokens, width, h, shape),
-        _all_reduce("tp_all_reduce_ffn", layers, tokens, model, shape),
     ]
+    if "ffn" in model.lora_targets:  # one adapter pair per FFN matrix
+        widths = (ffn_matrices(model) - 1) * (h + width) + (width + h)
+        ops.append(_lora("lora_ffn", "ffn_up_gate", layers, tokens, widths, model, shape))
+    ops.append(_all_reduce("tp_all_reduce_ffn", layers, tokens, model, shape))
+    return ops
 
 
 def expected_experts_touched(
@@ -425,10 +574,11 @@ def model_level_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
 
 def pass_ops(model: ModelConfig, shape: PassShape) -> PassOps:
     """All operators of one forward pass of the replica, each with its `BLOCKS` name."""
-    builders = (attention_ops, dense_ffn_ops, moe_ffn_ops, model_level_ops)
+    builders = (attention_ops, ssm_ops, dense_ffn_ops, moe_ffn_ops, model_level_ops)
     ops: list[OpTerms] = []
     blocks: list[str] = []
-    for block, build in zip(BLOCKS, builders, strict=True):
+    # State-space layers are token mixers like attention: one "attention" block.
+    for block, build in zip(("attention", *BLOCKS), builders, strict=True):
         built = build(model, shape)
         ops.extend(built)
         blocks.extend([block] * len(built))

@@ -19,7 +19,9 @@ class GridInputs:
 
     Fields are named after the axes of `genz.axes.AXES` and hold values in their units
     and ranges; ``chunk`` is ``prefill_chunk`` resolved (the prompt length when unset)
-    and ``weight_bits`` maps each weight group to its bits.
+    and ``weight_bits`` maps each weight group to its bits. ``sequences_per_request``
+    (parallel samples times beams) multiplies the decode batch; the prompt's prefill
+    and KV are shared by a request's sequences.
     """
 
     batch: Array
@@ -33,6 +35,8 @@ class GridInputs:
     ep: Array
     dp: Array
     chunk: Array
+    sequences_per_request: Array | float = 1.0
+    images: Array | float = 0.0
 
 
 def scenario_inputs(
@@ -59,6 +63,10 @@ def scenario_inputs(
         ep=one(mesh.ep),
         dp=one(mesh.dp),
         chunk=one(scenario.prefill_chunk or scenario.input_tokens),
+        images=float(scenario.images),
+        sequences_per_request=float(scenario.sequences_per_request)
+        if scenario.sequences_per_request == 1
+        else one(scenario.sequences_per_request),
     )
 
 
@@ -70,12 +78,16 @@ def pass_shape(
     prefill: bool,
     head_share: Array | float = 1.0,
     routing_independence: Array | float = 1.0,
+    batch: Array | None = None,
+    window_pairs: Array | float | None = None,
+    window_keys: Array | float | None = None,
 ) -> PassShape:
     """The `PassShape` of one forward pass over ``inputs``: ``query_tokens`` new tokens
     per sequence attending to ``context`` tokens (``routing_independence``: see
-    `genz.graph.expected_experts_touched`)."""
+    `genz.graph.expected_experts_touched`; ``batch`` overrides the sequences per replica,
+    ``window_*`` the windowed layers' mean pairs and keys, `genz.windows`)."""
     return PassShape(
-        batch=inputs.batch,
+        batch=inputs.batch if batch is None else batch,
         query_tokens=query_tokens,
         context=context,
         weight_bits=inputs.weight_bits,
@@ -87,4 +99,6 @@ def pass_shape(
         prefill=prefill,
         head_share=head_share,
         routing_independence=routing_independence,
+        window_pairs=window_pairs,
+        window_keys=window_keys,
     )

@@ -6,7 +6,11 @@
 - KV cache at the final context: ``B/ep * (input + output) * layers/pp *
   kv_elements_per_device * kv_bits/8`` with ``2 * max(kv_heads/tp, 1) * head_dim``
   elements (GQA heads are replicated once tp exceeds them) or, for MLA, the latent
-  ``kv_lora_rank + rope_dim`` (not sharded by tp).
+  ``kv_lora_rank + rope_dim`` (not sharded by tp). Windowed layers keep
+  ``min(ctx, window + sinks)`` tokens; state-space layers a fixed state per sequence
+  (``SSMConfig.state_elements / tp`` at the KV bits). With ``n`` sequences per request
+  (parallel samples, beams) the prompt's KV is stored once: ``n kept - (n - 1) shared``
+  tokens per layer, ``shared = clip(kept - output, 0, input)``, and ``n`` states.
 - activations: the largest per-layer working set of a prefill chunk
   ``T (2 h + widest intermediate) * bits_a/8`` plus fp32 logits ``B/ep * vocab/tp * 4``,
   and for MLA prefill the decompressed K/V of the attended context.
@@ -21,7 +25,7 @@ import numpy as np
 from .graph import Array, elementwise_max
 from .inputs import GridInputs
 from .model import ModelConfig
-from .params import ffn_matrices, parameter_count
+from .params import ffn_matrices, lora_params, parameter_count
 
 EXPERT_GROUPS = ("experts",)
 
@@ -29,11 +33,13 @@ EXPERT_GROUPS = ("experts",)
 def weight_bytes_per_device(
     model: ModelConfig, group_bits: Mapping[str, Array], tp: Array, ep: Array, pp: Array
 ) -> Array:
-    """Resident weight bytes on one device."""
+    """Resident weight bytes on one device (LoRA adapters included, sharded by tp)."""
     groups = parameter_count(model).by_group
     sharded = sum(
         groups[name] * group_bits[name] / 8 for name in groups if name not in EXPERT_GROUPS
     )
+    for name, params in lora_params(model).items():
+        sharded = sharded + params * group_bits[name] / 8
     experts = sum(groups[name] * group_bits[name] / 8 for name in EXPERT_GROUPS)
     return (sharded / tp + experts / (tp * ep)) / pp
 
@@ -53,10 +59,32 @@ def kv_cache_bytes_per_device(
     tp: Array,
     ep: Array,
     pp: Array,
+    *,
+    sequences_per_request: Array | float = 1.0,
+    output_tokens: Array | float = 0.0,
 ) -> Array:
-    """KV-cache bytes on one device at ``context`` tokens per sequence."""
-    layers = model.num_layers / pp
-    return batch / ep * context * layers * kv_elements_per_token_per_device(model, tp) * kv_bits / 8
+    """KV-cache (and SSM-state) bytes on one device at ``context`` tokens per sequence
+    for ``batch`` requests of ``sequences_per_request`` sequences each, which share the
+    ``context - output_tokens`` prompt tokens (module doc)."""
+    n = sequences_per_request
+    prompt = context - output_tokens
+
+    def stored(kept: Array) -> Array:
+        if isinstance(n, float) and n == 1.0:
+            return kept
+        shared = np.clip(kept - output_tokens, 0.0, prompt)
+        return n * kept - (n - 1.0) * shared
+
+    tokens = model.num_full_attention_layers * stored(context)
+    if model.num_window_layers:
+        kept = np.minimum(context, float(model.kept_window_tokens))
+        tokens = tokens + model.num_window_layers * stored(kept)
+    per_token = kv_elements_per_token_per_device(model, tp) * kv_bits / 8
+    total = batch / ep * tokens / pp * per_token
+    if model.ssm is not None and model.num_ssm_layers:
+        state = model.ssm.state_elements / tp * kv_bits / 8
+        total = total + batch / ep * n * model.num_ssm_layers / pp * state
+    return total
 
 
 def activation_bytes_per_device(
@@ -75,6 +103,8 @@ def activation_bytes_per_device(
         (ffn_matrices(model) - 1) * model.intermediate_size,
         (model.num_heads + 2 * model.num_kv_heads) * model.head_dim,
     ]
+    if model.ssm is not None and model.num_ssm_layers:
+        widths.append(model.ssm.in_proj_width)
     if model.is_moe:
         widths.append(
             model.experts_per_token * (ffn_matrices(model) - 1) * model.moe_intermediate_size
@@ -104,6 +134,8 @@ def footprint_arrays(model: ModelConfig, inputs: GridInputs) -> dict[str, Array]
             inputs.tp,
             inputs.ep,
             inputs.pp,
+            sequences_per_request=inputs.sequences_per_request,
+            output_tokens=inputs.output_tokens,
         ),
         "activation_bytes": activation_bytes_per_device(
             model,

@@ -1,13 +1,16 @@
 """LLM architectures: a frozen description read from a Hugging Face ``config.json``.
 
 Covers dense MHA/GQA/MQA, MLA (DeepSeek-style latent KV), MoE (routed + shared
-experts, top-k, leading dense layers), gated (SwiGLU) or plain FFNs, and tied or
-untied embeddings. Keys starting with ``_`` are ours (display name, source,
+experts, top-k, leading dense layers), gated (SwiGLU) or plain FFNs, tied or
+untied embeddings, sliding-window and alternating local/global attention, and
+Mamba / Mamba-2 state-space layers alone or interleaved with attention
+(`genz.layer_kinds`). Keys starting with ``_`` are ours (display name, source,
 published parameter counts, default weight bits).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import logging
 from dataclasses import dataclass
@@ -16,6 +19,18 @@ from pathlib import Path
 from typing import Any
 
 from roofline import InputError, data_dir, load_user_document, names_a_path, unknown_name
+
+from .layer_kinds import (
+    FULL,
+    PURE_SSM_TYPES,
+    SSM,
+    WINDOW,
+    SSMConfig,
+    layer_kinds_from_config,
+    ssm_from_config,
+    window_from_config,
+)
+from .vision import VisionConfig, vision_from_config
 
 logger = logging.getLogger(__name__)
 
@@ -49,6 +64,37 @@ USED_KEYS = {
     "qk_rope_head_dim",
     "qk_nope_head_dim",
     "v_head_dim",
+    "sliding_window",
+    "layer_types",
+}
+#: Keys of windows and state-space layers (`genz.layer_kinds`), read but not used to
+#: spot misspellings (several are short, generic names: ``expand``, ``num_heads``).
+LAYER_KIND_KEYS = {
+    "sliding_window",
+    "use_sliding_window",
+    "layer_types",
+    "sliding_window_pattern",
+    "attention_sink_tokens",
+    # state-space layers (Mamba / Mamba-2) and hybrids
+    "state_size",
+    "expand",
+    "conv_kernel",
+    "time_step_rank",
+    "n_groups",
+    "num_heads",
+    "head_dim",
+    "mamba_d_state",
+    "mamba_d_conv",
+    "mamba_expand",
+    "mamba_dt_rank",
+    "mamba_n_heads",
+    "mamba_d_head",
+    "mamba_n_groups",
+    "attn_layer_period",
+    "attn_layer_offset",
+    "attn_layer_indices",
+    "expert_layer_period",
+    "expert_layer_offset",
 }
 OUR_KEYS = {
     "_name",
@@ -56,6 +102,7 @@ OUR_KEYS = {
     "_published_params",
     "_published_params_source",
     "_published_active_params",
+    "_published_params_rounding",
     "_weight_bits",
     "_gated_ffn",
     "_notes",
@@ -74,6 +121,9 @@ GATED_ARCHITECTURES = (
 )
 #: Architectures with a bias on the q, k and v projections.
 QKV_BIAS_MODEL_TYPES = ("qwen2",)
+#: Norm weight vectors per layer where not 2 (pre-attention and pre-FFN): Gemma-2/3
+#: add post-attention and post-FFN norms.
+NORMS_PER_LAYER = {"gemma2": 4, "gemma3": 4, "gemma3_text": 4}
 
 
 @dataclass(frozen=True)
@@ -85,6 +135,10 @@ class ModelConfig:
     the first ``first_dense_layers`` layers (and layers off ``moe_layer_freq``) are dense.
     MLA: ``kv_lora_rank`` > 0 caches a latent of ``kv_lora_rank + qk_rope_head_dim``
     per token per layer instead of K and V.
+    Layers: ``layer_types`` names each layer's token mixer (`genz.layer_kinds.LAYER_KINDS`;
+    empty: all full attention); windowed layers attend to the last ``sliding_window``
+    tokens plus ``attention_sink_tokens`` kept from the start; ``ssm`` describes the
+    state-space layers. ``intermediate_size`` 0 with no experts: no FFN (pure Mamba).
     """
 
     name: str
@@ -110,6 +164,16 @@ class ModelConfig:
     qk_nope_head_dim: int = 0
     v_head_dim: int = 0
     max_context: int = 0
+    sliding_window: int = 0
+    attention_sink_tokens: int = 0
+    layer_types: tuple[str, ...] = ()
+    ssm: SSMConfig | None = None
+    moe_layer_offset: int = 0
+    norms_per_layer: int = 2
+    lora_rank: int = 0
+    lora_adapters: int = 0
+    lora_targets: tuple[str, ...] = ()
+    vision: VisionConfig | None = None
     default_weight_bits: float = 16.0
     published_params: float | None = None
     published_active_params: float | None = None
@@ -143,8 +207,13 @@ class ModelConfig:
             "qk_nope_head_dim",
             "v_head_dim",
             "max_context",
+            "sliding_window",
+            "attention_sink_tokens",
+            "moe_layer_offset",
+            "norms_per_layer",
         ):
             _require_int(label, getattr(self, label), minimum=0)
+        self._check_layers()
         _require_int("moe_layer_freq", self.moe_layer_freq, minimum=1)
         if self.is_moe:
             if not 1 <= self.experts_per_token <= self.num_experts:
@@ -158,6 +227,59 @@ class ModelConfig:
         if not 0 < self.default_weight_bits <= 32:
             raise InputError(f"_weight_bits must be in (0, 32], got {self.default_weight_bits}")
 
+    def _check_layers(self) -> None:
+        if self.layer_types and len(self.layer_types) != self.num_layers:
+            raise InputError(
+                f"layer_types must name {self.num_layers} layers, got {len(self.layer_types)}"
+            )
+        unknown = sorted(set(self.layer_types) - {FULL, WINDOW, SSM})
+        if unknown:
+            raise InputError(
+                f"layer_types: unknown kind {unknown[0]!r}; accepted: {FULL}, {WINDOW}, {SSM}"
+            )
+        if self.num_window_layers and not self.sliding_window:
+            raise InputError("sliding_window must be >= 1 when some layers are sliding_attention")
+        if self.num_ssm_layers and self.ssm is None:
+            raise InputError("state-space layers need an SSM description (ssm)")
+        if self.is_mla and self.num_window_layers:
+            raise InputError("sliding-window MLA layers are not modelled")
+        if self.lora_rank:
+            _check_lora(self)
+
+    def layer_kind(self, layer: int) -> str:
+        """Token mixer of ``layer`` (0-based): 'full_attention', 'sliding_attention', 'mamba'."""
+        return self.layer_types[layer] if self.layer_types else FULL
+
+    @cached_property
+    def num_window_layers(self) -> int:
+        """Sliding-window attention layers."""
+        return sum(1 for kind in self.layer_types if kind == WINDOW)
+
+    @cached_property
+    def num_ssm_layers(self) -> int:
+        """State-space (Mamba) layers."""
+        return sum(1 for kind in self.layer_types if kind == SSM)
+
+    @property
+    def num_attention_layers(self) -> int:
+        """Layers with attention, full or windowed."""
+        return self.num_layers - self.num_ssm_layers
+
+    @property
+    def num_full_attention_layers(self) -> int:
+        """Layers with full (global) causal attention."""
+        return self.num_attention_layers - self.num_window_layers
+
+    @property
+    def kept_window_tokens(self) -> int:
+        """KV tokens a windowed layer keeps at long context: window plus sink tokens."""
+        return self.sliding_window + self.attention_sink_tokens
+
+    @property
+    def has_ffn(self) -> bool:
+        """False for pure state-space models (Mamba blocks have no MLP)."""
+        return self.intermediate_size > 0 or self.is_moe
+
     @property
     def is_moe(self) -> bool:
         """True when some layers route tokens to experts."""
@@ -170,7 +292,11 @@ class ModelConfig:
 
     def is_moe_layer(self, layer: int) -> bool:
         """True when ``layer`` (0-based) has a mixture-of-experts FFN."""
-        return self.is_moe and layer >= self.first_dense_layers and layer % self.moe_layer_freq == 0
+        return (
+            self.is_moe
+            and layer >= self.first_dense_layers
+            and (layer - self.moe_layer_offset) % self.moe_layer_freq == 0
+        )
 
     @cached_property
     def num_moe_layers(self) -> int:
@@ -179,17 +305,26 @@ class ModelConfig:
 
     @property
     def num_dense_layers(self) -> int:
-        """Layers with a dense FFN."""
-        return self.num_layers - self.num_moe_layers
+        """Layers with a dense FFN (0 without an FFN)."""
+        return self.num_layers - self.num_moe_layers if self.has_ffn else 0
 
     @property
     def attention_type(self) -> str:
-        """'MLA', 'MHA', 'MQA' or 'GQA'."""
+        """'MLA', 'MHA', 'MQA' or 'GQA', with '+SWA' when some layers are windowed and
+        '+SSM' when some are state-space layers; 'SSM' without attention layers."""
+        if not self.num_attention_layers:
+            return "SSM"
         if self.is_mla:
-            return "MLA"
-        if self.num_kv_heads == self.num_heads:
-            return "MHA"
-        return "MQA" if self.num_kv_heads == 1 else "GQA"
+            base = "MLA"
+        elif self.num_kv_heads == self.num_heads:
+            base = "MHA"
+        else:
+            base = "MQA" if self.num_kv_heads == 1 else "GQA"
+        return (
+            base
+            + ("+SWA" if self.num_window_layers else "")
+            + ("+SSM" if self.num_ssm_layers else "")
+        )
 
     @property
     def kv_elements_per_token_per_layer(self) -> int:
@@ -197,6 +332,55 @@ class ModelConfig:
         if self.is_mla:
             return self.kv_lora_rank + self.qk_rope_head_dim
         return 2 * self.num_kv_heads * self.head_dim
+
+
+#: Projections a LoRA adapter can target: the attention (or SSM) input projections, the
+#: attention output projection, the dense FFN matrices.
+LORA_TARGETS = ("qkv", "o", "ffn")
+
+
+def _check_lora(model: ModelConfig) -> None:
+    if model.lora_rank > model.hidden_size:
+        raise InputError(
+            f"--lora-rank must be in [1, {model.hidden_size}] (hidden size of {model.name}), "
+            f"got {model.lora_rank}"
+        )
+    if model.lora_adapters < 1:
+        raise InputError(f"--lora-adapters must be >= 1, got {model.lora_adapters}")
+    unknown = sorted(set(model.lora_targets) - set(LORA_TARGETS))
+    if unknown or not model.lora_targets:
+        raise InputError(
+            f"--lora-targets: unknown target {unknown[0] if unknown else ''!r}; accepted: "
+            f"{', '.join(LORA_TARGETS)}"
+        )
+    if model.is_mla:
+        raise InputError("--lora-rank: LoRA on MLA attention is not modelled")
+
+
+def with_lora(
+    model: ModelConfig, rank: int, adapters: int = 1, targets: tuple[str, ...] = ("qkv", "o")
+) -> ModelConfig:
+    """``model`` serving ``adapters`` LoRA adapters of rank ``rank`` on ``targets``
+    (`LORA_TARGETS`), batched across requests (S-LoRA / Punica)."""
+    if isinstance(rank, bool) or not isinstance(rank, int) or not 1 <= rank <= model.hidden_size:
+        raise InputError(
+            f"--lora-rank must be an integer in [1, {model.hidden_size}] (hidden size of "
+            f"{model.name}), got {rank!r}"
+        )
+    return dataclasses.replace(
+        model,
+        lora_rank=rank,
+        lora_adapters=adapters,
+        lora_targets=tuple(targets),
+        name=f"{model.name} + {adapters} LoRA r{rank}",
+    )
+
+
+def with_num_layers(model: ModelConfig, layers: int) -> ModelConfig:
+    """``model`` with ``layers`` layers, its layer-kind pattern repeated cyclically."""
+    kinds = model.layer_types
+    resized = tuple(kinds[i % len(kinds)] for i in range(layers)) if kinds else ()
+    return dataclasses.replace(model, num_layers=layers, layer_types=resized)
 
 
 def _require_int(label: str, value: Any, minimum: int) -> None:
@@ -237,14 +421,34 @@ def model_from_hf_config(
     """
     if not isinstance(config, dict):
         raise InputError(f"{origin}: expected a JSON object at top level")
+    vision = None
+    if isinstance(config.get("text_config"), dict) and "vision_config" in config:
+        # LLaVA-style VLM: the decoder under text_config (our keys stay at the top).
+        ours = {key: value for key, value in config.items() if key.startswith("_")}
+        text = config["text_config"]
+        if "hidden_size" not in text:
+            raise InputError(f"{origin}: text_config is missing 'hidden_size'")
+        vision = vision_from_config(config, text["hidden_size"], origin)
+        config = {**text, **ours}
     _reject_misspellings(config, origin)
-    for key in ("hidden_size", "num_hidden_layers", "num_attention_heads", "vocab_size"):
-        if key not in config:
-            raise InputError(f"{origin}: missing required key {key!r}")
-    heads = config["num_attention_heads"]
-    hidden = config["hidden_size"]
-    architecture = " ".join(config.get("architectures") or [])
     model_type = str(config.get("model_type", ""))
+    architecture = " ".join(config.get("architectures") or [])
+    pure_ssm = model_type in PURE_SSM_TYPES
+    required = ["hidden_size", "num_hidden_layers", "vocab_size"]
+    if not pure_ssm:
+        required[2:2] = ["num_attention_heads", "intermediate_size"]
+    missing = [key for key in required if key not in config]
+    if missing:
+        kind = f" ({architecture or model_type})" if architecture or model_type else ""
+        raise InputError(
+            f"{origin}{kind}: missing required key{'s' if len(missing) > 1 else ''} "
+            f"{', '.join(repr(key) for key in missing)}"
+        )
+    hidden = config["hidden_size"]
+    if pure_ssm:  # one placeholder head: no attention layer uses it
+        config = {**config, "num_attention_heads": 1, "num_key_value_heads": 1}
+        config.update(head_dim=hidden, intermediate_size=0)
+    heads = config["num_attention_heads"]
     gated = config.get("_gated_ffn")
     if gated is None:
         gated = any(tag in architecture for tag in GATED_ARCHITECTURES) or config.get(
@@ -256,19 +460,28 @@ def model_from_hf_config(
         or config.get("num_experts")
         or 0
     )
-    intermediate = config.get("intermediate_size")
-    if intermediate is None:
-        raise InputError(f"{origin}: missing required key 'intermediate_size'")
+    intermediate = config["intermediate_size"]
     try:
         head_dim = config.get("head_dim") or hidden // heads
     except TypeError:
         raise InputError(
             f"{origin}: hidden_size and num_attention_heads must be integers"
         ) from None
+    num_layers = config["num_hidden_layers"]
+    _require_int("num_layers", num_layers, minimum=1)
+    _require_int("hidden_size", hidden, minimum=1)
+    window = window_from_config(config, origin)
+    ssm = ssm_from_config(config, origin)
+    kinds = layer_kinds_from_config(config, num_layers, window, ssm, origin)
+    if WINDOW not in kinds:
+        window = 0
+    if SSM not in kinds:
+        ssm = None
+    norms = 1 if pure_ssm else NORMS_PER_LAYER.get(model_type, 2)
     return ModelConfig(
         name=str(config.get("_name", default_name)),
         hidden_size=hidden,
-        num_layers=config["num_hidden_layers"],
+        num_layers=num_layers,
         num_heads=heads,
         num_kv_heads=config.get("num_key_value_heads") or heads,
         head_dim=head_dim,
@@ -284,13 +497,20 @@ def model_from_hf_config(
         if num_experts
         else 0,
         first_dense_layers=config.get("first_k_dense_replace") or 0,
-        moe_layer_freq=config.get("moe_layer_freq") or 1,
+        moe_layer_freq=config.get("moe_layer_freq") or config.get("expert_layer_period") or 1,
+        moe_layer_offset=config.get("expert_layer_offset") or 0,
         kv_lora_rank=config.get("kv_lora_rank") or 0,
         q_lora_rank=config.get("q_lora_rank") or 0,
         qk_rope_head_dim=config.get("qk_rope_head_dim") or 0,
         qk_nope_head_dim=config.get("qk_nope_head_dim") or 0,
         v_head_dim=config.get("v_head_dim") or 0,
         max_context=config.get("max_position_embeddings") or 0,
+        sliding_window=window,
+        attention_sink_tokens=config.get("attention_sink_tokens") or 0 if window else 0,
+        layer_types=kinds,
+        ssm=ssm,
+        norms_per_layer=norms,
+        vision=vision,
         default_weight_bits=float(config.get("_weight_bits", 16.0)),
         published_params=config.get("_published_params"),
         published_active_params=config.get("_published_active_params"),
@@ -299,7 +519,7 @@ def model_from_hf_config(
 
 
 def _reject_misspellings(config: dict[str, Any], origin: str) -> None:
-    known = USED_KEYS | OUR_KEYS
+    known = USED_KEYS | LAYER_KIND_KEYS | OUR_KEYS
     for key in config:
         if key in known:
             continue

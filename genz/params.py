@@ -4,6 +4,11 @@ Groups: ``attn_qkv`` (Q, K, V projections; MLA down/up projections of Q and the
 KV latent), ``attn_kv_up`` (MLA only: latent -> K/V), ``attn_out``, ``ffn_up_gate``,
 ``ffn_down`` (dense FFN layers), ``experts`` (routed experts), ``shared_experts``,
 ``router``, ``norms``, ``embedding``, ``lm_head``.
+
+State-space (Mamba) layers have no groups of their own: their input projections
+(in_proj; Mamba-1's x_proj and dt_proj) count as ``attn_qkv``, out_proj as ``attn_out``
+(the mixer's input and output matrices) and the small vectors (convolution, A, D, dt
+bias, inner norms) as ``norms``; attention groups count attention layers only.
 """
 
 from __future__ import annotations
@@ -86,7 +91,7 @@ def parameter_count(model: ModelConfig) -> ParameterCount:
     groups = {
         name: 0.0 for name in ("ffn_up_gate", "ffn_down", "experts", "shared_experts", "router")
     }
-    groups.update({name: value * model.num_layers for name, value in attention.items()})
+    groups.update({name: value * model.num_attention_layers for name, value in attention.items()})
     dense_layers = model.num_dense_layers
     groups["ffn_up_gate"] = dense_layers * (matrices - 1) * h * model.intermediate_size
     groups["ffn_down"] = dense_layers * model.intermediate_size * h
@@ -95,8 +100,15 @@ def parameter_count(model: ModelConfig) -> ParameterCount:
     groups["experts"] = moe_layers * model.num_experts * expert_params
     groups["shared_experts"] = moe_layers * model.num_shared_experts * expert_params
     groups["router"] = moe_layers * h * model.num_experts
-    groups["norms"] = (2 * model.num_layers + 1) * h
+    groups["norms"] = (model.norms_per_layer * model.num_layers + 1) * h
+    if model.ssm is not None:
+        mixer = model.ssm.params(h)
+        groups["attn_qkv"] += model.num_ssm_layers * mixer["in"]
+        groups["attn_out"] += model.num_ssm_layers * mixer["out"]
+        groups["norms"] += model.num_ssm_layers * mixer["small"]
     groups["embedding"] = model.vocab_size * h
+    if model.vision is not None:  # the tower and projector: model-level weights
+        groups["embedding"] += model.vision.params()
     groups["lm_head"] = 0.0 if model.tie_word_embeddings else model.vocab_size * h
     total = sum(groups.values())
     inactive = 0.0
@@ -104,3 +116,25 @@ def parameter_count(model: ModelConfig) -> ParameterCount:
         inactive = moe_layers * (model.num_experts - model.experts_per_token) * expert_params
     ordered = {name: float(groups.get(name, 0.0)) for name in WEIGHT_GROUPS}
     return ParameterCount(total=float(total), active=float(total - inactive), by_group=ordered)
+
+
+def lora_params(model: ModelConfig) -> dict[str, float]:
+    """Parameters of all ``model.lora_adapters`` LoRA adapters by weight group: rank r
+    times (input + output width) of every targeted matrix, every layer that has it."""
+    r, count = model.lora_rank, model.lora_adapters
+    if not r:
+        return {}
+    h = model.hidden_size
+    q_width = model.num_heads * model.head_dim
+    qkv_width = q_width + 2 * model.num_kv_heads * model.head_dim
+    attention_layers = model.num_attention_layers
+    found: dict[str, float] = {}
+    if "qkv" in model.lora_targets:
+        found["attn_qkv"] = float(count * r * (h + qkv_width) * attention_layers)
+    if "o" in model.lora_targets:
+        found["attn_out"] = float(count * r * (q_width + h) * attention_layers)
+    if "ffn" in model.lora_targets:
+        i = model.intermediate_size
+        per_layer = (ffn_matrices(model) - 1) * (h + i) + (i + h)
+        found["ffn_up_gate"] = float(count * r * per_layer * model.num_dense_layers)
+    return found

@@ -37,16 +37,19 @@ from .axes import (
     GRID_AXES,
 )
 from .costing import PassCost, cost_pass, stack_broadcast
-from .graph import Array, PassShape, pass_ops
+from .graph import Array, PassOps, PassShape, pass_ops
 from .inputs import GridInputs, pass_shape, scenario_inputs
 from .layer_bits import effective_group_bits, layer_bit_patterns
 from .memory import footprint_arrays, weight_bytes_per_device
 from .model import ModelConfig
+from .offload import offload_terms
 from .params import WEIGHT_GROUPS
 from .result import GridResult, PhaseCost, Prediction, end_to_end_s
 from .runtime import RuntimeProfile
 from .runtime_cost import physics_platform, retime, routing_independence, stored_bits
 from .scenario import Parallelism, Precision, Scenario
+from .vision_ops import vision_ops
+from .windows import decode_mean_keys, prefill_means
 
 CAPACITY_CODE = BOUND_ORDER.index(Bound.CAPACITY)
 
@@ -73,15 +76,25 @@ class CostBreakdown:
 def _shape(
     model: ModelConfig, inputs: GridInputs, prefill: bool, routing: Array | float = 1.0
 ) -> PassShape:
+    window: dict[str, Array | float | None] = {}
+    w = float(model.kept_window_tokens)
     if prefill:
         chunks = np.ceil(inputs.input_tokens / inputs.chunk)
         query = inputs.input_tokens / chunks
         context = query * (chunks + 1) / 2
         head_share: Array | float = 1.0 / chunks
+        batch = inputs.batch
+        if model.num_window_layers:  # exact means over the chunks (genz.windows)
+            pairs, keys = prefill_means(inputs.input_tokens, chunks, w)
+            window = {"window_pairs": pairs, "window_keys": keys}
     else:
         query = 1.0 + 0.0 * inputs.input_tokens  # ones of its shape (a float for one scenario)
         context = inputs.input_tokens + inputs.output_tokens / 2
         head_share = 1.0
+        batch = inputs.batch * inputs.sequences_per_request
+        if model.num_window_layers:  # exact mean of min(c, w) over the decode steps
+            keys = decode_mean_keys(inputs.input_tokens, inputs.output_tokens, w)
+            window = {"window_pairs": keys, "window_keys": keys}
     return pass_shape(
         inputs,
         query_tokens=query,
@@ -89,6 +102,8 @@ def _shape(
         prefill=prefill,
         head_share=head_share,
         routing_independence=routing,
+        batch=batch,
+        **window,
     )
 
 
@@ -112,7 +127,12 @@ def evaluate(
         runtime = runtime.on_platform(platform)  # inherited efficiencies: the preset's
         platform = physics_platform(platform) if runtime.phases else platform
     chunks = np.ceil(inputs.input_tokens / inputs.chunk)
-    prefill_terms = pass_ops(model, _shape(model, inputs, True, routing["prefill"]))
+    prefill_shape = _shape(model, inputs, True, routing["prefill"])
+    prefill_terms = pass_ops(model, prefill_shape)
+    if model.vision is not None and np.any(np.asarray(inputs.images) > 0):  # genz.vision
+        images = dataclasses.replace(prefill_shape, batch=inputs.batch * inputs.images)
+        tower = vision_ops(model.vision, images, prefill_shape.head_share)
+        prefill_terms = prefill_terms + PassOps(tuple(tower), ("model",) * len(tower))
     decode_terms = pass_ops(model, _shape(model, inputs, False, routing["decode"]))
     # Both passes in one costing (prefill operators run once per chunk), then split.
     both = cost_pass(prefill_terms + decode_terms, platform)
@@ -251,6 +271,13 @@ def predict(
     """
     check_parallelism(model, scenario.parallelism)
     check_layer_bits(model, scenario.precision)
+    if scenario.images:  # image tokens join the prompt (genz.vision)
+        if model.vision is None:
+            raise InputError(f"--images: {model.name} has no vision encoder (vision_config)")
+        scenario = dataclasses.replace(
+            scenario,
+            input_tokens=scenario.input_tokens + scenario.images * model.vision.tokens_per_image,
+        )
     patterns = layer_bit_patterns(model, scenario.precision)
     evaluations = [
         (
@@ -320,6 +347,14 @@ def _phase(name: str, cost: PassCost, fits: bool) -> PhaseCost:
     )
 
 
+def _over_host_link(phase: PhaseCost, link_s: float) -> PhaseCost:
+    """The phase taking ``max(device time, host-link time)`` (`genz.offload`)."""
+    if link_s <= phase.time_s:
+        return phase
+    bound = phase.bound if phase.bound == Bound.CAPACITY else Bound.INTERCONNECT
+    return dataclasses.replace(phase, time_s=link_s, bound=bound)
+
+
 def _prediction(
     model: ModelConfig,
     platform: Platform,
@@ -329,18 +364,27 @@ def _prediction(
     whole: CostBreakdown,
     weights_bytes: float,
 ) -> Prediction:
+    kv_bytes = float(whole.kv_cache_bytes)
+    offload = None
+    if scenario.weight_offload or scenario.kv_offload:  # genz.offload: host-resident share
+        offload = offload_terms(model, platform, scenario, weights_bytes, kv_bytes)
+        weights_bytes, kv_bytes = offload.device_weights_bytes, offload.device_kv_bytes
     footprint = CapacityFootprint(
         weights_bytes=weights_bytes,
-        kv_cache_bytes=float(whole.kv_cache_bytes),
+        kv_cache_bytes=kv_bytes,
         activation_bytes=float(whole.activation_bytes),
     )
     verdict = check_capacity(footprint, platform.main_memory.capacity_bytes)
     prefill = _phase("prefill", prefill_cost, verdict.fits)
     decode = _phase("decode", decode_cost, verdict.fits)
+    if offload is not None:
+        prefill = _over_host_link(prefill, offload.prefill_link_s)
+        decode = _over_host_link(decode, offload.decode_link_s)
     mesh = scenario.parallelism
     ttft, tpot = prefill.time_s, decode.time_s
     e2e = end_to_end_s(ttft, tpot, scenario.output_tokens)
-    generated = mesh.dp * scenario.batch * scenario.output_tokens
+    generated = mesh.dp * scenario.batch * scenario.returned_sequences * scenario.output_tokens
+    sequences = mesh.dp * scenario.batch * scenario.sequences_per_request
     return Prediction(
         model=model.name,
         platform=platform.name,
@@ -351,7 +395,7 @@ def _prediction(
         throughput_tokens_per_s=generated / e2e,
         throughput_tokens_per_s_per_device=generated / e2e / mesh.devices,
         request_tokens_per_s=scenario.output_tokens / e2e,
-        decode_tokens_per_s=mesh.dp * scenario.batch / tpot,
+        decode_tokens_per_s=sequences / tpot,
         prefill_tokens_per_s=mesh.dp * scenario.batch * scenario.input_tokens / ttft,
         footprint=footprint,
         capacity=verdict,

@@ -17,7 +17,8 @@ import math
 
 from roofline import InputError, require_positive
 
-from .model import ModelConfig, load_model
+from .layer_kinds import FULL, WINDOW
+from .model import ModelConfig, load_model, with_num_layers
 from .params import parameter_count
 
 #: Widths (hidden, FFN) are rounded to multiples of this many elements.
@@ -93,7 +94,7 @@ def scale_model(
     )
     target = params_scale * parameter_count(model).total
     layers = _layers_for(widened, target)
-    scaled = dataclasses.replace(widened, num_layers=layers)
+    scaled = with_num_layers(widened, layers)
     if model.is_moe and experts_scale != 1.0:
         experts = max(model.experts_per_token, round(model.num_experts * experts_scale))
         scaled = dataclasses.replace(scaled, num_experts=experts)
@@ -103,8 +104,8 @@ def scale_model(
 def _layers_for(model: ModelConfig, target_params: float) -> int:
     """Layer count (>= dense prefix + 1) whose total parameters are closest to the target."""
     low = model.first_dense_layers + 1
-    base = parameter_count(dataclasses.replace(model, num_layers=low)).total
-    step = parameter_count(dataclasses.replace(model, num_layers=low + 1)).total - base
+    base = parameter_count(with_num_layers(model, low)).total
+    step = parameter_count(with_num_layers(model, low + 1)).total - base
     layers = low + max(0, round((target_params - base) / step))
     return int(layers)
 
@@ -167,6 +168,35 @@ def with_mla(
         published_params=None,
         published_active_params=None,
         source=f"with_mla({model.name}, kv_lora_rank={kv_lora_rank})",
+    )
+
+
+def with_sliding_window(
+    model: ModelConfig, window: int, *, flag: str = "sliding_window"
+) -> ModelConfig:
+    """``model`` with attention window ``window`` tokens: its windowed layers take the new
+    window; a model without one has every attention layer windowed (Mistral-style).
+    0 makes every attention layer full. A window longer than the model's context
+    (``max_position_embeddings``) is rejected, naming ``flag``."""
+    limit = model.max_context or 100_000_000
+    if isinstance(window, bool) or not isinstance(window, int) or not 0 <= window <= limit:
+        raise InputError(
+            f"{flag} must be an integer in [0, {limit}] (0: full attention; at most the "
+            f"{model.name} context length), got {window!r}"
+        )
+    if not model.num_attention_layers:
+        raise InputError(f"{flag}: {model.name} has no attention layers to window")
+    kinds = model.layer_types or (FULL,) * model.num_layers
+    if window == 0:
+        kinds = tuple(FULL if kind == WINDOW else kind for kind in kinds)
+    elif WINDOW not in kinds:
+        kinds = tuple(WINDOW if kind == FULL else kind for kind in kinds)
+    return dataclasses.replace(
+        model,
+        sliding_window=window,
+        layer_types=kinds if set(kinds) != {FULL} else (),
+        attention_sink_tokens=model.attention_sink_tokens if window else 0,
+        name=f"{model.name} (window {window})" if window else f"{model.name} (full attention)",
     )
 
 

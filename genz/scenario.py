@@ -101,6 +101,18 @@ class Scenario:
 
     ``prefill_chunk`` (tokens) splits the prompt into chunks that each re-read
     the weights; None processes the prompt in one pass.
+
+    ``parallel_samples`` (n) and ``beam_width`` (k) decode n or k sequences per request
+    that share the prompt's prefill and KV cache (vLLM ``n`` / ``best_of``, beam search):
+    each is a sequence of the decode batch with its own generated KV. Samples are all
+    returned (they count as output tokens); beams return one sequence per request.
+
+    ``weight_offload`` and ``kv_offload`` (fractions in [0, 1]) keep that share of the
+    weights and of the KV cache in the platform's host memory, streamed over its host
+    link every pass (`genz.offload`).
+
+    ``images`` per request run through a VLM's vision tower before prefill; each adds
+    its image tokens to the prompt (`genz.vision`).
     """
 
     batch: int = DEFAULT_BATCH
@@ -109,12 +121,43 @@ class Scenario:
     precision: Precision = field(default_factory=Precision)
     parallelism: Parallelism = field(default_factory=Parallelism)
     prefill_chunk: int | None = None
+    parallel_samples: int = 1
+    beam_width: int = 1
+    weight_offload: float = 0.0
+    kv_offload: float = 0.0
+    images: int = 0
 
     def __post_init__(self) -> None:
         for name in WORKLOAD_AXES:
             AXES[name].check(getattr(self, name))
         if self.prefill_chunk is not None:
             AXES["prefill_chunk"].check(self.prefill_chunk)
+        if (
+            isinstance(self.images, bool)
+            or not isinstance(self.images, int)
+            or not 0 <= self.images <= 1024
+        ):
+            raise InputError(f"images must be an integer in [0, 1024], got {self.images!r}")
+        for name in ("parallel_samples", "beam_width"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1024:
+                raise InputError(f"{name} must be an integer in [1, 1024], got {value!r}")
+        for name in ("weight_offload", "kv_offload"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+                raise InputError(f"{name} must be a fraction in [0, 1], got {value!r}")
+        if self.parallel_samples > 1 and self.beam_width > 1:
+            raise InputError("parallel_samples and beam_width cannot both exceed 1")
+
+    @property
+    def sequences_per_request(self) -> int:
+        """Sequences each request decodes: parallel samples or beams."""
+        return self.parallel_samples * self.beam_width
+
+    @property
+    def returned_sequences(self) -> int:
+        """Sequences returned per request: every sample; one of the beams."""
+        return self.parallel_samples
 
     @property
     def context_tokens(self) -> int:

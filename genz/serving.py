@@ -29,6 +29,7 @@ from .advice import capacity_suggestions, footprint_bytes
 from .costing import cost_pass
 from .graph import pass_ops
 from .inputs import pass_shape, scenario_inputs
+from .memory import kv_cache_bytes_per_device
 from .model import ModelConfig
 from .predictor import check_parallelism, predict
 from .result import Prediction, end_to_end_s
@@ -207,13 +208,18 @@ def disaggregated_serving(
     require_positive("link_bandwidth_bytes_per_s", link_bandwidth_bytes_per_s)
     on_prefill = predict(model, prefill_platform, scenario)
     on_decode = predict(model, decode_platform, scenario)
-    kv_bytes = (
-        scenario.batch
-        * scenario.input_tokens
-        * model.num_layers
-        * model.kv_elements_per_token_per_layer
-        * scenario.precision.kv_bits
-        / 8
+    # The prompt's KV (windowed layers: the last window; SSM layers: their state).
+    one = np.ones(1)
+    kv_bytes = float(
+        kv_cache_bytes_per_device(
+            model,
+            one * scenario.batch,
+            one * scenario.input_tokens,
+            one * scenario.precision.kv_bits,
+            one,
+            one,
+            one,
+        )[0]
     )
     transfer = kv_bytes / link_bandwidth_bytes_per_s + link_latency_s
     e2e = end_to_end_s(on_prefill.ttft_s, on_decode.tpot_s, scenario.output_tokens, transfer)

@@ -22,6 +22,7 @@ from .model import ModelConfig
 from .predictor import check_parallelism
 from .runtime import RuntimeProfile
 from .runtime_cost import physics_platform, retime_pass, routing_independence, stored_bits
+from .scaled_models import with_sliding_window
 from .scenario import Parallelism, Precision, Scenario
 from .serving_steps import StepCost
 
@@ -193,6 +194,9 @@ def step_cost(
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_TABLE:
             raise InputError(f"{label} must be an integer in [1, {MAX_TABLE}], got {value!r}")
     scenario = Scenario(precision=precision, parallelism=parallelism)
+    # The step tables are affine in the context: windowed layers (min(c, w), not affine)
+    # are costed as full attention here, an upper bound (docs/model.md, "Attention windows").
+    model = with_sliding_window(model, 0, flag="serve") if model.num_window_layers else model
     context, head = _classify(model, platform, scenario, runtime)
     token = ~context & ~head
     tokens = np.arange(max_tokens + 1, dtype=float)
@@ -244,10 +248,11 @@ def step_cost(
         if (runtime is not None and runtime.phases)
         else []
     )
-    one = np.ones(1)
+    # Per-token slope (an SSM layer's fixed state per sequence is not per token).
+    one, two = np.ones(1), np.full(1, 2.0)
     kv_token = kv_cache_bytes_per_device(
-        model, one, one, inputs.kv_bits, inputs.tp, inputs.ep, inputs.pp
-    )
+        model, one, two, inputs.kv_bits, inputs.tp, inputs.ep, inputs.pp
+    ) - kv_cache_bytes_per_device(model, one, one, inputs.kv_bits, inputs.tp, inputs.ep, inputs.pp)
     weights = _weight_bytes(model, inputs.weight_bits, inputs.tp, inputs.ep, inputs.pp)
     return StepCost(
         model=model.name,

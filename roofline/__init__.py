@@ -71,6 +71,7 @@ if TYPE_CHECKING:
     )
     from .platform import (
         Efficiency,
+        HostMemory,
         Interconnect,
         MemoryLevel,
         Platform,
@@ -107,6 +108,7 @@ __all__ = [
     "DesignCost",
     "Efficiency",
     "Gemm",
+    "HostMemory",
     "InputError",
     "Interconnect",
     "LinkTechnology",

@@ -33,6 +33,22 @@ class MemoryLevel:
 
 
 @dataclass(frozen=True)
+class HostMemory:
+    """Host (CPU) memory reachable from the device over a link (PCIe, NVLink-C2C): where
+    offloaded weights and KV cache live, streamed to the device every pass."""
+
+    name: str
+    capacity_bytes: float
+    link_bandwidth_bytes_per_s: float
+
+    def __post_init__(self) -> None:
+        require_positive(f"host[{self.name}].capacity_bytes", self.capacity_bytes)
+        require_positive(
+            f"host[{self.name}].link_bandwidth_bytes_per_s", self.link_bandwidth_bytes_per_s
+        )
+
+
+@dataclass(frozen=True)
 class Interconnect:
     """Device-to-device links.
 
@@ -131,6 +147,8 @@ class Platform:
     power_w, power_model
         Board power (TDP), watts, and optionally the `PowerModel` that says how much of
         it a workload draws; without one, energy is ``power_fraction x power_w``.
+    host
+        Host memory and the link to it (offload of weights or KV cache), if known.
     vendor
         Maker whose software stack drives the device (``nvidia``, ``amd``, ``intel``...);
         with ``kind`` it names the `device_class` runtime profiles key their overrides on.
@@ -150,6 +168,7 @@ class Platform:
     kind: str = "gpu"
     vendor: str = ""
     source: str = ""
+    host: HostMemory | None = None
 
     def __post_init__(self) -> None:
         if not self.name:

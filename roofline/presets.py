@@ -15,7 +15,7 @@ from typing import Any
 
 from .errors import InputError, require_non_negative, require_positive, unknown_name
 from .paths import data_dir
-from .platform import Efficiency, Interconnect, MemoryLevel, Platform, PowerModel
+from .platform import Efficiency, HostMemory, Interconnect, MemoryLevel, Platform, PowerModel
 from .userfiles import load_user_document, names_a_path
 
 MAX_FILE_BYTES = 1_000_000
@@ -35,7 +35,9 @@ TOP_KEYS = {
     "power_model",
     "price_usd",
     "price_usd_per_hour",
+    "host",
 }
+HOST_KEYS = {"name", "capacity_gb", "link_bandwidth_gb_per_s", "source"}
 REQUIRED_KEYS = {"name", "source", "peak_tflops", "memory"}
 MEMORY_KEYS = {"name", "bandwidth_gb_per_s", "capacity_gb"}
 INTERCONNECT_KEYS = {
@@ -115,8 +117,21 @@ def platform_from_dict(document: Any, origin: str = "<dict>") -> Platform:
         "power_model": _power_model(document.get("power_model"), origin),
         "price_usd": _optional(document, "price_usd", origin),
         "price_usd_per_hour": _optional(document, "price_usd_per_hour", origin),
+        "host": _host(document.get("host"), origin),
     }
     return _in_file(origin, Platform, fields)
+
+
+def _host(section: Any, origin: str) -> HostMemory | None:
+    if section is None:
+        return None
+    where = f"{origin}: host"
+    _check_section(section, HOST_KEYS, where)
+    return HostMemory(
+        name=str(section.get("name", "host")),
+        capacity_bytes=_positive(section, "capacity_gb", where) * 1e9,
+        link_bandwidth_bytes_per_s=_positive(section, "link_bandwidth_gb_per_s", where) * 1e9,
+    )
 
 
 def _in_file(where: str, build: Any, fields: dict[str, Any]) -> Any:

@@ -149,7 +149,9 @@ def test_space_file_checks_the_same_ranges(document, message):
 
 def test_grid_inputs_fields_are_axis_names():
     fields = {field.name for field in dataclasses.fields(GridInputs)}
-    assert fields - {"chunk"} == set(AXES) - {"prefill_chunk"}
+    # chunk: prefill_chunk resolved; sequences_per_request (samples x beams) and images
+    # come from Scenario fields, not grid axes.
+    assert fields - {"chunk", "sequences_per_request", "images"} == set(AXES) - {"prefill_chunk"}
 
 
 @pytest.mark.parametrize("name", list(SCALE_AXES))

@@ -16,6 +16,8 @@ from genz import (
     parameter_count,
     predict,
     summarise_weight_bits,
+    with_lora,
+    with_sliding_window,
 )
 from roofline import InputError, Platform
 from search.economics import CostModel
@@ -37,7 +39,12 @@ from .runtime_output import (
     print_intervals,
     runtime_from_args,
 )
-from .scenario_args import add_scenario_arguments, scenario_from_args
+from .scenario_args import (
+    add_decoding_arguments,
+    add_offload_arguments,
+    add_scenario_arguments,
+    scenario_from_args,
+)
 from .scenarios_output import add_scenarios_argument, run_scenarios
 
 
@@ -51,6 +58,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--model", help="model preset name or path to a config.json (required)")
     add_platform_arguments(parser, required=False)
     add_scenario_arguments(parser)
+    add_decoding_arguments(parser)
+    add_offload_arguments(parser)
+    parser.add_argument(
+        "--sliding-window",
+        type=int,
+        default=None,
+        help="attention window in tokens replacing the model's (a model without one gets "
+        "it on every attention layer); 0: full attention everywhere",
+    )
+    lora = parser.add_argument_group("multi-LoRA serving (S-LoRA / Punica batching)")
+    lora.add_argument("--lora-rank", type=int, default=None, help="adapter rank r")
+    lora.add_argument(
+        "--lora-adapters", type=int, default=1, help="distinct adapters resident (default 1)"
+    )
+    lora.add_argument(
+        "--lora-targets",
+        default="qkv,o",
+        help="projections with adapters, comma-separated from qkv, o, ffn (default qkv,o)",
+    )
     add_runtime_argument(parser)
     add_scenarios_argument(parser)
     output = parser.add_mutually_exclusive_group()
@@ -96,6 +122,11 @@ def run_predict(args: argparse.Namespace) -> None:
         if value is None:
             raise InputError(f"{flag} is required (or give --scenarios FILE)")
     model = load_model(args.model)
+    if args.sliding_window is not None:
+        model = with_sliding_window(model, args.sliding_window, flag="--sliding-window")
+    if args.lora_rank is not None:
+        targets = tuple(part.strip() for part in args.lora_targets.split(",") if part.strip())
+        model = with_lora(model, args.lora_rank, args.lora_adapters, targets)
     platform = platform_from_args(args)
     scenario = scenario_from_args(args, model.default_weight_bits)
     runtime = runtime_from_args(args)
@@ -181,9 +212,19 @@ def print_prediction(
         ),
         (
             "scenario",
-            f"batch {s.batch}, {s.input_tokens} in / {s.output_tokens} out, "
+            f"batch {s.batch}, {s.input_tokens} in"
+            + (
+                f" ({s.images} image(s), {s.images * model.vision.tokens_per_image} image tokens)"
+                if s.images and model.vision is not None
+                else ""
+            )
+            + f" / {s.output_tokens} out, "
             f"{precision_label(model, s.precision)}, "
-            f"tp{mesh.tp} pp{mesh.pp} ep{mesh.ep} dp{mesh.dp}",
+            f"tp{mesh.tp} pp{mesh.pp} ep{mesh.ep} dp{mesh.dp}"
+            + (f", {s.parallel_samples} samples per request" if s.parallel_samples > 1 else "")
+            + (f", beam width {s.beam_width}" if s.beam_width > 1 else "")
+            + (f", weights {s.weight_offload:.0%} on host" if s.weight_offload else "")
+            + (f", KV {s.kv_offload:.0%} on host" if s.kv_offload else ""),
         ),
         (
             "TTFT",

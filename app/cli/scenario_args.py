@@ -25,6 +25,7 @@ from genz import (
     load_use_cases,
     use_case,
 )
+from roofline import InputError
 
 #: Axes of the standard group, in ``--help`` order.
 SCENARIO_AXES = (
@@ -83,6 +84,70 @@ def add_scenario_arguments(
             )
 
 
+def add_decoding_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--parallel-samples`` and ``--beam-width`` (sequences decoded per request)."""
+    group = parser.add_argument_group("decoding mode")
+    group.add_argument(
+        "--parallel-samples",
+        type=int,
+        default=None,
+        help="n samples per request sharing the prompt's KV (vLLM n); all returned",
+    )
+    group.add_argument(
+        "--images",
+        type=int,
+        default=None,
+        help="images per request through the model's vision encoder (VLM presets)",
+    )
+    group.add_argument(
+        "--beam-width",
+        type=int,
+        default=None,
+        help="beam search: beams per request sharing the prompt's KV; one returned",
+    )
+
+
+def add_offload_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--weight-offload`` and ``--kv-offload`` (fractions kept in host memory)."""
+    group = parser.add_argument_group("offload to host memory (the platform's host link)")
+    for flag, what in (("--weight-offload", "weights"), ("--kv-offload", "KV cache")):
+        group.add_argument(
+            flag,
+            type=float,
+            default=None,
+            help=f"fraction of the {what} in host memory, streamed every pass (0-1)",
+        )
+
+
+def _fraction(options: dict[str, object], name: str) -> float:
+    value = options.get(name)
+    if value is None:
+        return 0.0
+    if not isinstance(value, float) or not 0.0 <= value <= 1.0:
+        flag = "--" + name.replace("_", "-")
+        raise InputError(f"{flag} must be a fraction in [0, 1], got {value!r}")
+    return value
+
+
+def _images(options: dict[str, object]) -> int:
+    value = options.get("images")
+    if value is None:
+        return 0
+    if not isinstance(value, int) or not 0 <= value <= 1024:
+        raise InputError(f"--images must be an integer in [0, 1024], got {value!r}")
+    return value
+
+
+def _decoding(options: dict[str, object], name: str) -> int:
+    value = options.get(name)
+    if value is None:
+        return 1
+    if not isinstance(value, int) or not 1 <= value <= 1024:
+        flag = "--" + name.replace("_", "-")
+        raise InputError(f"{flag} must be an integer in [1, 1024], got {value!r}")
+    return value
+
+
 def _cli_default(axis: Axis) -> float | None:
     """Defaults argparse fills in; token counts stay None so ``--use-case`` can set them,
     weight bits stay None so the model's own width applies."""
@@ -127,4 +192,9 @@ def scenario_from_args(args: argparse.Namespace, default_weight_bits: float) -> 
         precision=precision,
         parallelism=Parallelism(**{name: int(given(name) or 1) for name in MESH_AXES}),
         prefill_chunk=None if chunk is None else int(chunk),
+        parallel_samples=_decoding(options, "parallel_samples"),
+        beam_width=_decoding(options, "beam_width"),
+        weight_offload=_fraction(options, "weight_offload"),
+        kv_offload=_fraction(options, "kv_offload"),
+        images=_images(options),
     )

@@ -398,6 +398,8 @@ def _check_base(base: ModelConfig, name: str) -> None:
         (base.is_mla, "multi-head latent attention"),
         (base.num_shared_experts > 0, "shared experts"),
         (base.first_dense_layers > 0 or base.moe_layer_freq > 1, "mixed dense/MoE layers"),
+        (base.num_ssm_layers > 0, "state-space (Mamba) layers"),
+        (base.vision is not None, "a vision tower"),
     ]
     for flag, what in unsupported:
         if flag:

@@ -350,7 +350,9 @@ def kv_transfer(
     tokens = workload.input_tokens.astype(float)
     model = prefill.model
     per_token = (
-        model.num_layers * model.kv_elements_per_token_per_layer * (prefill.precision.kv_bits / 8)
+        model.num_attention_layers
+        * model.kv_elements_per_token_per_layer
+        * (prefill.precision.kv_bits / 8)
     )
     share = max(prefill.cost.kv_bytes_per_token, decode.cost.kv_bytes_per_token)
     return tokens * per_token, tokens * share / link.bandwidth_bytes_per_s + link.latency_s
