@@ -143,3 +143,15 @@ def test_shrinkage_is_chosen_without_the_group_and_zero_keeps_physics():
     shrunk, weights = nested_shrinkage(ideal, model, measured_model, groups)
     assert set(weights.values()) == {1.0}
     np.testing.assert_allclose(shrunk, model)
+
+
+def test_the_ideal_profile_carries_physics_error_over_the_whole_store():
+    """data/runtimes/ideal.yaml's accuracy block is re-derived from the store
+    (benchmarks/physics_accuracy.py --write), value for value."""
+    import yaml
+
+    from calibration.physics_accuracy import physics_accuracy
+    from roofline import data_dir
+
+    shipped = yaml.safe_load((data_dir() / "runtimes" / "ideal.yaml").read_text())["accuracy"]
+    assert shipped == physics_accuracy(load_store())
