@@ -272,3 +272,31 @@ def test_accuracy_page_scatters_held_out_predictions_with_errors_per_group() -> 
     assert ttft["intervals from"].tolist() == ["batch latency (< 20 rows)"]
     assert (quantiles["q0.1"] <= quantiles["q0.9"]).all()
     assert "codesign calibrate" in at.code[0].value
+
+
+def test_precision_mean_bits_match_the_cli_and_budgets_reset_with_the_model(
+    tmp_path: Path,
+) -> None:
+    """One definition of mean weight bits (the CLI's, every weight counted); a budget
+    sized for an 8B model is reset when a 70B one is chosen (not left infeasible); the
+    TPOT budget, once bound, starts at a TPOT the allocation meets."""
+    pytest.importorskip("search.bits.quantizer")
+    at = page("precision")
+    at.slider(key="precision_memory_gb").set_value(9.0).run()
+    shown = at.metric[0].value
+    quantize, check = at.code[0].value.splitlines()
+    bits_file = tmp_path / "bits.yaml"
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert cli.main(shlex.split(quantize.replace("bits.yaml", str(bits_file)))[1:]) == 0
+        out.truncate(0)
+        assert cli.main(shlex.split(check.replace("bits.yaml", str(bits_file)))[1:]) == 0
+    printed = out.getvalue()
+    assert f"(mean {shown} bits)" in printed, (shown, printed[:600])
+    # Bound the TPOT: it starts achievable, so the page shows an allocation, not an error.
+    at.checkbox(key="precision_limit_tpot").check().run()
+    assert not at.error, [e.value for e in at.error]
+    assert metric(at, "TPOT") <= at.slider(key="precision_tpot_ms").value * 1e-3 * 1.001
+    at.selectbox(key="model").set_value("llama-3.1-70b").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.slider(key="precision_memory_gb").value > 9.0
