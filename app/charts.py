@@ -390,13 +390,18 @@ def footprint_figure(
 
 
 def comparison_figure(table: pd.DataFrame, value: str, title: str) -> go.Figure:
-    """Grouped bars of A and B.
+    """Grouped bars, one colour per ``label`` (`series_color`, in order of appearance).
 
-    ``table``: ``metric`` (bar group), ``label`` (A or B) and the ``value`` column.
+    ``table``: ``metric`` (bar group), ``label`` (a design) and the ``value`` column.
     """
     traces = [
-        go.Bar(x=group["metric"].to_numpy(), y=group[value].to_numpy(), name=label)
-        for label, group in table.groupby("label", sort=False)
+        go.Bar(
+            x=group["metric"].to_numpy(),
+            y=group[value].to_numpy(),
+            name=label,
+            marker={"color": series_color(index)},
+        )
+        for index, (label, group) in enumerate(table.groupby("label", sort=False))
     ]
     layout = {"title": {"text": title}, "barmode": "group", "height": 380}
     return go.Figure(traces, layout)

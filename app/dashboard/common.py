@@ -4,6 +4,7 @@ page's numbers."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -23,6 +24,25 @@ NO_CHROMIUM_NOTE = (
     "PNG download needs Chromium on the server (Debian: apt install chromium); "
     "the chart's camera icon saves a PNG from your browser."
 )
+
+
+#: Base address of the built documentation (``mkdocs build``/``serve``), e.g.
+#: ``https://example.org/llm-codesign/``; unset: pages name the docs file and section.
+DOCS_URL_VARIABLE = "CODESIGN_DOCS_URL"
+
+
+def docs_link(section: str, page: str = "dashboard") -> str:
+    """Markdown for the docs section ``section`` (an anchor of ``docs/{page}.md``): a link
+    under ``$CODESIGN_DOCS_URL`` when set, else the file and section in the repository."""
+    base = os.environ.get(DOCS_URL_VARIABLE, "").strip()
+    if base:
+        return f"[docs: {page} / {section}]({base.rstrip('/')}/{page}/#{section})"
+    return f"docs: `docs/{page}.md`, section *{section}*"
+
+
+def page_intro(what: str, section: str, page: str = "dashboard") -> None:
+    """The one line under a page's header: what the page shows, and where its docs are."""
+    st.caption(f"{what} ({docs_link(section, page)})")
 
 
 def tokens_per_s(value: float) -> str:
