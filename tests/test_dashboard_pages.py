@@ -348,3 +348,47 @@ def test_precision_mean_bits_match_the_cli_and_budgets_reset_with_the_model(
     at.selectbox(key="model").set_value("llama-3.1-70b").run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert at.slider(key="precision_memory_gb").value > 9.0
+
+
+def test_accuracy_command_writes_no_shipped_profile_and_prints_the_page_table(
+    tmp_path: Path,
+) -> None:
+    at = page("accuracy")
+    table = at.dataframe[0].value
+    command = at.code[0].value.splitlines()[0]
+    assert "--per-hardware" in command and "data/runtimes/" not in command
+    assert command.endswith("--out tensorrt-llm-recalibrated.yaml")
+    out = io.StringIO()
+    target = tmp_path / "trt.yaml"
+    with contextlib.redirect_stdout(out):
+        assert (
+            cli.main(
+                shlex.split(command.replace("tensorrt-llm-recalibrated.yaml", str(target)))[1:]
+            )
+            == 0
+        )
+    assert target.is_file()
+    printed = out.getvalue().split("per hardware", 1)[1]
+    for row in table.itertuples():
+        line = next(line for line in printed.splitlines() if line.strip().startswith(row.hardware))
+        assert f"{row.MAPE:g}" in line.split(), (row, line)
+    # Upload limits as the labels say (Streamlit's own check, not only ours).
+    spec = {u.proto.label: u.proto.max_upload_size_mb for u in at.get("file_uploader")}
+    assert any("at most 20 MB" in label and size == 20 for label, size in spec.items()), spec
+
+
+def test_accuracy_scatter_colours_each_runtime_apart() -> None:
+    from app.charts import RUNTIME_COLORS
+
+    at = page("accuracy")
+    at.multiselect(key="accuracy_runtimes").set_value(["tensorrt-llm", "vllm"]).run()
+    assert not at.exception
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    colors = {
+        t["legendgroup"].split(",")[0]: t["marker"]["color"]
+        for t in spec["data"]
+        if "marker" in t and t.get("legendgroup")
+    }
+    assert colors["tensorrt-llm"] == RUNTIME_COLORS["tensorrt-llm"]
+    assert colors["vllm"] == RUNTIME_COLORS["vllm"]
+    assert spec["layout"]["xaxis"]["ticktext"][0].endswith(("ms", " s", "us"))

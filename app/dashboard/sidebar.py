@@ -170,7 +170,10 @@ def _model_widgets(bar: Any) -> tuple[str | None, ModelConfig]:
     if st.session_state.model != UPLOAD_OPTION:
         return None, cached_model(st.session_state.model, None)
     upload = bar.file_uploader(
-        "Hugging Face config.json (at most 1 MB)", type=["json"], key="config_upload"
+        "Hugging Face config.json (at most 1 MB)",
+        type=["json"],
+        key="config_upload",
+        max_upload_size=1,
     )
     if upload is None:
         # An upload is widget state too: a page without the uploader drops it, so the last
