@@ -14,7 +14,6 @@ from collections.abc import Callable, Iterable
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
-from plotly.colors import sample_colorscale
 
 from app.formatting import human_seconds
 from genz import Prediction
@@ -407,24 +406,22 @@ def comparison_figure(table: pd.DataFrame, value: str, title: str) -> go.Figure:
     return go.Figure(traces, layout)
 
 
-def widest_first_colors(count: int) -> list[str]:
-    """``count`` colours from Viridis for choices ordered widest first (yellow = most bits).
-
-    Pages colour bit widths the same way: the most bits yellow, the fewest purple.
-    """
-    if count == 1:
-        return sample_colorscale("Viridis", [1.0])
-    return sample_colorscale("Viridis", [1 - i / (count - 1) for i in range(count)])
-
-
 def format_colors(formats: pd.DataFrame) -> dict[str, str]:
-    """One colour per format present, widest first (`widest_first_colors`).
+    """One colour per format present, widest first: the first format of each bit width
+    takes `bits_color` of its width (the same on every page: 16-bit blue, 8-bit orange,
+    4-bit green), a second format of the same width the next unused of `SERIES_COLORS`.
 
     ``formats``: ``format`` and ``bits`` columns (one row per unit; repeats are fine).
     """
     present = formats[["format", "bits"]].drop_duplicates("format")
-    ordered = present.sort_values(["bits", "format"], ascending=[False, True])["format"].tolist()
-    return dict(zip(ordered, widest_first_colors(len(ordered)), strict=True))
+    ordered = present.sort_values(["bits", "format"], ascending=[False, True])
+    colors: dict[str, str] = {}
+    for name, bits in zip(ordered["format"], ordered["bits"], strict=True):
+        color = bits_color(float(bits))
+        if color in colors.values():
+            color = next(c for c in SERIES_COLORS if c not in colors.values())
+        colors[str(name)] = color
+    return colors
 
 
 def bits_heatmap_figure(allocation: pd.DataFrame) -> go.Figure:
