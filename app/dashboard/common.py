@@ -93,8 +93,39 @@ def chart_config(name: str) -> dict[str, object]:
     }
 
 
-def show_chart(figure: go.Figure, data: pd.DataFrame, name: str) -> None:
-    """Draw ``figure``, then its `download_buttons`."""
+def design_title(selection: Selection | None) -> str:
+    """``'llama-3.1-8b on h100-sxm, batch 1, 1024 in / 128 out, w16a16kv16, tp 1'``: what a
+    chart was drawn for, so that an exported PNG says it."""
+    if selection is None:
+        return ""
+    model = UPLOADED_CONFIG_NAME if selection.model_json is not None else selection.model
+    hw = selection.hw + (" (scaled)" if selection.is_scaled else "")
+    return (
+        f"{model} on {hw}, batch {selection.batch}, {selection.input_tokens} in / "
+        f"{selection.output_tokens} out, w{selection.weight_bits:g}a{selection.activation_bits:g}"
+        f"kv{selection.kv_bits:g}, tp {selection.tp} pp {selection.pp}"
+        + ("" if selection.runtime == "ideal" else f", {selection.runtime}")
+    )
+
+
+def show_chart(
+    figure: go.Figure,
+    data: pd.DataFrame,
+    name: str,
+    label: str | None = None,
+    for_sidebar: bool = True,
+) -> None:
+    """Draw ``figure``, then its `download_buttons`. A figure without a title gets
+    ``'{label}: {design_title}'`` (``label`` defaults to ``name`` in words; the design
+    only when the chart shows the sidebar's, ``for_sidebar``), so that its PNG names
+    what it shows and for which model and hardware."""
+    if not figure.layout.title.text:
+        design = design_title(st.session_state.get(SELECTION_KEY)) if for_sidebar else ""
+        what = label if label is not None else name.replace("_", " ")
+        text = f"{what}: {design}" if design else what
+        figure.update_layout(title={"text": text, "font": {"size": 14}})
+        if figure.layout.margin.t is None or figure.layout.margin.t < 60:
+            figure.update_layout(margin={"t": 60})
     st.plotly_chart(figure, config=chart_config(name), key=f"chart-{name}")
     download_buttons(figure, data, name)
 

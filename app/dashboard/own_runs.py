@@ -133,7 +133,13 @@ def show_own_runs() -> None:
         st.markdown(
             f"**{label}**: signed error %, (predicted - measured) / measured (bias < 0: {meaning})"
         )
-        show_chart(scatter(scored, label, predicted, measured), scored, f"own-runs-{predicted}")
+        show_chart(
+            scatter(scored, label, predicted, measured),
+            scored,
+            f"own-runs-{predicted}",
+            f"Your runs: predicted against measured {label}",
+            for_sidebar=False,
+        )
         st.dataframe(error_table(scored, error_column), hide_index=True)
     if not shown:
         st.info("No row with a measured value was predicted.")

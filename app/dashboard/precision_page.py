@@ -15,7 +15,7 @@ import streamlit as st
 import yaml
 
 from app.charts import bits_heatmap_figure
-from app.dashboard.common import checked, current_selection, show_chart, show_commands
+from app.dashboard.common import checked, current_selection, page_intro, show_chart, show_commands
 from app.dashboard.state import (
     Selection,
     build_model,
@@ -192,6 +192,11 @@ def render() -> None:
     # prediction behind the budget sliders uses the model's own.
     selection = dataclasses.replace(sidebar, weight_bits=model.default_weight_bits)
     st.header("Precision: mixed-precision bit allocation")
+    page_intro(
+        "Which weight format each layer and weight group gets when the model must fit a "
+        "memory (and optionally a TPOT) budget, least total sensitivity first.",
+        "precision",
+    )
     st.caption(
         "Integer program (HAWQ-V3 style): one format per layer and weight group, least total "
         "sensitivity (weight-free proxy) within the budgets. Per device, decimal GB."
@@ -219,7 +224,9 @@ def render() -> None:
     st.caption(f"{result.result.message}; KV cache {result.kv_format.name}.")
 
     per_layer = rows[rows["layer"].notna()].astype({"layer": int})
-    show_chart(bits_heatmap_figure(per_layer), rows, "bit_allocation")
+    show_chart(
+        bits_heatmap_figure(per_layer), rows, "bit_allocation", "Weight format per layer and group"
+    )
     model_level = rows[rows["layer"].isna()]
     if not model_level.empty:
         listed = ", ".join(f"{r.group} {r.format}" for r in model_level.itertuples())

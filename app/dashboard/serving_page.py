@@ -20,6 +20,7 @@ from app.charts import log_axis
 from app.dashboard.common import (
     checked,
     current_selection,
+    page_intro,
     show_chart,
     show_commands,
     tokens_per_s,
@@ -406,6 +407,12 @@ def render() -> None:
     """Draw the page."""
     selection = current_selection()
     st.header("Serving under load")
+    page_intro(
+        "One replica (or prefill and decode pools) serving Poisson arrivals with "
+        "continuous batching: P50/P99 TTFT and TPOT against the request rate, SLO "
+        "attainment, KV-cache use and the queue over the run.",
+        "serving",
+    )
     controls = st.columns(4)
     policy = controls[0].selectbox(
         "Scheduler",
