@@ -15,7 +15,7 @@ import streamlit as st
 from roofline import InputError
 
 from .png_export import figure_png, system_chromium
-from .state import SELECTION_KEY, UPLOADED_CONFIG_NAME, Selection
+from .state import CUSTOM_HW_FILE, SELECTION_KEY, UPLOADED_CONFIG_NAME, Selection
 
 T = TypeVar("T")
 
@@ -165,3 +165,8 @@ def show_commands(selection: Selection | None, *commands: str, note: str = "") -
             st.caption(note)
         if selection is not None and selection.model_json is not None:
             st.caption(f"`{UPLOADED_CONFIG_NAME}` is the uploaded file, saved under that name.")
+        if selection is not None and selection.hw_yaml is not None:
+            st.caption(
+                f"`{CUSTOM_HW_FILE}` is the custom hardware typed in the sidebar (its download "
+                "button there)."
+            )

@@ -30,6 +30,7 @@ from app.dashboard.common import (
     tokens_per_s,
 )
 from app.dashboard.state import (
+    CUSTOM_HW_FILE,
     UPLOADED_CONFIG_NAME,
     Selection,
     predict_command,
@@ -79,6 +80,8 @@ def designs(
     lengths = use_cases()
     result = []
     for platform, model, case in itertools.product(platforms, models, cases):
+        if platform == CUSTOM_HW_FILE and selection.hw != CUSTOM_HW_FILE:
+            continue  # no custom hardware typed in the sidebar now
         chosen = (
             selection if platform == selection.hw else with_preset_platform(selection, platform)
         )
@@ -375,9 +378,9 @@ def latency_bars(items: list[tuple[Design, Prediction]]) -> pd.DataFrame:
 def choose(selection: Selection) -> tuple[list[str], list[str], list[str]]:
     """The three add/remove lists."""
     left, middle, right = st.columns(3)
-    hw_options = list_platforms()
-    if selection.hw not in hw_options:  # the sidebar's custom platform
-        hw_options = [selection.hw, *hw_options]
+    # The custom platform is always listed (a stored choice must stay an option); it is
+    # compared only while the sidebar defines it (`designs`).
+    hw_options = [*list_platforms(), CUSTOM_HW_FILE]
     second = "a100-sxm-80gb" if selection.hw != "a100-sxm-80gb" else "h100-sxm"
     platforms = left.multiselect(
         "Platforms",
@@ -418,6 +421,9 @@ def render() -> None:
         st.info("Pick at least one platform, one model and one use case.")
         st.stop()
     chosen = designs(selection, platforms, models, cases)
+    if not chosen:
+        st.info(f"{CUSTOM_HW_FILE} is compared only while the sidebar's hardware is custom.")
+        st.stop()
     if len(chosen) > MAX_DESIGNS:
         st.warning(f"{len(chosen)} combinations: the first {MAX_DESIGNS} are shown.")
         chosen = chosen[:MAX_DESIGNS]
