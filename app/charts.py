@@ -9,7 +9,8 @@ prediction and a platform into the roofline's tables (no modelling here).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -114,6 +115,42 @@ def log_ticks(
         "tickvals": values,
         "ticktext": [formatter(v) for v in values],
     }
+
+
+def two_panel_layout(
+    titles: tuple[str, str],
+    left: Mapping[str, Mapping[str, object]],
+    right: Mapping[str, Mapping[str, object]],
+    **layout: Any,
+) -> dict[str, object]:
+    """A layout of two side-by-side panels (x/y and x2/y2), each with its own axes and a
+    title above it: what ``make_subplots(rows=1, cols=2)`` builds, without its cost
+    (about 0.3 s a figure). ``left`` / ``right``: ``xaxis`` and ``yaxis`` dicts."""
+    domains = ((0.0, 0.44), (0.56, 1.0))
+    result: dict[str, object] = {
+        "xaxis": {**left["xaxis"], "domain": domains[0], "anchor": "y"},
+        "yaxis": {**left["yaxis"], "anchor": "x"},
+        "xaxis2": {**right["xaxis"], "domain": domains[1], "anchor": "y2"},
+        "yaxis2": {**right["yaxis"], "anchor": "x2"},
+        **layout,
+    }
+    annotations = list(layout.get("annotations", []))
+    for title, (low, high) in zip(titles, domains, strict=True):
+        annotations.append(
+            {
+                "text": title,
+                "x": (low + high) / 2,
+                "y": 1.0,
+                "xref": "paper",
+                "yref": "paper",
+                "xanchor": "center",
+                "yanchor": "bottom",
+                "showarrow": False,
+                "font": {"size": 14},
+            }
+        )
+    result["annotations"] = annotations
+    return result
 
 
 def log_axis(

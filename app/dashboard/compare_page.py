@@ -18,9 +18,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
-from plotly.subplots import make_subplots
 
-from app.charts import comparison_figure, log_axis, series_color
+from app.charts import comparison_figure, log_axis, series_color, two_panel_layout
 from app.dashboard.common import (
     checked,
     current_selection,
@@ -319,49 +318,47 @@ def batch_figure(curves: pd.DataFrame, title: str = "") -> go.Figure:
     """Prefill (left) and decode (right) throughput against the batch, one line per
     design (colour per platform and dash per model, as the scatter's colours and
     symbols); batches past the capacity wall as crosses."""
-    figure = make_subplots(
-        rows=1,
-        cols=2,
-        subplot_titles=("Prefill throughput", "Decode throughput"),
-        horizontal_spacing=0.12,
-    )
     platforms = list(dict.fromkeys(curves["platform"]))
     models = list(dict.fromkeys(curves["model"]))
+    traces = []
     for design, group in curves.groupby("design", sort=False):
         color = series_color(platforms.index(group["platform"].iloc[0]))
         dash = DASHES[models.index(group["model"].iloc[0]) % len(DASHES)]
-        fits = group["fits"].to_numpy()
-        for panel, column in ((1, "prefill_tokens_per_s"), (2, "decode_tokens_per_s")):
-            figure.add_scatter(
-                x=group["batch"],
-                y=group[column],
-                name=design,
-                legendgroup=design,
-                showlegend=panel == 1,
-                mode="lines+markers",
-                line={"color": color, "dash": dash},
-                marker={
-                    "color": color,
-                    "symbol": ["circle" if f else "x" for f in fits],
-                    "size": 8,
-                },
-                hovertemplate="batch %{x:g}: %{y:.4g} tokens/s<extra>" + design + "</extra>",
-                row=1,
-                col=panel,
+        symbols = ["circle" if f else "x" for f in group["fits"]]
+        for panel, column in (("", "prefill_tokens_per_s"), ("2", "decode_tokens_per_s")):
+            traces.append(
+                go.Scatter(
+                    x=group["batch"].to_numpy(),
+                    y=group[column].to_numpy(),
+                    name=design,
+                    legendgroup=design,
+                    showlegend=panel == "",
+                    mode="lines+markers",
+                    line={"color": color, "dash": dash},
+                    marker={"color": color, "symbol": symbols, "size": 8},
+                    hovertemplate="batch %{x:g}: %{y:.4g} tokens/s<extra>" + design + "</extra>",
+                    xaxis=f"x{panel}",
+                    yaxis=f"y{panel}",
+                )
             )
-            figure.update_yaxes(
-                log_axis(curves[column], "tokens/s (log)", tokens_per_s), row=1, col=panel
-            )
-            figure.update_xaxes(
-                type="log",
-                title_text="batch (concurrent requests; x: does not fit)",
-                row=1,
-                col=panel,
-            )
-    figure.update_layout(
-        title={"text": title}, legend={"orientation": "h", "y": -0.3}, height=460, margin={"t": 70}
+    x_title = "batch (concurrent requests; x: does not fit)"
+    panels = [
+        {
+            "xaxis": log_axis(BATCHES, x_title, _count),
+            "yaxis": log_axis(curves[column], "tokens/s (log)", tokens_per_s),
+        }
+        for column in ("prefill_tokens_per_s", "decode_tokens_per_s")
+    ]
+    layout = two_panel_layout(
+        ("Prefill throughput", "Decode throughput"),
+        panels[0],
+        panels[1],
+        title={"text": title},
+        legend={"orientation": "h", "y": -0.3},
+        height=460,
+        margin={"t": 70},
     )
-    return figure
+    return go.Figure(traces, layout)
 
 
 def latency_bars(items: list[tuple[Design, Prediction]]) -> pd.DataFrame:

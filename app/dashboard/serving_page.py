@@ -14,9 +14,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
-from plotly.subplots import make_subplots
 
-from app.charts import log_axis
+from app.charts import log_axis, two_panel_layout
 from app.dashboard.common import (
     checked,
     current_selection,
@@ -287,50 +286,77 @@ SLO_COLOR = "#444444"
 def percentile_figure(table: pd.DataFrame, slo: SLO, title: str = "") -> go.Figure:
     """P50 and P99 of TTFT (left panel) and TPOT (right) against the rate, each on its
     own log axis in human time units, with the P99 SLO of each as a labelled dashed line."""
-    figure = make_subplots(rows=1, cols=2, subplot_titles=("TTFT", "TPOT"), horizontal_spacing=0.12)
+    traces = []
     for column, (name, color, dash) in CURVES.items():
-        panel = 1 if column.startswith("ttft") else 2
-        figure.add_scatter(
-            x=table["rate"],
-            y=table[column] / 1e3,
-            name=name,
-            mode="lines+markers",
-            line={"dash": dash, "color": color},
-            marker={"color": color, "size": 6},
-            hovertemplate=f"%{{x:.3g}} requests/s: %{{customdata}}<extra>{name}</extra>",
-            customdata=[human_seconds(v / 1e3) for v in table[column]],
-            row=1,
-            col=panel,
+        panel = "" if column.startswith("ttft") else "2"
+        values = table[column].to_numpy() / 1e3
+        traces.append(
+            go.Scatter(
+                x=table["rate"].to_numpy(),
+                y=values,
+                name=name,
+                mode="lines+markers",
+                line={"dash": dash, "color": color},
+                marker={"color": color, "size": 6},
+                customdata=[human_seconds(v) for v in values],
+                hovertemplate=f"%{{x:.3g}} requests/s: %{{customdata}}<extra>{name}</extra>",
+                xaxis=f"x{panel}",
+                yaxis=f"y{panel}",
+            )
         )
-    for panel, limit, label in ((1, slo.ttft_s, "TTFT"), (2, slo.tpot_s, "TPOT")):
+    panels: list[dict[str, dict[str, object]]] = []
+    shapes: list[dict[str, object]] = []
+    annotations: list[dict[str, object]] = []
+    for panel, limit, label in (("", slo.ttft_s, "TTFT"), ("2", slo.tpot_s, "TPOT")):
         prefix = label.lower()
         values = [*table[f"{prefix}_p50_ms"] / 1e3, *table[f"{prefix}_p99_ms"] / 1e3]
         if limit is not None:
             values.append(limit)
-            figure.add_hline(y=limit, line={"dash": "dash", "color": SLO_COLOR}, row=1, col=panel)
-            # The label as an annotation of its own: on a log axis an annotation's y is
-            # the exponent, which add_hline's annotation gets wrong.
-            figure.add_annotation(
-                x=0.01,
-                xref=f"x{'' if panel == 1 else panel} domain",
-                y=math.log10(limit),
-                yref=f"y{'' if panel == 1 else panel}",
-                text=f"P99 {label} SLO {human_seconds(limit)}",
-                showarrow=False,
-                xanchor="left",
-                yanchor="bottom",
-                font={"color": SLO_COLOR, "size": 12},
-                bgcolor="rgba(255,255,255,0.8)",
+            shapes.append(
+                {
+                    "type": "line",
+                    "xref": f"x{panel} domain",
+                    "x0": 0,
+                    "x1": 1,
+                    "yref": f"y{panel}",
+                    "y0": limit,
+                    "y1": limit,
+                    "line": {"dash": "dash", "color": SLO_COLOR},
+                }
             )
-        figure.update_yaxes(log_axis(values, f"{label} (log)"), row=1, col=panel)
-        figure.update_xaxes(title_text="requests/s (Poisson)", row=1, col=panel)
-    figure.update_layout(
+            # On a log axis an annotation's y is the exponent.
+            annotations.append(
+                {
+                    "x": 0.01,
+                    "xref": f"x{panel} domain",
+                    "y": math.log10(limit),
+                    "yref": f"y{panel}",
+                    "text": f"P99 {label} SLO {human_seconds(limit)}",
+                    "showarrow": False,
+                    "xanchor": "left",
+                    "yanchor": "bottom",
+                    "font": {"color": SLO_COLOR, "size": 12},
+                    "bgcolor": "rgba(255,255,255,0.8)",
+                }
+            )
+        panels.append(
+            {
+                "xaxis": {"title": {"text": "requests/s (Poisson)"}},
+                "yaxis": log_axis(values, f"{label} (log)"),
+            }
+        )
+    layout = two_panel_layout(
+        ("TTFT", "TPOT"),
+        panels[0],
+        panels[1],
         title={"text": title},
+        shapes=shapes,
+        annotations=annotations,
         legend={"orientation": "h", "y": -0.25},
         margin={"t": 60},
         height=420,
     )
-    return figure
+    return go.Figure(traces, layout)
 
 
 def occupancy_figure(timeline: pd.DataFrame, title: str = "") -> go.Figure:
