@@ -8,11 +8,15 @@ prediction and a platform into the roofline's tables (no modelling here).
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
-from plotly.colors import sample_colorscale
 
+from app.formatting import human_seconds
 from genz import Prediction
 from roofline import Platform, attainable_flops_per_s
 
@@ -25,6 +29,145 @@ BOUND_COLORS = {
 }
 PHASE_SYMBOLS = {"prefill": "circle", "decode": "diamond"}
 FOOTPRINT_COLORS = {"weights": "#1f77b4", "KV cache": "#ff7f0e", "activations": "#2ca02c"}
+
+# The shared chart style: one colour per runtime, per weight bit width and per series,
+# the same on every page and in every exported PNG (each trace names its colour, so a
+# renderer without the page's theme draws the same picture).
+#: Distinct colours for series that have no fixed meaning (platforms, models, use cases).
+SERIES_COLORS = (
+    "#1f77b4",
+    "#d62728",
+    "#2ca02c",
+    "#ff7f0e",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#17becf",
+    "#bcbd22",
+    "#7f7f7f",
+)
+#: One colour per shipped serving-stack profile (`genz.list_runtimes`), far apart in hue.
+RUNTIME_COLORS = {
+    "ideal": "#7f7f7f",
+    "vllm": "#1f77b4",
+    "tensorrt-llm": "#2ca02c",
+    "deepspeed": "#d62728",
+    "deepspeed-mii": "#ff7f0e",
+    "llama.cpp": "#9467bd",
+}
+#: One colour per weight bit width, the most bits darkest blue; widths between take the
+#: colour of the next width below (`bits_color`).
+BITS_COLORS = {
+    32: "#08306b",
+    16: "#1f77b4",
+    8: "#ff7f0e",
+    6: "#8c564b",
+    5: "#e377c2",
+    4: "#2ca02c",
+    3: "#9467bd",
+    2: "#d62728",
+    1: "#17becf",
+}
+
+
+def series_color(index: int) -> str:
+    """The ``index``-th of `SERIES_COLORS` (cycling)."""
+    return SERIES_COLORS[index % len(SERIES_COLORS)]
+
+
+def runtime_color(name: str) -> str:
+    """`RUNTIME_COLORS` of a runtime; an unknown (uploaded) one takes a fixed colour
+    derived from its name, distinct from the shipped ones' where possible."""
+    if name in RUNTIME_COLORS:
+        return RUNTIME_COLORS[name]
+    spare = [c for c in SERIES_COLORS if c not in RUNTIME_COLORS.values()]
+    return spare[sum(map(ord, name)) % len(spare)]
+
+
+def bits_color(bits: float) -> str:
+    """`BITS_COLORS` of a weight width (the nearest listed width at or below it)."""
+    listed = sorted(BITS_COLORS)
+    below = [b for b in listed if b <= bits + 1e-9]
+    return BITS_COLORS[below[-1] if below else listed[0]]
+
+
+def log_ticks(
+    low: float, high: float, formatter: Callable[[float], str] = human_seconds
+) -> dict[str, object]:
+    """Tick values on a 1-2-5 grid spanning ``[low, high]`` (positive) and their labels
+    by ``formatter`` (default: seconds in s / ms / us), for a log axis: plotly's own
+    labels on a log axis spanning less than a decade repeat or run to many digits."""
+    if not (math.isfinite(low) and math.isfinite(high)) or low <= 0 or high <= 0:
+        return {}
+    low, high = min(low, high), max(low, high)
+    values: list[float] = []
+    for exponent in range(math.floor(math.log10(low)) - 1, math.ceil(math.log10(high)) + 1):
+        for mantissa in (1, 2, 5):
+            value = mantissa * 10.0**exponent
+            if low / 1.0001 <= value <= high * 1.0001:
+                values.append(value)
+    if len(values) < 2:  # a narrow range: its ends (and middle) instead
+        values = sorted({low, math.sqrt(low * high), high})
+    if len(values) > 8:  # a wide range: decades only
+        values = [v for v in values if f"{v:.0e}".startswith("1")] or values
+    return {
+        "tickmode": "array",
+        "tickvals": values,
+        "ticktext": [formatter(v) for v in values],
+    }
+
+
+def two_panel_layout(
+    titles: tuple[str, str],
+    left: Mapping[str, Mapping[str, object]],
+    right: Mapping[str, Mapping[str, object]],
+    **layout: Any,
+) -> dict[str, object]:
+    """A layout of two side-by-side panels (x/y and x2/y2), each with its own axes and a
+    title above it: what ``make_subplots(rows=1, cols=2)`` builds, without its cost
+    (about 0.3 s a figure). ``left`` / ``right``: ``xaxis`` and ``yaxis`` dicts."""
+    domains = ((0.0, 0.44), (0.56, 1.0))
+    result: dict[str, object] = {
+        "xaxis": {**left["xaxis"], "domain": domains[0], "anchor": "y"},
+        "yaxis": {**left["yaxis"], "anchor": "x"},
+        "xaxis2": {**right["xaxis"], "domain": domains[1], "anchor": "y2"},
+        "yaxis2": {**right["yaxis"], "anchor": "x2"},
+        **layout,
+    }
+    annotations = list(layout.get("annotations", []))
+    for title, (low, high) in zip(titles, domains, strict=True):
+        annotations.append(
+            {
+                "text": title,
+                "x": (low + high) / 2,
+                "y": 1.0,
+                "xref": "paper",
+                "yref": "paper",
+                "xanchor": "center",
+                "yanchor": "bottom",
+                "showarrow": False,
+                "font": {"size": 14},
+            }
+        )
+    result["annotations"] = annotations
+    return result
+
+
+def log_axis(
+    values: Iterable[float], title: str, formatter: Callable[[float], str] = human_seconds
+) -> dict[str, object]:
+    """A log axis over the positive finite ``values`` (10 % margin each side) with
+    `log_ticks` labels; a linear axis from 0 when there is none."""
+    finite = [float(v) for v in values if math.isfinite(float(v)) and float(v) > 0]
+    if not finite:
+        return {"title": {"text": title}, "rangemode": "nonnegative"}
+    low, high = min(finite) / 1.1, max(finite) * 1.1
+    return {
+        "title": {"text": title},
+        "type": "log",
+        "range": [math.log10(low), math.log10(high)],
+        **log_ticks(low, high, formatter),
+    }
 
 
 def operator_points(result: Prediction) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -283,36 +426,39 @@ def footprint_figure(
 
 
 def comparison_figure(table: pd.DataFrame, value: str, title: str) -> go.Figure:
-    """Grouped bars of A and B.
+    """Grouped bars, one colour per ``label`` (`series_color`, in order of appearance).
 
-    ``table``: ``metric`` (bar group), ``label`` (A or B) and the ``value`` column.
+    ``table``: ``metric`` (bar group), ``label`` (a design) and the ``value`` column.
     """
     traces = [
-        go.Bar(x=group["metric"].to_numpy(), y=group[value].to_numpy(), name=label)
-        for label, group in table.groupby("label", sort=False)
+        go.Bar(
+            x=group["metric"].to_numpy(),
+            y=group[value].to_numpy(),
+            name=label,
+            marker={"color": series_color(index)},
+        )
+        for index, (label, group) in enumerate(table.groupby("label", sort=False))
     ]
     layout = {"title": {"text": title}, "barmode": "group", "height": 380}
     return go.Figure(traces, layout)
 
 
-def widest_first_colors(count: int) -> list[str]:
-    """``count`` colours from Viridis for choices ordered widest first (yellow = most bits).
-
-    Pages colour bit widths the same way: the most bits yellow, the fewest purple.
-    """
-    if count == 1:
-        return sample_colorscale("Viridis", [1.0])
-    return sample_colorscale("Viridis", [1 - i / (count - 1) for i in range(count)])
-
-
 def format_colors(formats: pd.DataFrame) -> dict[str, str]:
-    """One colour per format present, widest first (`widest_first_colors`).
+    """One colour per format present, widest first: the first format of each bit width
+    takes `bits_color` of its width (the same on every page: 16-bit blue, 8-bit orange,
+    4-bit green), a second format of the same width the next unused of `SERIES_COLORS`.
 
     ``formats``: ``format`` and ``bits`` columns (one row per unit; repeats are fine).
     """
     present = formats[["format", "bits"]].drop_duplicates("format")
-    ordered = present.sort_values(["bits", "format"], ascending=[False, True])["format"].tolist()
-    return dict(zip(ordered, widest_first_colors(len(ordered)), strict=True))
+    ordered = present.sort_values(["bits", "format"], ascending=[False, True])
+    colors: dict[str, str] = {}
+    for name, bits in zip(ordered["format"], ordered["bits"], strict=True):
+        color = bits_color(float(bits))
+        if color in colors.values():
+            color = next(c for c in SERIES_COLORS if c not in colors.values())
+        colors[str(name)] = color
+    return colors
 
 
 def bits_heatmap_figure(allocation: pd.DataFrame) -> go.Figure:

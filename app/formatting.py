@@ -121,7 +121,14 @@ def human_rate(value: float, unit: str) -> str:
 
 
 def human_seconds(value: float) -> str:
-    """Seconds shown in s, ms or us."""
+    """Seconds shown in us, ms, s, min, h or days (three significant digits), e.g.
+    ``'42.5 ms'``, ``'2.4 s'``, ``'4.03 h'``."""
+    if value >= 999.5 * 3600:
+        return f"{value / 86400:.3g} days"
+    if value >= 3600:
+        return f"{value / 3600:.3g} h"
+    if value >= 999.5:
+        return f"{value / 60:.3g} min"
     if value >= 1:
         return f"{value:.3g} s"
     if value >= 1e-3:

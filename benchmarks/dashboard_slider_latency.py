@@ -12,6 +12,11 @@ simulating the rate and the curve's other 6 rates not seen before: once with one
 continuous-batching replica, once with 1 prefill + 2 decode replicas and 20 shared
 prefixes.
 
+First, each page opened at its defaults in a fresh session (target: < 1 s): the first
+visit in the process (cold: its own computations not cached yet, imports warm after the
+Home page) and a second fresh session (warm: what every later visitor of a running
+server sees).
+
 Run: ``python benchmarks/dashboard_slider_latency.py``
 """
 
@@ -42,6 +47,37 @@ RATES = (7.3, 11.9, 17.1, 23.7, 31.3)
 #: Memory budgets (GB) the Precision page is moved through (ILP solves).
 BUDGETS_GB = (14.0, 12.0, 10.0, 9.0, 8.0, 7.0, 6.0)
 TARGET_S = 0.2
+#: Every page opened at its defaults, in menu order (optional ones when importable).
+DEFAULT_PAGES = (
+    ("home", None),
+    ("roofline", None),
+    ("latency", None),
+    ("memory", None),
+    ("compare", None),
+    ("accuracy", None),
+    ("precision", "search.bits.quantizer"),
+    ("serving", "search.serving"),
+    ("codesign", "search.codesign"),
+)
+FIRST_LOAD_TARGET_S = 1.0
+
+
+def first_loads() -> None:
+    """Each page at its defaults in a fresh session: cold (first in the process), warm."""
+    print(f"{'page':<13} {'cold open':>10} {'warm open':>10}  warm ratio to 1 s")
+    for page, needs in DEFAULT_PAGES:
+        if needs is not None and find_spec(needs) is None:
+            continue
+        times = []
+        for _ in range(2):
+            at = AppTest.from_file(str(DASHBOARD), default_timeout=120)
+            at.switch_page(f"{page}_page.py")
+            times.append(timed_run(at))
+        print(
+            f"{page:<13} {times[0] * 1e3:>7.0f} ms {times[1] * 1e3:>7.0f} ms  "
+            f"{times[1] / FIRST_LOAD_TARGET_S:.2f}"
+        )
+    print()
 
 
 def timed_run(at: AppTest) -> float:
@@ -54,6 +90,8 @@ def timed_run(at: AppTest) -> float:
 
 def main() -> None:
     logging.getLogger("streamlit").setLevel(logging.ERROR)
+    AppTest.from_file(str(DASHBOARD), default_timeout=60).run()  # imports, Home page
+    first_loads()
     at = AppTest.from_file(str(DASHBOARD), default_timeout=60).run()
     print(
         f"{'page':<13} {'miss median':>12} {'miss worst':>11} {'hit median':>11}  ratio to 200 ms"

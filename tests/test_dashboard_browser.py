@@ -115,7 +115,7 @@ def test_roofline_chart_renders_in_chromium(dashboard_url: str, tmp_path: Path) 
 
     browser = chromium(tmp_path)
     try:
-        browser.get(dashboard_url)
+        browser.get(f"{dashboard_url}/roofline_page")
         wait = WebDriverWait(browser, CHART_TIMEOUT_S)
         chart = wait.until(
             expected_conditions.presence_of_element_located(
@@ -142,7 +142,7 @@ def test_png_button_downloads_the_chart_as_png(dashboard_url: str, tmp_path: Pat
     downloads.mkdir()
     browser = chromium(tmp_path, downloads)
     try:
-        browser.get(dashboard_url)
+        browser.get(f"{dashboard_url}/roofline_page")
         button = WebDriverWait(browser, CHART_TIMEOUT_S).until(
             lambda b: next(
                 (
@@ -160,5 +160,56 @@ def test_png_button_downloads_the_chart_as_png(dashboard_url: str, tmp_path: Pat
         WebDriverWait(browser, DOWNLOAD_TIMEOUT_S).until(lambda b: saved.is_file())
         assert saved.read_bytes()[:8] == PNG_SIGNATURE
         assert not browser.find_elements(By.CSS_SELECTOR, '[data-testid="stException"]')
+    finally:
+        browser.quit()
+
+
+#: Pages screenshotted for the docs (``docs/img/dashboard-<page>.png``), each with the
+#: text its page must show once drawn.
+SCREENSHOTS = {
+    "home": "Worked example",
+    "roofline": "Ridge point",
+    "latency": "TPOT",
+    "memory": "KV cache",
+    "compare": "TTFT against decode throughput",
+    "precision": "Mean weight bits",
+    "serving": "SLO met",
+    "accuracy": "Out-of-sample error",
+    "codesign": "Frontier design",
+}
+
+
+#: Pages checked by default (the full set with ``CODESIGN_SCREENSHOTS=1``, which
+#: regenerates every docs screenshot: about a minute on an idle 2-core machine).
+QUICK = ("home", "compare", "serving")
+
+
+def test_every_page_draws_without_a_deploy_button(dashboard_url: str, tmp_path: Path) -> None:
+    """Each page in a real browser: its text appears, no exception, no "Deploy" button
+    (toolbarMode viewer); a screenshot per page in test-artifacts/ for the docs
+    (``cp test-artifacts/dashboard-*.png docs/img/``)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser = chromium(tmp_path)
+    ARTIFACTS.mkdir(exist_ok=True)
+    try:
+        every = os.environ.get("CODESIGN_SCREENSHOTS") == "1"
+        for page, text in SCREENSHOTS.items():
+            if not every and page not in QUICK:
+                continue
+            browser.get(f"{dashboard_url}/" + ("" if page == "home" else f"{page}_page"))
+            WebDriverWait(browser, CHART_TIMEOUT_S).until(
+                lambda b, text=text: text in b.find_element(By.TAG_NAME, "body").text
+            )
+            if page != "home":
+                WebDriverWait(browser, CHART_TIMEOUT_S).until(
+                    lambda b: b.find_elements(By.CSS_SELECTOR, ".js-plotly-plot .main-svg")
+                )
+            time.sleep(1.5)  # plotly's transition
+            body = browser.find_element(By.TAG_NAME, "body").text
+            assert "Deploy" not in body, page
+            assert not browser.find_elements(By.CSS_SELECTOR, '[data-testid="stException"]'), page
+            assert browser.save_screenshot(str(ARTIFACTS / f"dashboard-{page}.png"))
     finally:
         browser.quit()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from app.charts import bits_heatmap_figure, format_colors
+from app.charts import BITS_COLORS, bits_heatmap_figure, format_colors
 
 
 def allocation(cells: dict[tuple[int, str], tuple[str, float]]) -> pd.DataFrame:
@@ -80,6 +80,7 @@ def test_format_colours_run_from_the_most_bits_to_the_fewest() -> None:
     colors = format_colors(allocation({(0, "a"): ("int4", 4.0), (1, "a"): ("fp16", 16.0)}))
     assert list(colors) == ["fp16", "int4"]
     assert len(set(colors.values())) == 2
+    assert colors == {"fp16": BITS_COLORS[16], "int4": BITS_COLORS[4]}
     single = format_colors(allocation({(0, "a"): ("int8", 8.0)}))
     assert list(single) == ["int8"]
 
@@ -108,7 +109,13 @@ def test_codesign_frontier_legend_is_per_weight_width_and_clear_of_the_plot() ->
         "frontier, 16-bit weights",
         "frontier, 8-bit weights",
         "frontier, 4-bit weights",
+        "filled: inside the law's data",
+        "open diamond: extrapolated",
     ]
+    # The shared per-width colours: 16-bit blue (not a faint yellow), 8 orange, 4 green.
+    colors = {t.name: t.marker.color for t in figure.data}
+    assert colors["frontier, 16-bit weights"] == BITS_COLORS[16]
+    assert colors["frontier, 4-bit weights"] == BITS_COLORS[4]
     # Extrapolated frontier designs are open diamonds and say why in the hover text.
     four_bit = figure.data[3]
     assert list(four_bit.marker.symbol) == ["circle", "diamond-open"]

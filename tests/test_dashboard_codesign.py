@@ -9,10 +9,12 @@ import json
 import shlex
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from app import cli
+from app.dashboard.codesign_page import extrapolation_note, failure_message
 from search.codesign import load_space, search_designs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -95,3 +97,35 @@ def test_within_data_toggle_and_design_caption_match_the_library() -> None:
     assert shown.startswith(f"{library.message}; ")
     assert not library.designs["extrapolated"].any()
     assert "Inside the law's data" in next(c.value for c in at.caption if "nats/token" in c.value)
+
+
+def test_extrapolated_frontier_designs_are_named_in_a_warning() -> None:
+    """edge_quickstart: the page's warning counts the frontier designs the library marks
+    as extrapolated; orin_space (all 228 of them, too slow to search here) words 'All'."""
+    at = page()
+    result = search_designs(load_space(ROOT / "examples" / "edge_quickstart.yaml"))
+    count, outside = len(result.frontier), int(result.frontier["extrapolated"].sum())
+    assert 0 < outside < count
+    assert at.warning[0].value.startswith(
+        f"{outside} of {count} frontier designs extrapolate beyond the loss law's data"
+    )
+    frame = pd.DataFrame(
+        {"extrapolated": [True, True], "outside_domain": ["tokens", "params, tokens"]}
+    )
+    note = extrapolation_note(frame)
+    assert note is not None and note.startswith("All 2 frontier designs")
+    assert "(params, tokens outside" in note
+    assert extrapolation_note(frame.assign(extrapolated=False)) is None
+
+
+def test_within_data_failure_is_explained() -> None:
+    message = (
+        "no design meets the constraints; binding: inside the law's data domain "
+        "(--within-data) (best achievable while meeting the others: 1)"
+    )
+    assert failure_message(message, True).startswith(
+        "No design of this space lies inside the loss law's data"
+    )
+    assert failure_message("no design meets the constraints; binding: memory", False).startswith(
+        "no design meets"
+    )

@@ -27,7 +27,7 @@ CHARTS = {
     "roofline": ["roofline_operators"],
     "latency": ["operator_breakdown", "tpot_vs_context", "tpot_vs_batch"],
     "memory": ["footprint_vs_batch"],
-    "compare": ["compare_latency", "compare_decode_operators"],
+    "compare": ["compare_scatter", "compare_batch", "compare_latency"],
     "precision": ["bit_allocation"],
     "codesign": ["frontier"],
 }

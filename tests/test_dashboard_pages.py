@@ -124,45 +124,93 @@ def test_memory_wall_batch_is_bracketed_by_two_cli_calls() -> None:
 
 def test_compare_faster_platform_and_smaller_model() -> None:
     at = page("compare")
-    at.selectbox(key="compare_hw").set_value("b200").run()
-    tpot_a, tpot_b = metric(at, "TPOT", 0), metric(at, "TPOT", 1)
-    assert tpot_b < tpot_a  # B200 has 8 TB/s of HBM against the H100's 3.35 TB/s
-    at.radio(key="compare_mode").set_value("two models").run()
-    at.selectbox(key="compare_model").set_value("qwen2.5-0.5b").run()
-    assert metric(at, "TPOT", 1) < metric(at, "TPOT", 0)
-    assert charts(at) == 2
-    assert len(at.code[0].value.splitlines()) == 2
+    at.multiselect(key="compare_platforms").set_value(["h100-sxm", "b200"]).run()
+    table = at.dataframe[0].value.set_index("platform")
+    # B200 has 8 TB/s of HBM against the H100's 3.35 TB/s.
+    assert number(table.loc["b200", "TPOT"]) < number(table.loc["h100-sxm", "TPOT"])
+    at.multiselect(key="compare_models").set_value(["llama-3.1-8b", "qwen2.5-0.5b"]).run()
+    table = at.dataframe[0].value
+    assert len(table) == 4  # 2 platforms x 2 models
+    small = table[table.model == "qwen2.5-0.5b"]["TPOT"].map(number)
+    big = table[table.model == "llama-3.1-8b"]["TPOT"].map(number)
+    assert (small.to_numpy() < big.to_numpy()).all()
+    assert charts(at) == 3  # scatter, batch curves, latency bars
+    assert len(at.code[0].value.splitlines()) == 4
 
 
 def test_compare_table_prints_the_cli_units_and_matches_the_cli() -> None:
     at = page("compare")
-    at.selectbox(key="compare_hw").set_value("b200").run()
-    table = at.dataframe[0].value.set_index("metric")
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        assert cli.main([*shlex.split(at.code[0].value.splitlines()[0])[1:], "--json"]) == 0
-    a = json.loads(out.getvalue())["summary"]
-    for label, key in (
-        ("TTFT", "ttft_s"),
-        ("TPOT", "tpot_s"),
-        ("end-to-end", "e2e_s"),
-        ("throughput", "throughput_tokens_per_s"),
-        ("footprint per device (decimal)", "footprint_bytes_per_device"),
-        ("capacity per device (decimal)", "capacity_bytes_per_device"),
-    ):
-        cell = table.loc[label, "A"]
-        # 3-4 significant figures in s/ms/us, tok/s or decimal MB/GB: no raw bytes or
-        # 4-decimal seconds.
-        assert cell.split(" ", 1)[1] in UNITS, cell
-        assert number(cell) == pytest.approx(a[key], rel=5e-3), (label, cell)
+    at.multiselect(key="compare_platforms").set_value(["h100-sxm", "b200"]).run()
+    table = at.dataframe[0].value
+    commands = at.code[0].value.splitlines()
+    assert set(table["fits"]) == {"yes"}  # words, not True/False
+    for index, command in enumerate(commands):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            assert cli.main([*shlex.split(command)[1:], "--json"]) == 0
+        cli_summary = json.loads(out.getvalue())["summary"]
+        for label, key in (
+            ("TTFT", "ttft_s"),
+            ("TPOT", "tpot_s"),
+            ("throughput", "throughput_tokens_per_s"),
+            ("decode throughput", "decode_tokens_per_s"),
+            ("memory per device", "footprint_bytes_per_device"),
+            ("capacity per device", "capacity_bytes_per_device"),
+        ):
+            cell = table.iloc[index][label]
+            assert cell.split(" ", 1)[1] in UNITS, cell
+            assert number(cell) == pytest.approx(cli_summary[key], rel=5e-3), (label, cell)
     # 80 GB of HBM3 on the H100 preset against 192 GB of HBM3e on the B200 (decimal GB).
-    assert table.loc["capacity per device (decimal)", "A"] == "80 GB"
-    assert table.loc["capacity per device (decimal)", "B"] == "192 GB"
-    assert table.loc["capacity per device (decimal)", "B / A"] == "2.4x"
-    tpot_ratio = float(table.loc["TPOT", "B / A"].rstrip("x"))
-    assert tpot_ratio == pytest.approx(
-        number(table.loc["TPOT", "B"]) / number(table.loc["TPOT", "A"]), rel=0.01
-    )
+    assert table["capacity per device"].tolist() == ["80 GB", "192 GB"]
+
+
+def test_compare_n_way_warns_when_a_design_does_not_fit_and_lists_minimum_devices() -> None:
+    """3 platforms x 2 models x 2 use cases = 12 rows; Llama 70B in fp16 (142 GB per
+    device) fits on a B200 (192 GB) but not on an H100 (80 GB) or an L40S (48 GB): a
+    warning names those 4 designs, and the minimum-devices table gives the
+    tensor-parallel degree at which each fits, which the CLI confirms."""
+    at = page("compare")
+    at.multiselect(key="compare_platforms").set_value(["h100-sxm", "l40s", "b200"])
+    at.multiselect(key="compare_models").set_value(["llama-3.1-8b", "llama-3.1-70b"])
+    at.multiselect(key="compare_use_cases").set_value(["sidebar scenario", "chat"]).run()
+    assert not at.exception, [e.value for e in at.exception]
+    table = at.dataframe[0].value
+    assert len(table) == 12
+    big = table[table.model == "llama-3.1-70b"].set_index("platform")["fits"]
+    assert big["h100-sxm"].str.startswith("no: 142 GB > 80 GB").all()
+    assert big["l40s"].str.startswith("no: 142 GB > 48 GB").all()
+    assert (big["b200"] == "yes").all()
+    assert len(at.warning) == 1 and "4 of 12 designs do not fit" in at.warning[0].value
+    chips = at.dataframe[1].value
+    assert len(chips) == 4
+    devices = dict(zip(chips.platform, chips["minimum devices"].astype(int), strict=False))
+    assert devices == {"h100-sxm": 2, "l40s": 4}
+    command = next(c for c in at.code[0].value.splitlines() if "llama-3.1-70b" in c and "l40s" in c)
+    for tp, fits in ((devices["l40s"], True), (devices["l40s"] // 2, False)):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            assert (
+                cli.main([*shlex.split(command.replace("--tp 1", f"--tp {tp}"))[1:], "--json"]) == 0
+            )
+        assert json.loads(out.getvalue())["summary"]["fits"] is fits
+    assert charts(at) == 3
+
+
+def test_compare_scatter_and_batch_curves_show_every_design() -> None:
+    at = page("compare")
+    at.multiselect(key="compare_models").set_value(["llama-3.1-8b", "qwen2.5-7b"]).run()
+    scatter, curves = at.get("plotly_chart")[:2]
+    scatter_spec = json.loads(scatter.proto.spec)
+    names = [trace["name"] for trace in scatter_spec["data"]]
+    assert len(names) == 4 and "qwen2.5-7b / a100-sxm-80gb" in names
+    texts = [a["text"] for a in scatter_spec["layout"]["annotations"]]
+    assert any("better" in text for text in texts)
+    assert scatter_spec["layout"]["xaxis"]["ticktext"][0].endswith(("ms", "s", "us"))
+    batch_spec = json.loads(curves.proto.spec)
+    # One prefill and one decode line per design, in the platform's colour.
+    assert len(batch_spec["data"]) == 8
+    colors = {t["name"]: t["line"]["color"] for t in batch_spec["data"]}
+    assert len(set(colors.values())) == 2  # two platforms
 
 
 def test_uploaded_config_runs_and_bad_upload_is_one_line() -> None:
@@ -272,3 +320,76 @@ def test_accuracy_page_scatters_held_out_predictions_with_errors_per_group() -> 
     assert ttft["intervals from"].tolist() == ["batch latency (< 20 rows)"]
     assert (quantiles["q0.1"] <= quantiles["q0.9"]).all()
     assert "codesign calibrate" in at.code[0].value
+
+
+def test_precision_mean_bits_match_the_cli_and_budgets_reset_with_the_model(
+    tmp_path: Path,
+) -> None:
+    """One definition of mean weight bits (the CLI's, every weight counted); a budget
+    sized for an 8B model is reset when a 70B one is chosen (not left infeasible); the
+    TPOT budget, once bound, starts at a TPOT the allocation meets."""
+    pytest.importorskip("search.bits.quantizer")
+    at = page("precision")
+    at.slider(key="precision_memory_gb").set_value(9.0).run()
+    shown = at.metric[0].value
+    quantize, check = at.code[0].value.splitlines()
+    bits_file = tmp_path / "bits.yaml"
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert cli.main(shlex.split(quantize.replace("bits.yaml", str(bits_file)))[1:]) == 0
+        out.truncate(0)
+        assert cli.main(shlex.split(check.replace("bits.yaml", str(bits_file)))[1:]) == 0
+    printed = out.getvalue()
+    assert f"(mean {shown} bits)" in printed, (shown, printed[:600])
+    # Bound the TPOT: it starts achievable, so the page shows an allocation, not an error.
+    at.checkbox(key="precision_limit_tpot").check().run()
+    assert not at.error, [e.value for e in at.error]
+    assert metric(at, "TPOT") <= at.slider(key="precision_tpot_ms").value * 1e-3 * 1.001
+    at.selectbox(key="model").set_value("llama-3.1-70b").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.slider(key="precision_memory_gb").value > 9.0
+
+
+def test_accuracy_command_writes_no_shipped_profile_and_prints_the_page_table(
+    tmp_path: Path,
+) -> None:
+    at = page("accuracy")
+    table = at.dataframe[0].value
+    command = at.code[0].value.splitlines()[0]
+    assert "--per-hardware" in command and "data/runtimes/" not in command
+    assert command.endswith("--out tensorrt-llm-recalibrated.yaml")
+    out = io.StringIO()
+    target = tmp_path / "trt.yaml"
+    with contextlib.redirect_stdout(out):
+        assert (
+            cli.main(
+                shlex.split(command.replace("tensorrt-llm-recalibrated.yaml", str(target)))[1:]
+            )
+            == 0
+        )
+    assert target.is_file()
+    printed = out.getvalue().split("per hardware", 1)[1]
+    for row in table.itertuples():
+        line = next(line for line in printed.splitlines() if line.strip().startswith(row.hardware))
+        assert f"{row.MAPE:g}" in line.split(), (row, line)
+    # Upload limits as the labels say (Streamlit's own check, not only ours).
+    spec = {u.proto.label: u.proto.max_upload_size_mb for u in at.get("file_uploader")}
+    assert any("at most 20 MB" in label and size == 20 for label, size in spec.items()), spec
+
+
+def test_accuracy_scatter_colours_each_runtime_apart() -> None:
+    """The runtime's shared colour on the page (the default TensorRT-LLM, already
+    recalibrated by the test above in this process); vLLM's is another hue, not a
+    second blue."""
+    from app.charts import RUNTIME_COLORS
+
+    at = page("accuracy")
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    colors = {
+        t["legendgroup"].split(",")[0]: t["marker"]["color"]
+        for t in spec["data"]
+        if t.get("legendgroup") and "marker" in t
+    }
+    assert colors["tensorrt-llm"] == RUNTIME_COLORS["tensorrt-llm"]
+    assert RUNTIME_COLORS["vllm"] != RUNTIME_COLORS["tensorrt-llm"]
+    assert spec["layout"]["xaxis"]["ticktext"][0].endswith(("ms", " s", "us"))

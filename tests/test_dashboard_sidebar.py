@@ -134,3 +134,47 @@ def test_an_uploaded_config_survives_the_codesign_page() -> None:
     assert "--model config.json" in at.code[0].value
     assert next(m.value for m in at.metric if m.label == "TPOT") == tpot
     assert any("qwen.json, uploaded earlier" in c.value for c in at.sidebar.caption)
+
+
+def test_custom_hardware_typed_in_absolute_numbers_matches_the_cli(tmp_path) -> None:
+    """Custom hardware: 500 TFLOP/s, 1,000 GB/s, 24 GB, efficiency 0.5. Decode of an 8B
+    model is memory-bound, so halving the bandwidth doubles TPOT roughly; the page's
+    command with the downloaded custom-hw.yaml prints the same TPOT."""
+    import contextlib
+    import io
+    import json
+    import shlex
+
+    from app import cli
+    from app.dashboard.state import CUSTOM_HW_FILE
+
+    at = AppTest.from_file(str(DASHBOARD), default_timeout=TIMEOUT_S)
+    at.switch_page("latency_page.py").run()
+    at.selectbox(key="hw").set_value(CUSTOM_HW_FILE).run()
+    at.number_input(key="custom_peak_tflops").set_value(500.0)
+    at.number_input(key="custom_bandwidth_gb_per_s").set_value(1000.0)
+    at.number_input(key="custom_capacity_gb").set_value(24.0)
+    at.slider(key="custom_efficiency").set_value(0.5).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    tpot = next(m.value for m in at.metric if m.label == "TPOT")
+    at.number_input(key="custom_bandwidth_gb_per_s").set_value(500.0).run()
+    slower = next(m.value for m in at.metric if m.label == "TPOT")
+    ratio = float(slower.split()[0]) / float(tpot.split()[0])
+    assert 1.8 < ratio < 2.05, (tpot, slower)
+    yaml_text = next(
+        b
+        for b in at.get("download_button")
+        if b.proto.label.startswith(f"Download {CUSTOM_HW_FILE}")
+    )
+    assert yaml_text is not None
+    from app.dashboard.state import custom_platform_yaml
+
+    path = tmp_path / CUSTOM_HW_FILE
+    path.write_text(custom_platform_yaml(500.0, 500.0, 24.0, 450.0, 8, 0.5))
+    command = at.code[0].value.splitlines()[0].replace(f"--hw {CUSTOM_HW_FILE}", f"--hw {path}")
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert cli.main([*shlex.split(command)[1:], "--json"]) == 0
+    summary = json.loads(out.getvalue())["summary"]
+    assert f"{summary['tpot_s'] * 1e3:.3g} ms" == slower
+    assert any(CUSTOM_HW_FILE in c.value for c in at.caption)

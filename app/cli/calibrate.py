@@ -10,6 +10,7 @@ import numpy as np
 
 from calibration import (
     MEASUREMENT_RUNTIMES,
+    Calibration,
     calibrate_runtime,
     load_formats,
     load_kv_formats,
@@ -55,6 +56,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--description", default="", help="one line stored in the profile")
     parser.add_argument("--out", required=True, help="profile to write (.yaml)")
+    parser.add_argument(
+        "--per-hardware",
+        action="store_true",
+        help="also print the out-of-sample batch-latency error per hardware (the "
+        "dashboard's Accuracy table)",
+    )
     parser.set_defaults(func=run_calibrate)
 
 
@@ -84,6 +91,23 @@ def _summary(label: str, errors: np.ndarray) -> dict[str, object]:
         "p90 %": round(float(np.quantile(absolute, 0.9)), 1),
         "bias %": round(float(errors.mean()), 1),
     }
+
+
+def print_per_hardware(result: Calibration) -> None:
+    """Out-of-sample batch-latency error per hardware (rows scored as the dashboard's
+    Accuracy page scores them: measured and predicted both finite)."""
+    measured = result.data.measured["batch_latency_s"]
+    predicted = result.cv.predicted["batch_latency_s"]
+    scored = np.isfinite(measured) & np.isfinite(predicted)
+    errors = 100 * (predicted[scored] - measured[scored]) / measured[scored]
+    hardware = np.array(result.data.hw)[scored]
+    print(f"\nout-of-sample batch-latency error per hardware, % ({result.cv.method}):")
+    print_table(
+        [
+            {"hardware": name, **_summary(name, errors[hardware == name])}
+            for name in sorted(set(hardware.tolist()))
+        ]
+    )
 
 
 def run_calibrate(args: argparse.Namespace) -> None:
@@ -154,6 +178,8 @@ def run_calibrate(args: argparse.Namespace) -> None:
                 kind = f"out-of-sample ({result.cv.method})" if out_of_sample else "in-sample"
                 lines.append(_summary(f"{label}, {kind}", errors))
     print_table(lines)
+    if getattr(args, "per_hardware", False):
+        print_per_hardware(result)
     path = write_profile(result.document, args.out)
     print(f"\nwrote {path}")
 

@@ -15,6 +15,9 @@ from roofline import InputError
 from .commands import add_command
 
 DASHBOARD = Path(__file__).resolve().parents[1] / "dashboard" / "main.py"
+#: ``--max-upload-mb`` default (the largest shipped uploader's limit) and its upper bound.
+DEFAULT_MAX_UPLOAD_MB = 20
+MAX_UPLOAD_MB = 1000
 #: Seconds the Streamlit child gets to stop after a forwarded signal before it is killed.
 STOP_GRACE_S = 10.0
 #: Seconds between checks on the child while it serves.
@@ -32,12 +35,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="127.0.0.1",
         help="address to bind (default 127.0.0.1; 0.0.0.0 serves every interface)",
     )
+    parser.add_argument(
+        "--max-upload-mb",
+        type=int,
+        default=DEFAULT_MAX_UPLOAD_MB,
+        help=f"largest upload Streamlit accepts, MB (default {DEFAULT_MAX_UPLOAD_MB}; "
+        "each uploader keeps its own smaller limit: config.json 1 MB, runs 20 MB)",
+    )
+    parser.add_argument(
+        "--base-url-path",
+        default="",
+        help="serve under this path, e.g. 'codesign' behind a reverse proxy at /codesign/",
+    )
     parser.set_defaults(func=run_app)
 
 
-def streamlit_command(port: int, address: str) -> list[str]:
-    """The ``streamlit run`` call that serves the dashboard headless (no usage stats)."""
-    return [
+def streamlit_command(
+    port: int, address: str, max_upload_mb: int = 20, base_url_path: str = ""
+) -> list[str]:
+    """The ``streamlit run`` call that serves the dashboard headless (no usage stats),
+    with Streamlit's developer toolbar (the "Deploy" button) hidden, uploads capped at
+    ``max_upload_mb`` and, behind a reverse proxy, under ``base_url_path``."""
+    command = [
         sys.executable,
         "-m",
         "streamlit",
@@ -51,7 +70,14 @@ def streamlit_command(port: int, address: str) -> list[str]:
         address,
         "--browser.gatherUsageStats",
         "false",
+        "--client.toolbarMode",
+        "viewer",
+        "--server.maxUploadSize",
+        str(max_upload_mb),
     ]
+    if base_url_path:
+        command += ["--server.baseUrlPath", base_url_path.strip("/")]
+    return command
 
 
 def run_app(args: argparse.Namespace) -> None:
@@ -62,9 +88,21 @@ def run_app(args: argparse.Namespace) -> None:
     """
     if not 1 <= args.port <= 65535:
         raise InputError(f"--port must be in [1, 65535], got {args.port}")
+    if not 1 <= args.max_upload_mb <= MAX_UPLOAD_MB:
+        raise InputError(
+            f"--max-upload-mb must be in [1, {MAX_UPLOAD_MB}], got {args.max_upload_mb}"
+        )
+    base = args.base_url_path.strip("/")
+    if base and not all(
+        part.replace("-", "").replace("_", "").isalnum() for part in base.split("/")
+    ):
+        raise InputError(
+            f"--base-url-path must be letters, digits, '-', '_' and '/', got {args.base_url_path!r}"
+        )
     check_port_free(args.address, args.port)
-    print(f"dashboard: http://{args.address}:{args.port} (Ctrl+C stops it)", flush=True)
-    code = serve_until_stopped(streamlit_command(args.port, args.address))
+    suffix = f"/{base}/" if base else ""
+    print(f"dashboard: http://{args.address}:{args.port}{suffix} (Ctrl+C stops it)", flush=True)
+    code = serve_until_stopped(streamlit_command(args.port, args.address, args.max_upload_mb, base))
     if code not in (0, STOPPED):
         raise SystemExit(code)
 

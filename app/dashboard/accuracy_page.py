@@ -11,19 +11,22 @@ then a user's own measured runs, uploaded, beside their predictions (`own_runs`)
 
 from __future__ import annotations
 
+import shlex
+
 import numpy as np
 import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 import streamlit as st
 
-from app.dashboard.common import checked, error_summary, show_chart
+from app.charts import log_axis, runtime_color
+from app.dashboard.common import checked, error_summary, page_intro, show_chart
 from app.dashboard.own_runs import show_own_runs
 from calibration import METRIC_LABELS, recalibrate
 from genz import MIN_METRIC_ROWS, list_runtimes, load_runtime
 
 
-@st.cache_data(show_spinner="Re-running the calibration (leave one hardware out)...")
+@st.cache_data(show_spinner=False)
 def held_out_rows(runtime: str) -> pd.DataFrame:
     """Measured and out-of-sample predicted batch latency (s) of every scored row."""
     result = recalibrate(load_runtime(runtime))
@@ -99,30 +102,63 @@ def interval_table(runtime: str) -> pd.DataFrame:
     return pd.DataFrame(lines)
 
 
-def scatter(rows: pd.DataFrame) -> go.Figure:
-    """Predicted vs measured, log-log, with the y = x line."""
+def scatter(rows: pd.DataFrame, title: str = "") -> go.Figure:
+    """Predicted vs measured, log-log, with the y = x line; one colour per runtime (the
+    shared `RUNTIME_COLORS`), one symbol per hardware, ticks in human time units."""
     figure = px.scatter(
         rows,
         x="measured_s",
         y="predicted_s",
         color="runtime",
+        color_discrete_map={name: runtime_color(name) for name in rows["runtime"].unique()},
         symbol="hardware",
         log_x=True,
         log_y=True,
-        labels={"measured_s": "measured batch latency (s)", "predicted_s": "predicted (s)"},
+        labels={"measured_s": "measured batch latency", "predicted_s": "predicted"},
+        title=title,
     )
     low, high = (
         rows[["measured_s", "predicted_s"]].min().min(),
         rows[["measured_s", "predicted_s"]].max().max(),
     )
     figure.add_trace(
-        go.Scatter(x=[low, high], y=[low, high], mode="lines", name="y = x", line={"dash": "dot"})
+        go.Scatter(
+            x=[low, high],
+            y=[low, high],
+            mode="lines",
+            name="y = x",
+            line={"dash": "dot", "color": "#444444"},
+        )
+    )
+    values = [low, high]
+    figure.update_layout(
+        xaxis=log_axis(values, "measured batch latency (log)"),
+        yaxis=log_axis(values, "predicted, out of sample (log)"),
     )
     return figure
 
 
+def recalibration_command(runtime: str) -> str:
+    """The profile's ``calibrated_from`` command with ``--per-hardware`` (which prints this
+    page's table) and ``--out`` moved off the shipped profile, so running it overwrites
+    nothing in ``data/runtimes/``."""
+    accuracy = load_runtime(runtime).accuracy
+    assert accuracy is not None
+    parts = shlex.split(accuracy.calibrated_from)
+    if "--out" in parts:
+        index = parts.index("--out")
+        del parts[index : index + 2]
+    return shlex.join([*parts, "--per-hardware", "--out", f"{runtime}-recalibrated.yaml"])
+
+
 def main() -> None:
     st.header("Accuracy: predicted vs measured, out of sample")
+    page_intro(
+        "How far to trust a runtime profile: each published measurement against the "
+        "prediction of a profile calibrated without that row's hardware, and the error "
+        "per runtime x hardware; below, the same for your own runs.",
+        "accuracy",
+    )
     fitted = [name for name in list_runtimes() if load_runtime(name).accuracy is not None]
     chosen = st.multiselect(
         "Runtime profiles", fitted, default=["tensorrt-llm"], key="accuracy_runtimes"
@@ -130,8 +166,15 @@ def main() -> None:
     if not chosen:
         st.info("Choose at least one runtime profile.")
         return
-    rows = pd.concat([checked(held_out_rows, name) for name in chosen], ignore_index=True)
-    show_chart(scatter(rows), rows, "accuracy")
+    frames = []
+    for name in chosen:
+        with st.spinner(
+            f"Re-running the calibration of {name}, leaving each hardware out in turn "
+            "(5-15 s the first time; cached after)..."
+        ):
+            frames.append(checked(held_out_rows, name))
+    rows = pd.concat(frames, ignore_index=True)
+    show_chart(scatter(rows, f"Out-of-sample batch latency: {', '.join(chosen)}"), rows, "accuracy")
     st.subheader("Out-of-sample error per runtime x hardware (%; bias < 0: predicted faster)")
     st.dataframe(error_table(rows), hide_index=True)
     st.caption(
@@ -151,9 +194,12 @@ def main() -> None:
         "output / batch latency on every measured row)."
     )
     with st.expander("Reproduce with the CLI"):
-        commands = [load_runtime(name).accuracy for name in chosen]
-        st.code("\n".join(a.calibrated_from for a in commands if a is not None), language="bash")
-        st.caption("Each command prints the in-sample and out-of-sample error it finds.")
+        st.code("\n".join(recalibration_command(name) for name in chosen), language="bash")
+        st.caption(
+            "Each command prints the in-sample and out-of-sample error it finds and, with "
+            "--per-hardware, the table above; it writes the refitted profile to "
+            "NAME-recalibrated.yaml, not over the shipped data/runtimes/NAME.yaml."
+        )
     show_own_runs()
 
 

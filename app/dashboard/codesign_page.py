@@ -19,8 +19,14 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from app.charts import widest_first_colors
-from app.dashboard.common import chart_config, checked, download_buttons, show_commands
+from app.charts import bits_color, log_axis
+from app.dashboard.common import (
+    chart_config,
+    checked,
+    download_buttons,
+    page_intro,
+    show_commands,
+)
 from app.formatting import human_bytes, human_seconds
 from roofline import InputError, decode_user_bytes, parse_document
 from search.codesign import (
@@ -96,7 +102,10 @@ def space_widgets() -> tuple[str, str, str]:
     """Choose a packaged space or upload one (in the sidebar); returns its text, name and
     CLI path."""
     examples = example_spaces()
-    default = "orin_space.yaml" if "orin_space.yaml" in examples else next(iter(examples), None)
+    # The smallest packaged space opens the page (about 0.1 s; orin_space takes a minute).
+    default = (
+        "edge_quickstart.yaml" if "edge_quickstart.yaml" in examples else next(iter(examples), None)
+    )
     options = [*examples, UPLOAD_OPTION]
     st.session_state.setdefault("codesign_space", default or UPLOAD_OPTION)
     bar = st.sidebar
@@ -121,15 +130,19 @@ def space_widgets() -> tuple[str, str, str]:
     return text, UPLOADED_NAME, UPLOADED_NAME
 
 
-def pareto_figure(designs: pd.DataFrame, frontier: pd.DataFrame, y: str) -> go.Figure:
-    """Feasible designs (grey) and the frontier, one legend entry per weight width: ``y``
-    against TPOT (ms). The legend sits above the plot, clear of the axes."""
+def pareto_figure(
+    designs: pd.DataFrame, frontier: pd.DataFrame, y: str, title: str = ""
+) -> go.Figure:
+    """Feasible designs (grey) and the frontier, one legend entry per weight width (the
+    shared `bits_color`, 16-bit blue): ``y`` against TPOT (human time ticks). Filled
+    markers lie inside the loss law's data, open diamonds extrapolate beyond it; two
+    legend-only entries say so. The legend sits above the plot, clear of the axes."""
     drawn = designs.sample(MAX_DRAWN, random_state=0) if len(designs) > MAX_DRAWN else designs
     label = "loss (nats/token)" if y == "loss" else "perplexity"
-    hover = "%{text}<br>TPOT %{x:.4g} ms<br>" + label + " %{y:.4g}<extra></extra>"
+    hover = "%{text}<br>TPOT %{x:.4g} s<br>" + label + " %{y:.4g}<extra></extra>"
     traces = [
         go.Scatter(
-            x=drawn["tpot_s"] * 1e3,
+            x=drawn["tpot_s"],
             y=drawn[y],
             mode="markers",
             name="feasible designs",
@@ -138,11 +151,12 @@ def pareto_figure(designs: pd.DataFrame, frontier: pd.DataFrame, y: str) -> go.F
         )
     ]
     widths = sorted(frontier["weight_bits"].unique(), reverse=True)
-    for bits, color in zip(widths, widest_first_colors(len(widths)), strict=True):
+    for bits in widths:
+        color = bits_color(float(bits))
         part = frontier[frontier["weight_bits"] == bits]
         traces.append(
             go.Scatter(
-                x=part["tpot_s"] * 1e3,
+                x=part["tpot_s"],
                 y=part[y],
                 mode="markers",
                 name=f"frontier, {bits:g}-bit weights",
@@ -151,20 +165,65 @@ def pareto_figure(designs: pd.DataFrame, frontier: pd.DataFrame, y: str) -> go.F
                 hovertemplate=hover,
                 marker={
                     "color": color,
-                    "size": 9,
+                    "size": 11,
                     "symbol": ["diamond-open" if e else "circle" for e in part["extrapolated"]],
-                    "line": {"width": 1, "color": color},
+                    "line": {"width": 2, "color": color},
                 },
             )
         )
+    # Legend-only entries explaining the two marker shapes.
+    for name, symbol in (
+        ("filled: inside the law's data", "circle"),
+        ("open diamond: extrapolated", "diamond-open"),
+    ):
+        traces.append(
+            go.Scatter(
+                x=[None],
+                y=[None],
+                mode="markers",
+                name=name,
+                marker={"symbol": symbol, "size": 11, "color": "#444444", "line": {"width": 2}},
+                hoverinfo="skip",
+            )
+        )
     layout = {
-        "xaxis": {"type": "log", "title": {"text": "TPOT (ms)"}},
+        "title": {"text": title},
+        "xaxis": log_axis(frontier["tpot_s"], "TPOT (log)"),
         "yaxis": {"title": {"text": f"predicted {label}"}},
         "legend": {"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom"},
         "height": 480,
-        "margin": {"t": 60},
+        "margin": {"t": 90},
     }
     return go.Figure(traces, layout)
+
+
+def failure_message(message: str, within: bool) -> str:
+    """The search's "no design" line, explained when ``--within-data`` emptied the space."""
+    if within and "within-data" in message:
+        return (
+            "No design of this space lies inside the loss law's data: every one "
+            "extrapolates (a model size, token count or bit width beyond the runs the law "
+            "was fitted on). Untick 'Only inside the law's data' to see them, marked as "
+            f"extrapolated. (The search said: {message})"
+        )
+    return message
+
+
+def extrapolation_note(frontier: pd.DataFrame) -> str | None:
+    """One line when frontier designs extrapolate beyond the loss law's data: how many,
+    and which quantities lie outside it; None when none does."""
+    outside = frontier[frontier["extrapolated"].astype(bool)]
+    if outside.empty:
+        return None
+    quantities = sorted(
+        {q.strip() for text in outside["outside_domain"] for q in str(text).split(",") if q.strip()}
+    )
+    every = "All" if len(outside) == len(frontier) else f"{len(outside)} of"
+    return (
+        f"{every} {len(frontier)} frontier designs extrapolate beyond the loss law's data "
+        f"({', '.join(quantities)} outside the range it was fitted on): their loss is the "
+        "law's extrapolation, to be read as a trend, not a figure (open diamonds)."
+    )
 
 
 def hover_text(row: dict) -> str:
@@ -207,10 +266,12 @@ def commands(
 def render() -> None:
     """Draw the page."""
     st.header("Co-design: Pareto frontier of a design space")
-    st.caption(
+    page_intro(
         "Hardware x architecture x precision x parallelism, each design costed by genz and "
-        "scored by the fitted loss law. The space file (sidebar) names its own hardware, "
-        "models and scenario. Loss is a prediction, not a measurement."
+        "scored by the fitted loss law; the space file (sidebar) names its own hardware, "
+        "models and scenario. Loss is a prediction, not a measurement",
+        "co-design-search",
+        page="codesign",
     )
     text, origin, path = space_widgets()
     space = checked(_space, text, origin)
@@ -237,12 +298,17 @@ def render() -> None:
     result = checked(search, text, origin, objective, limit, within)
     search_line, recommend_line = commands(path, objective, limit, within)
     if not result.success:
-        st.error(result.message)
+        st.error(failure_message(result.message, within))
         show_commands(None, search_line)
         return
     st.caption(f"{result.message}; {result.elapsed_s:.2f} s.")
     frontier = result.frontier.sort_values("tpot_s")
-    figure = pareto_figure(result.designs, frontier, objective)
+    note = extrapolation_note(frontier)
+    if note is not None:
+        st.warning(note)
+    figure = pareto_figure(
+        result.designs, frontier, objective, f"Pareto frontier of {path}: {objective} against TPOT"
+    )
     event = st.plotly_chart(
         figure,
         config=chart_config("frontier"),

@@ -4,6 +4,7 @@ page's numbers."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -14,7 +15,7 @@ import streamlit as st
 from roofline import InputError
 
 from .png_export import figure_png, system_chromium
-from .state import SELECTION_KEY, UPLOADED_CONFIG_NAME, Selection
+from .state import CUSTOM_HW_FILE, SELECTION_KEY, UPLOADED_CONFIG_NAME, Selection
 
 T = TypeVar("T")
 
@@ -23,6 +24,25 @@ NO_CHROMIUM_NOTE = (
     "PNG download needs Chromium on the server (Debian: apt install chromium); "
     "the chart's camera icon saves a PNG from your browser."
 )
+
+
+#: Base address of the built documentation (``mkdocs build``/``serve``), e.g.
+#: ``https://example.org/llm-codesign/``; unset: pages name the docs file and section.
+DOCS_URL_VARIABLE = "CODESIGN_DOCS_URL"
+
+
+def docs_link(section: str, page: str = "dashboard") -> str:
+    """Markdown for the docs section ``section`` (an anchor of ``docs/{page}.md``): a link
+    under ``$CODESIGN_DOCS_URL`` when set, else the file and section in the repository."""
+    base = os.environ.get(DOCS_URL_VARIABLE, "").strip()
+    if base:
+        return f"[docs: {page} / {section}]({base.rstrip('/')}/{page}/#{section})"
+    return f"docs: `docs/{page}.md`, section *{section}*"
+
+
+def page_intro(what: str, section: str, page: str = "dashboard") -> None:
+    """The one line under a page's header: what the page shows, and where its docs are."""
+    st.caption(f"{what} ({docs_link(section, page)})")
 
 
 def tokens_per_s(value: float) -> str:
@@ -73,8 +93,39 @@ def chart_config(name: str) -> dict[str, object]:
     }
 
 
-def show_chart(figure: go.Figure, data: pd.DataFrame, name: str) -> None:
-    """Draw ``figure``, then its `download_buttons`."""
+def design_title(selection: Selection | None) -> str:
+    """``'llama-3.1-8b on h100-sxm, batch 1, 1024 in / 128 out, w16a16kv16, tp 1'``: what a
+    chart was drawn for, so that an exported PNG says it."""
+    if selection is None:
+        return ""
+    model = UPLOADED_CONFIG_NAME if selection.model_json is not None else selection.model
+    hw = selection.hw + (" (scaled)" if selection.is_scaled else "")
+    return (
+        f"{model} on {hw}, batch {selection.batch}, {selection.input_tokens} in / "
+        f"{selection.output_tokens} out, w{selection.weight_bits:g}a{selection.activation_bits:g}"
+        f"kv{selection.kv_bits:g}, tp {selection.tp} pp {selection.pp}"
+        + ("" if selection.runtime == "ideal" else f", {selection.runtime}")
+    )
+
+
+def show_chart(
+    figure: go.Figure,
+    data: pd.DataFrame,
+    name: str,
+    label: str | None = None,
+    for_sidebar: bool = True,
+) -> None:
+    """Draw ``figure``, then its `download_buttons`. A figure without a title gets
+    ``'{label}: {design_title}'`` (``label`` defaults to ``name`` in words; the design
+    only when the chart shows the sidebar's, ``for_sidebar``), so that its PNG names
+    what it shows and for which model and hardware."""
+    if not figure.layout.title.text:
+        design = design_title(st.session_state.get(SELECTION_KEY)) if for_sidebar else ""
+        what = label if label is not None else name.replace("_", " ")
+        text = f"{what}: {design}" if design else what
+        figure.update_layout(title={"text": text, "font": {"size": 14}})
+        if figure.layout.margin.t is None or figure.layout.margin.t < 60:
+            figure.update_layout(margin={"t": 60})
     st.plotly_chart(figure, config=chart_config(name), key=f"chart-{name}")
     download_buttons(figure, data, name)
 
@@ -114,3 +165,8 @@ def show_commands(selection: Selection | None, *commands: str, note: str = "") -
             st.caption(note)
         if selection is not None and selection.model_json is not None:
             st.caption(f"`{UPLOADED_CONFIG_NAME}` is the uploaded file, saved under that name.")
+        if selection is not None and selection.hw_yaml is not None:
+            st.caption(
+                f"`{CUSTOM_HW_FILE}` is the custom hardware typed in the sidebar (its download "
+                "button there)."
+            )

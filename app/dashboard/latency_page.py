@@ -9,6 +9,7 @@ from app.cli.runtime_output import LABELS, SCOPE
 from app.dashboard.common import (
     checked,
     current_selection,
+    page_intro,
     show_chart,
     show_commands,
     tokens_per_s,
@@ -59,6 +60,11 @@ def render() -> None:
     """Draw the page."""
     selection = current_selection()
     st.header("Latency and throughput")
+    page_intro(
+        "TTFT, TPOT, end-to-end latency and throughput of the sidebar's design, the time "
+        "of each operator, and TPOT against the context length and the batch.",
+        "latency",
+    )
     result = checked(prediction, selection)
     model = checked(cached_model, selection.model, selection.model_json)
 
@@ -92,7 +98,7 @@ def render() -> None:
     operators = result.to_frame()
     operators["time_ms"] = operators["time_s"] * 1e3
     operators = operators[["phase", "name", "group", "time_ms", "bound", "flop", "bytes"]]
-    show_chart(breakdown_figure(operators), operators, "operator_breakdown")
+    show_chart(breakdown_figure(operators), operators, "operator_breakdown", "Time per operator")
 
     left, right = st.columns(2)
     with left:
@@ -109,7 +115,7 @@ def render() -> None:
             "TPOT (ms)",
             selection.input_tokens,
         )
-        show_chart(figure, by_context, "tpot_vs_context")
+        show_chart(figure, by_context, "tpot_vs_context", "TPOT against context")
     with right:
         st.subheader("TPOT versus batch")
         batches = tuple(float(b) for b in sorted({*BATCH_OPTIONS, selection.batch}))
@@ -118,7 +124,7 @@ def render() -> None:
         figure = sweep_figure(
             by_batch, "batch", "tpot_ms", "batch", "TPOT (ms)", selection.batch, log_y=True
         )
-        show_chart(figure, by_batch, "tpot_vs_batch")
+        show_chart(figure, by_batch, "tpot_vs_batch", "TPOT against batch")
     show_commands(
         selection,
         predict_command(selection),

@@ -34,6 +34,8 @@ class PageSpec:
 
 #: The menu, in order; the first page is the default. Why each page hides what it hides:
 PAGES = (
+    # The method, the presets and their sources: reads no sidebar value.
+    PageSpec("home_page.py", "Home", frozenset()),
     # Operators, OI and bounds of one replica on the hardware's roofline (physics: no
     # serving stack): capacity and data parallelism change none.
     PageSpec("roofline_page.py", "Roofline", EVERY_CONTROL - {"capacity_scale", "dp", "runtime"}),

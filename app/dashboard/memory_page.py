@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from app.charts import footprint_figure
-from app.dashboard.common import checked, current_selection, show_chart, show_commands
+from app.dashboard.common import checked, current_selection, page_intro, show_chart, show_commands
 from app.dashboard.state import Selection, predict_command, prediction, sweep
 from app.formatting import human_bytes
 
@@ -37,6 +37,11 @@ def render() -> None:
     """Draw the page."""
     selection = current_selection()
     st.header("Memory: capacity footprint")
+    page_intro(
+        "Weights, KV cache and activations per device against its capacity, and the "
+        "largest batch that fits (the capacity wall).",
+        "memory",
+    )
     result = checked(prediction, selection)
     fp, verdict = result.footprint, result.capacity
 
@@ -71,7 +76,7 @@ def render() -> None:
     table["activations_gb"] = table["activation_bytes"] / 1e9
     table = table[["batch", "weights_gb", "kv_cache_gb", "activations_gb", "fits"]]
     figure = footprint_figure(table, verdict.capacity_bytes / 1e9, wall, selection.batch)
-    show_chart(figure, table, "footprint_vs_batch")
+    show_chart(figure, table, "footprint_vs_batch", "Memory per device against batch")
     if wall is None:
         st.caption("No batch fits: even one request exceeds the capacity.")
     elif wall == MAX_WALL_BATCH:

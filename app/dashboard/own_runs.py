@@ -17,6 +17,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 import streamlit as st
 
+from app.charts import runtime_color
 from app.dashboard.common import error_summary, show_chart
 from calibration import parse_scenarios, predict_scenarios
 from genz import list_runtimes
@@ -72,6 +73,7 @@ def scatter(scored: pd.DataFrame, label: str, predicted: str, measured: str) -> 
         x=measured,
         y=predicted,
         color="runtime",
+        color_discrete_map={name: runtime_color(name) for name in part["runtime"].unique()},
         symbol="hw",
         log_x=True,
         log_y=True,
@@ -81,7 +83,13 @@ def scatter(scored: pd.DataFrame, label: str, predicted: str, measured: str) -> 
     low = part[[measured, predicted]].min().min()
     high = part[[measured, predicted]].max().max()
     figure.add_trace(
-        go.Scatter(x=[low, high], y=[low, high], mode="lines", name="y = x", line={"dash": "dot"})
+        go.Scatter(
+            x=[low, high],
+            y=[low, high],
+            mode="lines",
+            name="y = x",
+            line={"dash": "dot", "color": "#444444"},
+        )
     )
     return figure
 
@@ -94,6 +102,7 @@ def show_own_runs() -> None:
         f"{MAX_RUNS_BYTES // 1_000_000} MB)",
         type=["csv"],
         key="own_runs_upload",
+        max_upload_size=MAX_RUNS_BYTES // 1_000_000,
     )
     if upload is None:
         st.caption(
@@ -124,7 +133,13 @@ def show_own_runs() -> None:
         st.markdown(
             f"**{label}**: signed error %, (predicted - measured) / measured (bias < 0: {meaning})"
         )
-        show_chart(scatter(scored, label, predicted, measured), scored, f"own-runs-{predicted}")
+        show_chart(
+            scatter(scored, label, predicted, measured),
+            scored,
+            f"own-runs-{predicted}",
+            f"Your runs: predicted against measured {label}",
+            for_sidebar=False,
+        )
         st.dataframe(error_table(scored, error_column), hide_index=True)
     if not shown:
         st.info("No row with a measured value was predicted.")

@@ -11,14 +11,22 @@ neither option, hence the direct call.
 
 Where no Chromium is installed (or kaleido is missing), `system_chromium` is
 None and the pages show a one-line note in place of the PNG button.
+
+One headless Chromium serves every PNG of the server process (`_Renderer`: kaleido's
+browser kept open on an event loop of its own thread), so a click costs a render, not
+a browser start (3-4 s before). Clicks are drawn one at a time (a lock), each within
+`TIMEOUT_S`; a renderer that fails is closed and the next click starts a new one.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
+import threading
 from importlib.util import find_spec
 from pathlib import Path
+from typing import Any
 
 import plotly.graph_objects as go
 
@@ -51,15 +59,48 @@ def system_chromium() -> Path | None:
     return None
 
 
+class _Renderer:
+    """A kaleido browser kept open on its own event loop (a daemon thread)."""
+
+    def __init__(self, browser: Path) -> None:
+        import kaleido  # deferred: only a click on a PNG button needs it
+
+        self.browser = browser
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        self.kaleido = kaleido.Kaleido(n=1, path=str(browser), mathjax=False, timeout=TIMEOUT_S)
+        self._run(self.kaleido.open())
+
+    def _run(self, coroutine: Any) -> Any:
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(TIMEOUT_S)
+
+    def render(self, figure: go.Figure, options: dict[str, object]) -> bytes:
+        return bytes(self._run(self.kaleido.calc_fig(figure, opts=options)))
+
+    def close(self) -> None:
+        try:
+            self._run(self.kaleido.close())
+        except Exception:  # a broken browser: drop it all the same
+            pass
+        finally:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+
+
+_LOCK = threading.Lock()
+_RENDERER: _Renderer | None = None
+#: Browser starts so far in this process (the tests check that clicks reuse one).
+STARTS = [0]
+
+
 def figure_png(figure: go.Figure, browser: Path) -> bytes:
     """The figure as PNG bytes, drawn in ``browser`` (a Chromium executable).
 
     Size: the figure's layout width and height in pixels (`DEFAULT_WIDTH_PX` and
-    `DEFAULT_HEIGHT_PX` where unset), times `SCALE`. Starts one headless browser
-    per call (about a second), so pages call it only when the button is clicked.
+    `DEFAULT_HEIGHT_PX` where unset), times `SCALE`. The first call starts the
+    process's one headless browser (about a second); later calls reuse it.
     """
-    import kaleido  # deferred: only a click on a PNG button needs it
-
+    global _RENDERER
     layout = figure.layout
     options = {
         "format": "png",
@@ -67,5 +108,16 @@ def figure_png(figure: go.Figure, browser: Path) -> bytes:
         "height": layout.height or DEFAULT_HEIGHT_PX,
         "scale": SCALE,
     }
-    settings = {"path": str(browser), "mathjax": False, "timeout": TIMEOUT_S}
-    return bytes(kaleido.calc_fig_sync(figure, opts=options, kopts=settings))
+    with _LOCK:
+        if _RENDERER is not None and _RENDERER.browser != browser:
+            _RENDERER.close()
+            _RENDERER = None
+        if _RENDERER is None:
+            STARTS[0] += 1
+            _RENDERER = _Renderer(browser)
+        try:
+            return _RENDERER.render(figure, options)
+        except Exception:
+            _RENDERER.close()
+            _RENDERER = None
+            raise

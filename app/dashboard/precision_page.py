@@ -7,6 +7,7 @@ weight bits (the sidebar hides them here); its activation and KV-cache bits are 
 from __future__ import annotations
 
 import dataclasses
+import math
 import shlex
 
 import pandas as pd
@@ -14,7 +15,7 @@ import streamlit as st
 import yaml
 
 from app.charts import bits_heatmap_figure
-from app.dashboard.common import checked, current_selection, show_chart, show_commands
+from app.dashboard.common import checked, current_selection, page_intro, show_chart, show_commands
 from app.dashboard.state import (
     Selection,
     build_model,
@@ -26,7 +27,8 @@ from app.dashboard.state import (
     runtime_profile,
 )
 from app.formatting import human_bytes, human_seconds
-from genz import Precision, precision_to_dict
+from genz import ModelConfig, Precision, precision_to_dict, summarise_weight_bits
+from roofline import InputError
 from search.bits import QuantizationResult, QuantizeBudgets, quantize
 
 #: Relative optimality tolerance of the ILP: fast (< 1 s) and far below the
@@ -100,15 +102,39 @@ def _clamp(key: str, low: float, high: float) -> None:
         st.session_state[key] = min(max(st.session_state[key], low), high)
 
 
+def _budget_context(selection: Selection) -> tuple[object, ...]:
+    """What the budgets' ranges and defaults depend on: model, hardware and its capacity,
+    the mesh and the KV-cache bits. A change of any resets both budgets."""
+    return (
+        selection.model,
+        selection.model_json,
+        selection.hw,
+        selection.capacity_scale,
+        selection.tp,
+        selection.pp,
+        selection.ep,
+        selection.kv_bits,
+    )
+
+
 def budget_widgets(selection: Selection) -> tuple[str, float, float | None]:
-    """Candidate formats and the memory / TPOT budget sliders."""
+    """Candidate formats and the memory / TPOT budget sliders.
+
+    The memory budget starts at 60 % of the design's footprint (where the allocation has
+    work to do), again whenever the model, hardware or mesh changes (a budget sized for
+    an 8B model leaves a 70B one infeasible). The TPOT budget, while unbound, follows the
+    TPOT of the memory-only allocation, so that ticking "Also bound TPOT" starts at a
+    budget the allocation meets.
+    """
     capacity_gb = round(build_platform(selection).main_memory.capacity_bytes / 1e9, 1)
     reference_ms = checked(prediction, selection).tpot_s * 1e3
     low_ms, high_ms = round(reference_ms / 10, 3), round(reference_ms * 2, 3)
-    # Start where the allocation has work to do: 60 % of the sidebar design's footprint.
     footprint_gb = checked(prediction, selection).footprint.total_bytes / 1e9
-    st.session_state.setdefault("precision_memory_gb", round(0.6 * footprint_gb * 2) / 2)
-    st.session_state.setdefault("precision_tpot_ms", round(reference_ms, 3))
+    context = _budget_context(selection)
+    if st.session_state.get("precision_context") != context:
+        st.session_state["precision_context"] = context
+        st.session_state["precision_memory_gb"] = round(0.6 * footprint_gb * 2) / 2
+        st.session_state["precision_tpot_ms"] = round(reference_ms, 3)
     _clamp("precision_memory_gb", 0.5, capacity_gb)
     _clamp("precision_tpot_ms", low_ms, high_ms)
     formats = st.text_input(
@@ -125,14 +151,37 @@ def budget_widgets(selection: Selection) -> tuple[str, float, float | None]:
         key="precision_memory_gb",
     )
     limit_tpot = right.checkbox("Also bound TPOT", key="precision_limit_tpot")
+    if not limit_tpot:
+        achievable = achievable_tpot_ms(selection, formats, max_memory_gb)
+        if achievable is not None:
+            st.session_state["precision_tpot_ms"] = min(max(achievable, low_ms), high_ms)
     max_tpot_ms = right.slider(
         "TPOT budget (ms)",
         min_value=low_ms,
         max_value=high_ms,
         disabled=not limit_tpot,
         key="precision_tpot_ms",
+        help="starts at the TPOT of the allocation within the memory budget alone",
     )
     return formats, max_memory_gb, (max_tpot_ms if limit_tpot else None)
+
+
+def achievable_tpot_ms(selection: Selection, formats: str, max_memory_gb: float) -> float | None:
+    """TPOT (ms, rounded up to 0.001) of the memory-only allocation; None when that one
+    is infeasible or the formats do not parse (the page reports it below)."""
+    try:
+        result = allocation(selection, formats, max_memory_gb, None)
+    except InputError:
+        return None
+    if not result.success or result.prediction is None:
+        return None
+    return math.ceil(result.prediction.tpot_s * 1e6) / 1e3
+
+
+def mean_weight_bits(model: ModelConfig, precision: Precision) -> float:
+    """Parameter-weighted mean weight bits of an allocation, every weight counted
+    (`genz.summarise_weight_bits`, as ``codesign predict --bits-file`` prints it)."""
+    return summarise_weight_bits(model, precision).mean
 
 
 def render() -> None:
@@ -143,6 +192,11 @@ def render() -> None:
     # prediction behind the budget sliders uses the model's own.
     selection = dataclasses.replace(sidebar, weight_bits=model.default_weight_bits)
     st.header("Precision: mixed-precision bit allocation")
+    page_intro(
+        "Which weight format each layer and weight group gets when the model must fit a "
+        "memory (and optionally a TPOT) budget, least total sensitivity first.",
+        "precision",
+    )
     st.caption(
         "Integer program (HAWQ-V3 style): one format per layer and weight group, least total "
         "sensitivity (weight-free proxy) within the budgets. Per device, decimal GB."
@@ -156,9 +210,13 @@ def render() -> None:
         return
     assert result.prediction is not None and result.precision is not None
     rows = pd.DataFrame(result.rows())
-    weights = rows["params"] * rows["bits"]
     row = st.columns(5)
-    row[0].metric("Mean weight bits", f"{weights.sum() / rows['params'].sum():.3g}")
+    row[0].metric(
+        "Mean weight bits",
+        f"{mean_weight_bits(model, result.precision):.3g}",
+        help="weighted by parameters over every weight, router, norms and embedding "
+        "included (the figure codesign predict --bits-file prints)",
+    )
     row[1].metric("Footprint", human_bytes(result.prediction.footprint.total_bytes))
     row[2].metric("TPOT", human_seconds(result.prediction.tpot_s))
     row[3].metric("TTFT", human_seconds(result.prediction.ttft_s))
@@ -166,7 +224,9 @@ def render() -> None:
     st.caption(f"{result.result.message}; KV cache {result.kv_format.name}.")
 
     per_layer = rows[rows["layer"].notna()].astype({"layer": int})
-    show_chart(bits_heatmap_figure(per_layer), rows, "bit_allocation")
+    show_chart(
+        bits_heatmap_figure(per_layer), rows, "bit_allocation", "Weight format per layer and group"
+    )
     model_level = rows[rows["layer"].isna()]
     if not model_level.empty:
         listed = ", ".join(f"{r.group} {r.format}" for r in model_level.itertuples())

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app.charts import ceiling_table, operator_points, roofline_figure
-from app.dashboard.common import checked, current_selection, show_chart, show_commands
+from app.dashboard.common import checked, current_selection, page_intro, show_chart, show_commands
 from app.dashboard.state import (
     build_platform,
     hw_show_command,
@@ -18,6 +18,11 @@ def render() -> None:
     """Draw the page."""
     selection = current_selection()
     st.header("Roofline")
+    page_intro(
+        "Every prefill and decode operator of the sidebar's design on the platform's "
+        "roofline: its operational intensity, attained FLOP/s and what bounds it.",
+        "roofline",
+    )
     result = checked(prediction, selection)
     platform = checked(build_platform, selection)
     dtype = platform.compute_dtype_for_bits(max(selection.weight_bits, selection.activation_bits))

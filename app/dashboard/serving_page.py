@@ -15,7 +15,15 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from app.dashboard.common import checked, current_selection, show_chart, show_commands
+from app.charts import log_axis, two_panel_layout
+from app.dashboard.common import (
+    checked,
+    current_selection,
+    page_intro,
+    show_chart,
+    show_commands,
+    tokens_per_s,
+)
 from app.dashboard.state import (
     UPLOADED_CONFIG_NAME,
     Selection,
@@ -25,6 +33,7 @@ from app.dashboard.state import (
     runtime_profile,
     use_cases,
 )
+from app.formatting import human_seconds
 from genz import Parallelism, Precision, StepCost, step_cost
 from roofline import list_platforms
 from search.serving import (
@@ -49,6 +58,8 @@ POLICY_LABELS = {
 #: Rates of the percentile curves, as multiples of the chosen rate.
 RATE_MULTIPLES = (0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0)
 SEED = 0
+#: How `search.serving` words a run too short to judge sustainability.
+TOO_FEW = "too few arrivals"
 
 
 @dataclass(frozen=True)
@@ -261,40 +272,125 @@ def serve_command(
     return " ".join(part if part.startswith("<") else shlex.quote(part) for part in parts)
 
 
-def percentile_figure(table: pd.DataFrame, slo: SLO) -> go.Figure:
-    """P50 and P99 of TTFT and TPOT (ms) against the rate, with the SLO lines."""
-    figure = go.Figure()
-    for column, dash in (("ttft_p50_ms", "dot"), ("ttft_p99_ms", "solid")):
-        figure.add_scatter(x=table["rate"], y=table[column], name=column, line={"dash": dash})
-    for column, dash in (("tpot_p50_ms", "dot"), ("tpot_p99_ms", "solid")):
-        figure.add_scatter(
-            x=table["rate"], y=table[column], name=column, line={"dash": dash}, yaxis="y2"
+#: Legend name and colour of each percentile curve: P50 dotted, P99 solid, TTFT blue,
+#: TPOT red (the shared chart style names every colour, so the PNG matches the page).
+CURVES = {
+    "ttft_p50_ms": ("TTFT P50", "#1f77b4", "dot"),
+    "ttft_p99_ms": ("TTFT P99", "#1f77b4", "solid"),
+    "tpot_p50_ms": ("TPOT P50", "#d62728", "dot"),
+    "tpot_p99_ms": ("TPOT P99", "#d62728", "solid"),
+}
+SLO_COLOR = "#444444"
+
+
+def percentile_figure(table: pd.DataFrame, slo: SLO, title: str = "") -> go.Figure:
+    """P50 and P99 of TTFT (left panel) and TPOT (right) against the rate, each on its
+    own log axis in human time units, with the P99 SLO of each as a labelled dashed line."""
+    traces = []
+    for column, (name, color, dash) in CURVES.items():
+        panel = "" if column.startswith("ttft") else "2"
+        values = table[column].to_numpy() / 1e3
+        traces.append(
+            go.Scatter(
+                x=table["rate"].to_numpy(),
+                y=values,
+                name=name,
+                mode="lines+markers",
+                line={"dash": dash, "color": color},
+                marker={"color": color, "size": 6},
+                customdata=[human_seconds(v) for v in values],
+                hovertemplate=f"%{{x:.3g}} requests/s: %{{customdata}}<extra>{name}</extra>",
+                xaxis=f"x{panel}",
+                yaxis=f"y{panel}",
+            )
         )
-    if slo.ttft_s is not None:
-        figure.add_hline(y=slo.ttft_s * 1e3, line_dash="dash", annotation_text="TTFT SLO")
-    figure.update_layout(
-        xaxis_title="requests/s",
-        yaxis={"title": "TTFT, ms", "type": "log"},
-        yaxis2={"title": "TPOT, ms", "overlaying": "y", "side": "right", "type": "log"},
-        legend={"orientation": "h"},
-        margin={"t": 30},
+    panels: list[dict[str, dict[str, object]]] = []
+    shapes: list[dict[str, object]] = []
+    annotations: list[dict[str, object]] = []
+    for panel, limit, label in (("", slo.ttft_s, "TTFT"), ("2", slo.tpot_s, "TPOT")):
+        prefix = label.lower()
+        values = [*table[f"{prefix}_p50_ms"] / 1e3, *table[f"{prefix}_p99_ms"] / 1e3]
+        if limit is not None:
+            values.append(limit)
+            shapes.append(
+                {
+                    "type": "line",
+                    "xref": f"x{panel} domain",
+                    "x0": 0,
+                    "x1": 1,
+                    "yref": f"y{panel}",
+                    "y0": limit,
+                    "y1": limit,
+                    "line": {"dash": "dash", "color": SLO_COLOR},
+                }
+            )
+            # On a log axis an annotation's y is the exponent.
+            annotations.append(
+                {
+                    "x": 0.01,
+                    "xref": f"x{panel} domain",
+                    "y": math.log10(limit),
+                    "yref": f"y{panel}",
+                    "text": f"P99 {label} SLO {human_seconds(limit)}",
+                    "showarrow": False,
+                    "xanchor": "left",
+                    "yanchor": "bottom",
+                    "font": {"color": SLO_COLOR, "size": 12},
+                    "bgcolor": "rgba(255,255,255,0.8)",
+                }
+            )
+        panels.append(
+            {
+                "xaxis": {"title": {"text": "requests/s (Poisson)"}},
+                "yaxis": log_axis(values, f"{label} (log)"),
+            }
+        )
+    layout = two_panel_layout(
+        ("TTFT", "TPOT"),
+        panels[0],
+        panels[1],
+        title={"text": title},
+        shapes=shapes,
+        annotations=annotations,
+        legend={"orientation": "h", "y": -0.25},
+        margin={"t": 60},
+        height=420,
     )
-    return figure
+    return go.Figure(traces, layout)
 
 
-def occupancy_figure(timeline: pd.DataFrame) -> go.Figure:
-    """KV-cache occupancy and waiting requests over the run."""
+def occupancy_figure(timeline: pd.DataFrame, title: str = "") -> go.Figure:
+    """KV-cache occupancy (left axis, share of capacity) and waiting requests (right
+    axis, from 0) over the run."""
     figure = go.Figure()
-    figure.add_scatter(x=timeline["time_s"], y=timeline["kv_occupancy"], name="KV occupancy")
     figure.add_scatter(
-        x=timeline["time_s"], y=timeline["waiting"], name="waiting requests", yaxis="y2"
+        x=timeline["time_s"],
+        y=timeline["kv_occupancy"],
+        name="KV cache used",
+        line={"color": "#1f77b4"},
     )
+    figure.add_scatter(
+        x=timeline["time_s"],
+        y=timeline["waiting"],
+        name="waiting requests",
+        yaxis="y2",
+        line={"color": "#ff7f0e"},
+    )
+    peak = float(timeline["waiting"].max()) if len(timeline) else 0.0
     figure.update_layout(
+        title={"text": title},
         xaxis_title="time, s",
         yaxis={"title": "KV cache used (share of capacity)", "range": [0, 1.05]},
-        yaxis2={"title": "waiting requests", "overlaying": "y", "side": "right"},
-        legend={"orientation": "h"},
-        margin={"t": 30},
+        yaxis2={
+            "title": "waiting requests",
+            "overlaying": "y",
+            "side": "right",
+            "range": [0, max(1.0, 1.05 * peak)],
+            "rangemode": "nonnegative",
+            "showgrid": False,
+        },
+        legend={"orientation": "h", "y": -0.2},
+        margin={"t": 60},
     )
     return figure
 
@@ -337,6 +433,12 @@ def render() -> None:
     """Draw the page."""
     selection = current_selection()
     st.header("Serving under load")
+    page_intro(
+        "One replica (or prefill and decode pools) serving Poisson arrivals with "
+        "continuous batching: P50/P99 TTFT and TPOT against the request rate, SLO "
+        "attainment, KV-cache use and the queue over the run.",
+        "serving",
+    )
     controls = st.columns(4)
     policy = controls[0].selectbox(
         "Scheduler",
@@ -358,10 +460,19 @@ def render() -> None:
     )
     shared = traffic.prefix_share > 0
     row = st.columns(6 if shared else 5)
-    row[0].metric("P99 TTFT", f"{summary['ttft_s_p99'] * 1e3:.0f} ms")
-    row[1].metric("P99 TPOT", f"{summary['tpot_s_p99'] * 1e3:.1f} ms")
-    row[2].metric("Throughput", f"{summary['throughput_tokens_per_s']:,.0f} tok/s")
-    row[3].metric("SLO met", f"{summary['slo_attainment']:.0%}")
+    row[0].metric("P99 TTFT", human_seconds(summary["ttft_s_p99"]))
+    row[1].metric("P99 TPOT", human_seconds(summary["tpot_s_p99"]))
+    row[2].metric("Throughput", tokens_per_s(summary["throughput_tokens_per_s"]))
+    judged = not verdict.startswith(TOO_FEW)
+    requests = int(summary["requests"])
+    row[3].metric(
+        "SLO met",
+        f"{summary['slo_attainment']:.0%}"
+        if judged
+        else f"{summary['slo_attainment']:.0%} of {requests}",
+        help="share of the run's requests within both P99 SLOs"
+        + ("" if judged else f" (only {requests} requests: a small sample)"),
+    )
     energy = summary["j_per_output_token"]
     row[4].metric(
         "Energy",
@@ -375,13 +486,28 @@ def render() -> None:
             "Prefix hit rate",
             "n/a (static batching caches none)" if hits != hits else f"{hits:.1%}",
         )
-    (st.success if sustainable else st.error)(verdict)
+    if not judged:
+        st.info(
+            f"Sustainability not judged: {verdict} ({requests} requests in {duration:g} s); "
+            "raise the rate for a verdict."
+        )
+    else:
+        (st.success if sustainable else st.error)(verdict)
 
     table = checked(rate_curve, selection, policy, traffic, rate, duration, slo, pools)
     st.subheader("Latency percentiles against the rate")
-    show_chart(percentile_figure(table, slo), table, "serving_percentiles_vs_rate")
+    where = f"{selection.model} on {selection.hw}, {POLICY_LABELS[policy]}"
+    show_chart(
+        percentile_figure(table, slo, f"Latency percentiles against the rate: {where}"),
+        table,
+        "serving_percentiles_vs_rate",
+    )
     st.subheader(f"KV cache and queue over the run at {rate:g} requests/s")
-    show_chart(occupancy_figure(timeline), timeline, "serving_kv_occupancy")
+    show_chart(
+        occupancy_figure(timeline, f"KV cache and queue at {rate:g} requests/s: {where}"),
+        timeline,
+        "serving_kv_occupancy",
+    )
     mesh = f"{selection.tp * selection.pp * selection.ep} devices"
     deployment = f"one replica of {mesh}"
     if policy == "disaggregated":

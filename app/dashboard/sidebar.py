@@ -29,7 +29,15 @@ from genz import (
 from roofline import InputError, list_platforms, load_user_upload
 
 from ..formatting import human_bytes, human_rate
-from .state import UPLOADED_CONFIG_NAME, Selection, build_platform, cached_model, use_cases
+from .state import (
+    CUSTOM_HW_FILE,
+    UPLOADED_CONFIG_NAME,
+    Selection,
+    build_platform,
+    cached_model,
+    custom_platform_yaml,
+    use_cases,
+)
 
 UPLOAD_OPTION = "upload a config.json..."
 #: Session-state key of the last accepted upload: (file name, canonical JSON text).
@@ -45,9 +53,25 @@ MAX_DP = 64
 MAX_TP_OPTION = 64
 #: Widget defaults: the `Selection` defaults, which take the scenario's from `genz.AXES`.
 DEFAULTS: dict[str, Any] = {
-    **{f.name: f.default for f in dataclasses.fields(Selection) if f.name != "model_json"},
+    **{
+        f.name: f.default
+        for f in dataclasses.fields(Selection)
+        if f.name not in ("model_json", "hw_yaml")
+    },
     "use_case": CUSTOM_USE_CASE,
 }
+#: Custom hardware typed in absolute numbers (drawn when the preset is `CUSTOM_HW_FILE`):
+#: session key -> (label, default, low, high, step). Defaults: an H100 SXM's datasheet
+#: figures (989 TFLOP/s bf16 dense, 3,350 GB/s, 80 GB, 450 GB/s NVLink per direction).
+CUSTOM_HW_FIELDS: dict[str, tuple[str, float, float, float, float]] = {
+    "custom_peak_tflops": ("16-bit peak, TFLOP/s (dense)", 989.0, 0.01, 100_000.0, 10.0),
+    "custom_bandwidth_gb_per_s": ("Memory bandwidth, GB/s", 3350.0, 1.0, 1_000_000.0, 50.0),
+    "custom_capacity_gb": ("Memory capacity, GB (decimal)", 80.0, 0.1, 100_000.0, 8.0),
+    "custom_link_gb_per_s": ("Link bandwidth per device, GB/s", 450.0, 0.1, 100_000.0, 25.0),
+    "custom_devices_per_node": ("Devices per node", 8.0, 1.0, 1024.0, 1.0),
+}
+CUSTOM_EFFICIENCY_KEY = "custom_efficiency"
+CUSTOM_EFFICIENCY_DEFAULT = 0.75
 
 
 #: Every sidebar control, by session-state key.
@@ -61,7 +85,7 @@ def render_sidebar(controls: frozenset[str] = EVERY_CONTROL) -> Selection | None
     state = st.session_state
     bar = st.sidebar
     try:
-        _hardware_widgets(bar, controls)
+        hw_yaml = _hardware_widgets(bar, controls)
         model_json, model = _model_widgets(bar)
         _scenario_widgets(bar, model, controls)
         selection = Selection(
@@ -84,6 +108,7 @@ def render_sidebar(controls: frozenset[str] = EVERY_CONTROL) -> Selection | None
             dp=int(state.dp),
             # A page without the control shows the physics, whatever another page chose.
             runtime=str(state.runtime) if "runtime" in controls else "ideal",
+            hw_yaml=hw_yaml,
         )
         _platform_caption(bar, selection)
     except _NoModelYet as pending:
@@ -103,6 +128,9 @@ def keep_sidebar_values() -> None:
     state = st.session_state
     for key, value in DEFAULTS.items():
         state[key] = state.get(key, value)
+    for key, (_, default, *_rest) in CUSTOM_HW_FIELDS.items():
+        state[key] = state.get(key, default)
+    state[CUSTOM_EFFICIENCY_KEY] = state.get(CUSTOM_EFFICIENCY_KEY, CUSTOM_EFFICIENCY_DEFAULT)
 
 
 class _NoModelYet(Exception):
@@ -113,9 +141,21 @@ def _times(value: float) -> str:
     return f"x{value:g}"
 
 
-def _hardware_widgets(bar: Any, controls: frozenset[str]) -> None:
+def _hardware_label(name: str) -> str:
+    return "custom: type the numbers..." if name == CUSTOM_HW_FILE else name
+
+
+def _hardware_widgets(bar: Any, controls: frozenset[str]) -> str | None:
+    """Preset (or custom hardware), scale factors and serving stack; returns the custom
+    platform's YAML (None for a preset)."""
     bar.header("Hardware")
-    bar.selectbox("Hardware preset", list_platforms(), key="hw")
+    bar.selectbox(
+        "Hardware preset",
+        [*list_platforms(), CUSTOM_HW_FILE],
+        key="hw",
+        format_func=_hardware_label,
+    )
+    hw_yaml = _custom_hardware_widgets(bar) if st.session_state.hw == CUSTOM_HW_FILE else None
     scales = [
         (key, label)
         for key, label in (
@@ -138,6 +178,47 @@ def _hardware_widgets(bar: Any, controls: frozenset[str]) -> None:
             help="ideal: physics only; a calibrated profile adds its measured efficiencies "
             "and step costs, with 80% intervals (codesign predict --runtime)",
         )
+    return hw_yaml
+
+
+def _custom_hardware_widgets(bar: Any) -> str:
+    """Absolute numbers of a custom device and a system-efficiency slider; the platform
+    as preset YAML, offered as `CUSTOM_HW_FILE` for the CLI commands the pages show."""
+    bar.caption("Custom hardware, per device (absolute numbers):")
+    values = {}
+    for key, (label, _, low, high, step) in CUSTOM_HW_FIELDS.items():
+        integer = key == "custom_devices_per_node"
+        values[key] = bar.number_input(
+            label,
+            min_value=int(low) if integer else low,
+            max_value=int(high) if integer else high,
+            step=int(step) if integer else step,
+            key=key,
+        )
+    efficiency = bar.slider(
+        "System efficiency (achievable fraction of peak, bandwidth and links)",
+        0.05,
+        1.0,
+        step=0.05,
+        key=CUSTOM_EFFICIENCY_KEY,
+    )
+    text = custom_platform_yaml(
+        float(values["custom_peak_tflops"]),
+        float(values["custom_bandwidth_gb_per_s"]),
+        float(values["custom_capacity_gb"]),
+        float(values["custom_link_gb_per_s"]),
+        int(values["custom_devices_per_node"]),
+        float(efficiency),
+    )
+    bar.download_button(
+        f"Download {CUSTOM_HW_FILE} (codesign ... --hw {CUSTOM_HW_FILE})",
+        text,
+        file_name=CUSTOM_HW_FILE,
+        mime="application/x-yaml",
+        key="download-custom-hw",
+        on_click="ignore",
+    )
+    return text
 
 
 def _platform_caption(bar: Any, selection: Selection) -> None:
@@ -170,7 +251,10 @@ def _model_widgets(bar: Any) -> tuple[str | None, ModelConfig]:
     if st.session_state.model != UPLOAD_OPTION:
         return None, cached_model(st.session_state.model, None)
     upload = bar.file_uploader(
-        "Hugging Face config.json (at most 1 MB)", type=["json"], key="config_upload"
+        "Hugging Face config.json (at most 1 MB)",
+        type=["json"],
+        key="config_upload",
+        max_upload_size=1,
     )
     if upload is None:
         # An upload is widget state too: a page without the uploader drops it, so the last

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import streamlit as st
+import yaml
 
 from calibration import Interval
 from genz import (
@@ -38,7 +39,7 @@ from genz import (
     model_from_hf_config,
     predict,
 )
-from roofline import Platform, derive_platform, load_platform
+from roofline import Platform, derive_platform, load_platform, platform_from_dict
 
 from ..cli.runtime_output import intervals
 
@@ -46,6 +47,9 @@ from ..cli.runtime_output import intervals
 SELECTION_KEY = "selection"
 #: Name the CLI command uses for an uploaded model config.
 UPLOADED_CONFIG_NAME = "config.json"
+#: The sidebar's "custom hardware" choice, and the file name the CLI command gives the
+#: typed platform (`custom_platform_yaml`; ``--hw custom-hw.yaml`` loads it).
+CUSTOM_HW_FILE = "custom-hw.yaml"
 
 
 @dataclass(frozen=True)
@@ -53,8 +57,10 @@ class Selection:
     """Hardware, model and scenario chosen in the sidebar (plain values only).
 
     ``model_json`` is the canonical JSON text of an uploaded ``config.json``
-    (None for a preset, then ``model`` is the preset name). Scale factors multiply
-    the preset's peaks, memory bandwidth, capacity and link bandwidth.
+    (None for a preset, then ``model`` is the preset name). ``hw_yaml`` is the preset
+    YAML of custom hardware typed in absolute numbers (then ``hw`` is `CUSTOM_HW_FILE`).
+    Scale factors multiply the preset's peaks, memory bandwidth, capacity and link
+    bandwidth.
     """
 
     hw: str = "h100-sxm"
@@ -76,6 +82,7 @@ class Selection:
     dp: int = 1
     #: Serving-stack profile (`genz.list_runtimes`); ``ideal``: physics only.
     runtime: str = "ideal"
+    hw_yaml: str | None = None
 
     @property
     def devices(self) -> int:
@@ -97,10 +104,57 @@ def preset_platform(name: str) -> Platform:
     return load_platform(name)
 
 
+@st.cache_data(show_spinner=False, max_entries=64)
+def custom_platform(text: str) -> Platform:
+    """The platform of a `custom_platform_yaml` text (`roofline.platform_from_dict`)."""
+    return platform_from_dict(yaml.safe_load(text), origin=CUSTOM_HW_FILE)
+
+
+def custom_platform_yaml(
+    peak_tflops: float,
+    bandwidth_gb_per_s: float,
+    capacity_gb: float,
+    link_gb_per_s: float,
+    devices_per_node: int,
+    efficiency: float,
+) -> str:
+    """A hardware preset (the ``data/hardware`` format) from absolute numbers: 16-bit
+    dense peak (8-bit twice it, 32-bit half), one memory level, one link per device and
+    ``efficiency`` as the achievable fraction of peak, bandwidth and link bandwidth."""
+    document = {
+        "name": "custom-hw",
+        "display_name": "custom hardware (typed in the dashboard)",
+        "kind": "gpu",
+        "source": "typed in the dashboard sidebar (absolute numbers)",
+        "peak_tflops": {
+            "fp32": peak_tflops / 2,
+            "bf16": peak_tflops,
+            "fp16": peak_tflops,
+            "fp8": 2 * peak_tflops,
+            "int8": 2 * peak_tflops,
+        },
+        "memory": [
+            {"name": "main", "bandwidth_gb_per_s": bandwidth_gb_per_s, "capacity_gb": capacity_gb}
+        ],
+        "interconnect": {
+            "link_bandwidth_gb_per_s": link_gb_per_s,
+            "link_latency_us": 2.0,
+            "devices_per_node": devices_per_node,
+        },
+        "efficiency": {"compute": efficiency, "memory": efficiency, "interconnect": efficiency},
+    }
+    return yaml.safe_dump(document, sort_keys=False)
+
+
 def build_platform(selection: Selection) -> Platform:
-    """The preset with the selection's scale factors applied (as ``--*-scale`` does)."""
+    """The preset (or the typed custom platform) with the selection's scale factors
+    applied (as ``--*-scale`` does)."""
+    if selection.hw == CUSTOM_HW_FILE and selection.hw_yaml is not None:
+        base = custom_platform(selection.hw_yaml)
+    else:
+        base = preset_platform(selection.hw)
     return derive_platform(
-        preset_platform(selection.hw),
+        base,
         compute_scale=selection.compute_scale,
         memory_bandwidth_scale=selection.bw_scale,
         memory_capacity_scale=selection.capacity_scale,
@@ -208,7 +262,13 @@ def sweep(selection: Selection, axis: str, values: tuple[float, ...]) -> pd.Data
 def with_preset_platform(selection: Selection, hw: str) -> Selection:
     """The same model and scenario on another preset, unscaled."""
     return dataclasses.replace(
-        selection, hw=hw, compute_scale=1.0, bw_scale=1.0, capacity_scale=1.0, link_bw_scale=1.0
+        selection,
+        hw=hw,
+        hw_yaml=None,
+        compute_scale=1.0,
+        bw_scale=1.0,
+        capacity_scale=1.0,
+        link_bw_scale=1.0,
     )
 
 
