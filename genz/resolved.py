@@ -30,8 +30,10 @@ pass over it: the graph with the stored bits and routing, every operator costed 
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -91,6 +93,14 @@ class ResolvedProfile:
         return dataclasses.replace(inputs, weight_bits=self.weight_bits)
 
 
+@functools.lru_cache(maxsize=64)
+def _preset_phases(compute: float, memory: float) -> Mapping[str, ResolvedPhase]:
+    """Both phases at a platform preset's own efficiencies (no step cost, routing 1),
+    read-only; one instance per pair of values (predict's warm path builds none)."""
+    phase = ResolvedPhase(compute, memory)
+    return MappingProxyType({"prefill": phase, "decode": phase})
+
+
 def physics_platform(platform: Platform) -> Platform:
     """``platform`` with compute and memory efficiency 1 and no kernel overhead."""
     efficiency = Efficiency(compute=1.0, memory=1.0, interconnect=platform.efficiency.interconnect)
@@ -102,16 +112,16 @@ def resolve(
 ) -> ResolvedProfile:
     """The one resolution of ``runtime`` on ``platform`` for the formats of ``inputs``
     (its nominal weight bits, ``weight_bits["attn_qkv"]``, select the weight format; its
-    ``kv_bits`` the KV format); None: physics only. Pure: nothing is cached or mutated."""
+    ``kv_bits`` the KV format); None: physics only. Pure: the same arguments give an equal
+    description, and nothing is mutated."""
     if runtime is None or not runtime.phases:
-        preset = ResolvedPhase(platform.efficiency.compute, platform.efficiency.memory)
         return ResolvedProfile(
             name="ideal" if runtime is None else runtime.name,
             platform=platform,
             weight_bits=inputs.weight_bits
             if runtime is None or not runtime.weight_formats
             else stored_weight_bits(runtime, inputs.weight_bits),
-            phases={"prefill": preset, "decode": preset},
+            phases=_preset_phases(platform.efficiency.compute, platform.efficiency.memory),
             retimes=False,
         )
     profile = runtime.on_platform(platform)  # inherited efficiencies: the preset's
