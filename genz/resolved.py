@@ -101,10 +101,24 @@ def _preset_phases(compute: float, memory: float) -> Mapping[str, ResolvedPhase]
     return MappingProxyType({"prefill": phase, "decode": phase})
 
 
+#: Physics platforms already built, by the preset's id (the preset is kept beside it, so
+#: an id is never reused while its entry lives); at most `_PHYSICS_KEPT` entries.
+_PHYSICS: dict[int, tuple[Platform, Platform]] = {}
+_PHYSICS_KEPT = 64
+
+
 def physics_platform(platform: Platform) -> Platform:
-    """``platform`` with compute and memory efficiency 1 and no kernel overhead."""
+    """``platform`` with compute and memory efficiency 1 and no kernel overhead (built
+    once per preset object: platforms are frozen)."""
+    known = _PHYSICS.get(id(platform))
+    if known is not None and known[0] is platform:
+        return known[1]
     efficiency = Efficiency(compute=1.0, memory=1.0, interconnect=platform.efficiency.interconnect)
-    return dataclasses.replace(platform, efficiency=efficiency, kernel_overhead_s=0.0)
+    physics = dataclasses.replace(platform, efficiency=efficiency, kernel_overhead_s=0.0)
+    if len(_PHYSICS) >= _PHYSICS_KEPT:
+        _PHYSICS.clear()
+    _PHYSICS[id(platform)] = (platform, physics)
+    return physics
 
 
 def resolve(
@@ -185,6 +199,9 @@ def stored_weight_bits(
 
 def memory_scale(profile: RuntimeProfile, nominal_bits: Array | float) -> Array:
     """Per scenario, the weight format's multiplier on memory efficiency (1 if unlisted)."""
+    if isinstance(nominal_bits, float):  # one scenario as floats (predict's fast path)
+        hits = [fmt for fmt in profile.weight_formats if _isclose(nominal_bits, fmt.nominal_bits)]
+        return np.asarray(hits[-1].memory_efficiency_scale if hits else 1.0)
     scale = np.ones(np.shape(nominal_bits))
     for fmt in profile.weight_formats:
         scale = np.where(
@@ -204,8 +221,17 @@ def kv_slowdown(
     emulated = [fmt for fmt in profile.kv_formats if fmt.emulated_on(platform.peak_flops_per_s)]
     if not emulated:
         return None
+    if isinstance(kv_bits, float):  # one scenario as floats (predict's fast path)
+        hits = [fmt for fmt in emulated if _isclose(kv_bits, fmt.nominal_bits)]
+        one = 1.0 if not hits else 1.0 / profile.kv_scale(hits[-1], platform.device_class)
+        return None if one == 1.0 else np.asarray(one)
     factor = np.ones(np.shape(kv_bits))
     for fmt in emulated:
         scale = profile.kv_scale(fmt, platform.device_class)
         factor = np.where(np.isclose(kv_bits, fmt.nominal_bits), 1.0 / scale, factor)
     return None if np.all(factor == 1.0) else factor
+
+
+def _isclose(value: float, target: float) -> bool:
+    """`numpy.isclose` of two finite floats (its default tolerances), without numpy."""
+    return abs(value - target) <= 1e-08 + 1e-05 * abs(target)

@@ -142,7 +142,12 @@ def apply_phase(
     )
     interconnect = cost.interconnect_s
     latency = resolved.all_reduce_latency_s
-    reduces = [row for row, op in enumerate(ops.ops) if op.collective == "all_reduce"]
+    reduces = [  # (one scenario on one device: no all-reduce to pay, its time stays 0)
+        row
+        for row, op in enumerate(ops.ops)
+        if op.collective == "all_reduce"
+        and not (isinstance(op.group_size, float) and op.group_size <= 1)
+    ]
     if latency is not None and reduces:
         interconnect = np.array(interconnect, float)
         for row in reduces:
