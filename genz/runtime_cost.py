@@ -21,7 +21,7 @@ all-reduce latency. `cost_passes` (both passes of `genz.predictor.evaluate`) and
    The step time stays ``sum(max(compute, memory) + interconnect + overhead)``.
 
 `scaled_terms` and `kv_format_memory_s` are the formulas shared with calibration
-(`calibration.fit`, through `genz.fitting`).
+(`calibration.rows`, through `genz.fitting`).
 """
 
 from __future__ import annotations
