@@ -1,12 +1,12 @@
 """Measurements decomposed once, so a runtime profile's parameters can be fitted fast.
 
-Each row is costed once on the physics platform (`genz.runtime_cost.physics_platform`)
+Each row is costed once on the physics platform (`genz.resolved.physics_platform`)
 with a *unit* profile (efficiencies 1, no step cost, no all-reduce latency). The
 resulting per-operator compute and memory times (and the KV cache's part of the
 memory time, for a runtime with KV formats), the all-reduce wire time and
 count and the number of prefill steps turn any profile's parameters into TTFT, TPOT
 and batch latency with a few numpy operations, by the same formula
-(`genz.runtime_cost.scaled_terms`) the predictor's hook applies.
+(`genz.runtime_cost.scaled_terms`) the predictor's cost path applies.
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ class PassTerms:
         kv_slowdown: Array | None = None,
     ) -> Array:
         """Pass time at the phase's efficiencies (memory times ``scale``; the KV cache's
-        memory time times ``kv_slowdown`` per row, `genz.runtime_cost.kv_slowdown`), s."""
+        memory time times ``kv_slowdown`` per row, `genz.resolved.kv_slowdown`), s."""
         memory_s = self.memory_s
         if phase.routing_independence != 1.0:
             extra = (self.touched(phase.routing_independence) - self.touched(1.0)) * (
@@ -140,7 +140,7 @@ class CalibrationRows:
 
     def kv_slowdown(self, profile: RuntimeProfile) -> Array | None:
         """Per row, the factor on its KV cache's memory time at its device class's
-        scale (`genz.runtime_cost.kv_slowdown`); None when no row is emulated."""
+        scale (`genz.resolved.kv_slowdown`); None when no row is emulated."""
         factor = np.ones(len(self.rows))
         for fmt in profile.kv_formats:
             scale = np.array([profile.kv_scale(fmt, kind) for kind in self.kinds])

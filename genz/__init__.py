@@ -77,6 +77,7 @@ if TYPE_CHECKING:
         evaluate_grid,
         predict,
     )
+    from .resolved import stored_weight_bits
     from .result import GridResult, OperatorCost, PhaseCost, Prediction
     from .runtime import (
         MIN_METRIC_ROWS,
@@ -88,7 +89,6 @@ if TYPE_CHECKING:
         load_runtime,
         runtime_from_dict,
     )
-    from .runtime_cost import stored_weight_bits
     from .serving import (
         DisaggregatedEstimate,
         SpeculativeEstimate,

@@ -36,7 +36,7 @@ from .axes import (
     DEFAULT_OUTPUT_TOKENS,
     GRID_AXES,
 )
-from .costing import PassCost, cost_pass, stack_broadcast
+from .costing import PassCost
 from .graph import Array, PassOps, PassShape, pass_ops
 from .inputs import GridInputs, pass_shape, scenario_inputs
 from .layer_bits import effective_group_bits, layer_bit_patterns
@@ -44,9 +44,10 @@ from .memory import footprint_arrays, weight_bytes_per_device
 from .model import ModelConfig
 from .offload import offload_terms
 from .params import WEIGHT_GROUPS
+from .resolved import resolve
 from .result import GridResult, PhaseCost, Prediction, end_to_end_s
 from .runtime import RuntimeProfile
-from .runtime_cost import physics_platform, retime, routing_independence, stored_bits
+from .runtime_cost import cost_passes
 from .scenario import Parallelism, Precision, Scenario
 from .vision_ops import vision_ops
 from .windows import decode_mean_keys, prefill_means
@@ -115,35 +116,26 @@ def evaluate(
 ) -> CostBreakdown:
     """Cost prefill and decode and size the footprint for every scenario in ``inputs``.
 
-    ``runtime`` (a serving-stack profile, `genz.runtime_cost`) changes the inputs:
-    stored weight bits, the platform's fractions of peak per phase, all-reduce
-    latency, and one per-step cost operator per pass. None or ``ideal``: physics only.
+    ``runtime`` (a serving-stack profile) is resolved once with the platform and the
+    scenarios' formats (`genz.resolved.resolve`: stored weight bits, per-phase fractions
+    of peak, step costs and expert routing, KV-format memory factors, all-reduce
+    latency); the cost path is one pass over that description (`genz.runtime_cost.
+    cost_passes`). None or ``ideal``: physics only.
     """
-    nominal = inputs
-    routing = {"prefill": 1.0, "decode": 1.0}
-    if runtime is not None:  # runtime profile hook 1 of 2: stored bits, physics platform,
-        inputs = stored_bits(runtime, inputs)  # expert routing
-        routing = routing_independence(runtime, platform)
-        runtime = runtime.on_platform(platform)  # inherited efficiencies: the preset's
-        platform = physics_platform(platform) if runtime.phases else platform
+    resolved = resolve(platform, runtime, inputs)
+    inputs = resolved.stored(inputs)
     chunks = np.ceil(inputs.input_tokens / inputs.chunk)
-    prefill_shape = _shape(model, inputs, True, routing["prefill"])
+    phases = resolved.phases
+    prefill_shape = _shape(model, inputs, True, phases["prefill"].routing_independence)
     prefill_terms = pass_ops(model, prefill_shape)
     if model.vision is not None and np.any(np.asarray(inputs.images) > 0):  # genz.vision
         images = dataclasses.replace(prefill_shape, batch=inputs.batch * inputs.images)
         tower = vision_ops(model.vision, images, prefill_shape.head_share)
         prefill_terms = prefill_terms + PassOps(tuple(tower), ("model",) * len(tower))
-    decode_terms = pass_ops(model, _shape(model, inputs, False, routing["decode"]))
-    # Both passes in one costing (prefill operators run once per chunk), then split.
-    both = cost_pass(prefill_terms + decode_terms, platform)
-    split, count = len(prefill_terms.ops), len(both.names)
-    if not (isinstance(chunks, float) and chunks == 1.0):  # (times 1.0 changes nothing)
-        both = both.repeated(stack_broadcast([chunks] * split + [1.0] * (count - split))[0])
-    prefill, decode = both.rows(0, split), both.rows(split, count)
-    if runtime is not None:  # runtime profile hook 2 of 2: efficiencies and step cost
-        prefill, decode = retime(
-            runtime, platform, nominal, chunks, (prefill_terms, prefill), (decode_terms, decode)
-        )
+    decode_terms = pass_ops(
+        model, _shape(model, inputs, False, phases["decode"].routing_independence)
+    )
+    prefill, decode = cost_passes(resolved, prefill_terms, decode_terms, chunks, inputs.batch)
     ttft, tpot = prefill.total_s(), decode.total_s()
     footprint = footprint_arrays(model, inputs)
     shapes = {_shape_of(value) for value in (ttft, *footprint.values())}
@@ -295,7 +287,7 @@ def predict(
         prefill = _blend([(e.prefill, shares) for e, shares in evaluations])
         decode = _blend([(e.decode, shares) for e, shares in evaluations])
         inputs = scenario_inputs(scenario, effective_group_bits(patterns))
-        inputs = inputs if runtime is None else stored_bits(runtime, inputs)
+        inputs = resolve(platform, runtime, inputs).stored(inputs)
         weights = float(
             weight_bytes_per_device(model, inputs.weight_bits, inputs.tp, inputs.ep, inputs.pp)[0]
         )

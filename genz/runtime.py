@@ -319,7 +319,7 @@ class RuntimeProfile:
     def on_platform(self, platform: Platform) -> RuntimeProfile:
         """This profile with every inherited efficiency (None) set to ``platform``'s
         preset value; itself when none is inherited. Apply before costing on the physics
-        platform (`genz.runtime_cost.physics_platform`), which drops those values."""
+        platform (`genz.resolved.physics_platform`), which drops those values."""
         phases = [*self.phases.values()] + [
             phase for override in self.device_classes.values() for phase in override.values()
         ]

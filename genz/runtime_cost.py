@@ -1,119 +1,43 @@
-"""Apply a `RuntimeProfile` to the costed operators of a pass (the hook in `evaluate`).
+"""How a resolved runtime profile (`genz.resolved.ResolvedProfile`) changes a costed pass.
 
-The profile transforms inputs, it does not fork the cost model:
+Nothing here reads a `genz.RuntimeProfile`: `genz.resolved.resolve` turned it, once,
+into the stored weight bits, the platform operators are costed on (the physics platform:
+efficiency 1, no per-operator kernel overhead), per-phase efficiencies, step costs and
+routing, the weight format's memory scale, the KV-format memory factor and the
+all-reduce latency. `cost_passes` (both passes of `genz.predictor.evaluate`) and
+`cost_phase` (one probe pass of `genz.step_probes`) are the cost path over it:
 
-1. `prepare`: weights take the bits the runtime really stores (per format), the
-   graph counts the experts a step touches with the phase's routing independence
-   (`routing_independence`), and operators are costed on the *physics platform*
-   (compute and memory efficiency 1, no per-operator kernel overhead; everything
-   else the platform's own).
-2. `retime`: every operator's compute time is divided by the phase's compute
-   efficiency and its memory time by the phase's memory efficiency (times the
-   weight format's scale), the KV cache's bytes of a KV format the platform has no
-   arithmetic for at that fraction times the format's emulated scale
-   (`kv_format_memory_s`); an all-reduce costs its ring bandwidth term plus the
-   profile's one small-message latency instead of ``2(n-1)`` link latencies; and one
-   operator ``runtime_step`` is appended per pass carrying the fixed cost of its
-   steps, ``steps x (step_overhead_s + sequence_overhead_s x batch)`` (``chunks``
-   steps for prefill, one per decode step). The step time stays
-   ``sum(max(compute, memory) + interconnect + overhead)``.
+1. every operator is costed on ``resolved.platform`` (`genz.costing.cost_pass`; prefill
+   operators once per chunk);
+2. with a profile that retimes (it has phases), `apply_phase`: every operator's compute
+   time is divided by the phase's compute efficiency and its memory time by the phase's
+   memory efficiency times the weight format's scale (capped at 1, `scaled_terms`), the
+   KV cache's bytes of a KV format the platform has no arithmetic for at that fraction
+   times the format's emulated scale (`kv_format_memory_s`); an all-reduce costs its
+   ring bandwidth term plus the profile's one small-message latency instead of
+   ``2(n-1)`` link latencies; and one operator ``runtime_step`` is appended per pass
+   carrying the fixed cost of its steps, ``steps x (step_overhead_s +
+   sequence_overhead_s x batch)`` (``chunks`` steps for prefill, one per decode step).
+   The step time stays ``sum(max(compute, memory) + interconnect + overhead)``.
 
-`scaled_terms` is the one formula, shared with calibration (`calibration.fit`).
+`scaled_terms` and `kv_format_memory_s` are the formulas shared with calibration
+(`calibration.rows`, through `genz.fitting`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
-from typing import Any
 
 import numpy as np
 
-from roofline import Efficiency, OperatorKind, Platform, all_reduce_time
+from roofline import OperatorKind, Platform, all_reduce_time
 
-from .costing import PassCost, stack_broadcast
+from .costing import PassCost, cost_pass, stack_broadcast
 from .graph import Array, OpTerms, PassOps
-from .inputs import GridInputs
-from .runtime import PHASES, PhaseProfile, RuntimeProfile
+from .resolved import ResolvedProfile
 
-#: Weight groups stored once per model (embedding and LM head).
-MODEL_GROUPS = ("embedding", "lm_head")
 #: Weight group of the routed-expert GEMMs (`genz.graph`).
 EXPERT_GROUP = "experts"
-
-
-def physics_platform(platform: Platform) -> Platform:
-    """``platform`` with compute and memory efficiency 1 and no kernel overhead."""
-    efficiency = Efficiency(compute=1.0, memory=1.0, interconnect=platform.efficiency.interconnect)
-    return dataclasses.replace(platform, efficiency=efficiency, kernel_overhead_s=0.0)
-
-
-def stored_bits(profile: RuntimeProfile, inputs: GridInputs) -> GridInputs:
-    """``inputs`` with each weight group at the bits the runtime stores for its format
-    (`stored_weight_bits`)."""
-    if not profile.weight_formats:
-        return inputs
-    return dataclasses.replace(inputs, weight_bits=stored_weight_bits(profile, inputs.weight_bits))
-
-
-def stored_weight_bits(
-    profile: RuntimeProfile, weight_bits: Mapping[str, Array]
-) -> dict[str, Array]:
-    """Weight group -> the bits the runtime stores, per scenario.
-
-    A scenario's format is the profile's format whose ``nominal_bits`` equal the
-    scenario's layer-weight bits (``attn_qkv``); every group then takes that format's
-    stored bits (embedding and LM head: its ``embedding_bits`` and ``lm_head_bits``);
-    bits matching no format are stored as given.
-    """
-    if not profile.weight_formats:
-        return dict(weight_bits)
-    layer_bits = weight_bits["attn_qkv"]
-    if isinstance(layer_bits, float):  # one scenario as floats (predict's fast path)
-        fmt = profile.format_for_bits(layer_bits)
-        if fmt is None:
-            return dict(weight_bits)
-        model_level = {"embedding": fmt.embedding_bits, "lm_head": fmt.lm_head_bits}
-        floats: dict[str, Any] = {g: model_level.get(g, fmt.stored_bits) for g in weight_bits}
-        return floats
-    bits = dict(weight_bits)
-    nominal = np.asarray(layer_bits, float)
-    for fmt in profile.weight_formats:
-        hit = np.isclose(nominal, fmt.nominal_bits)
-        for group in weight_bits:
-            target = {"embedding": fmt.embedding_bits, "lm_head": fmt.lm_head_bits}.get(
-                group, fmt.stored_bits
-            )
-            bits[group] = np.where(hit, target, np.asarray(bits[group], float))
-    return bits
-
-
-def memory_scale(profile: RuntimeProfile, nominal_bits: Array | float) -> Array:
-    """Per scenario, the weight format's multiplier on memory efficiency (1 if unlisted)."""
-    scale = np.ones(np.shape(nominal_bits))
-    for fmt in profile.weight_formats:
-        scale = np.where(
-            np.isclose(nominal_bits, fmt.nominal_bits), fmt.memory_efficiency_scale, scale
-        )
-    return scale
-
-
-def kv_slowdown(
-    profile: RuntimeProfile, platform: Platform, kv_bits: Array | float
-) -> Array | None:
-    """Per scenario, the factor on the KV cache's memory time at a given efficiency:
-    ``1 / emulated_memory_efficiency_scale`` (the device class's, `RuntimeProfile.
-    kv_scale`) where the scenario's ``kv_bits`` select a KV format
-    (`genz.runtime.KVFormat`) whose native dtype ``platform`` lists no peak for, else
-    1. None when no scenario has such a format (nothing changes)."""
-    emulated = [fmt for fmt in profile.kv_formats if fmt.emulated_on(platform.peak_flops_per_s)]
-    if not emulated:
-        return None
-    factor = np.ones(np.shape(kv_bits))
-    for fmt in emulated:
-        scale = profile.kv_scale(fmt, platform.device_class)
-        factor = np.where(np.isclose(kv_bits, fmt.nominal_bits), 1.0 / scale, factor)
-    return None if np.all(factor == 1.0) else factor
 
 
 def kv_memory_s(ops: PassOps, cost: PassCost) -> Array:
@@ -135,14 +59,6 @@ def kv_format_memory_s(memory_s: Array, kv_s: Array, slowdown: Array | None) -> 
     return memory_s + kv_s * (slowdown - 1.0)
 
 
-def routing_independence(profile: RuntimeProfile, platform: Platform) -> dict[str, float]:
-    """Per phase, the profile's expert-routing independence on ``platform`` (1: uniform
-    independent routing, the physics; also for a profile without phases)."""
-    if not profile.phases:
-        return {"prefill": 1.0, "decode": 1.0}
-    return {name: profile.phase(name, platform).routing_independence for name in PHASES}
-
-
 def scaled_terms(
     compute_s: Array,
     memory_s: Array,
@@ -156,14 +72,6 @@ def scaled_terms(
     peak bandwidth, whatever a format's fitted scale."""
     fraction = np.minimum(1.0, memory_efficiency * np.asarray(scale, float))
     return compute_s / compute_efficiency, memory_s / fraction
-
-
-def efficiencies(phase: PhaseProfile) -> tuple[float, float]:
-    """The phase's compute and memory efficiency; an inherited one (None) must have been
-    set from the platform first (`genz.RuntimeProfile.on_platform`)."""
-    if phase.compute_efficiency is None or phase.memory_efficiency is None:
-        raise ValueError("an inherited efficiency reached the costing: apply on_platform first")
-    return phase.compute_efficiency, phase.memory_efficiency
 
 
 def all_reduce_wire_s(op: OpTerms, platform: Platform) -> Array:
@@ -208,56 +116,77 @@ def with_step(cost: PassCost, overhead_s: Array | float) -> PassCost:
     )
 
 
-def retime_pass(
-    profile: RuntimeProfile,
+def apply_phase(
+    resolved: ResolvedProfile,
     phase_name: str,
-    platform: Platform,
     ops: PassOps,
     cost: PassCost,
-    nominal_bits: Array | float,
     steps: Array | float,
     batch: Array | float,
-    kv_bits: Array | float = 16.0,
 ) -> PassCost:
-    """One pass (costed on the physics platform) at the runtime's efficiencies (the KV
+    """One pass costed on ``resolved.platform`` at the phase's efficiencies (the KV
     cache's bytes at its format's rate, `kv_format_memory_s`), its all-reduces at the
-    profile's latency, plus its step cost."""
-    phase = profile.phase(phase_name, platform)
-    slowdown = kv_slowdown(profile, platform, kv_bits)
+    profile's latency, plus its step cost; unchanged for a profile that does not retime."""
+    if not resolved.retimes:
+        return cost
+    phase = resolved.phases[phase_name]
     memory_s = cost.memory_s
-    if slowdown is not None:
-        memory_s = kv_format_memory_s(memory_s, kv_memory_s(ops, cost), slowdown)
+    if resolved.kv_memory_factor is not None:
+        memory_s = kv_format_memory_s(memory_s, kv_memory_s(ops, cost), resolved.kv_memory_factor)
     compute, memory = scaled_terms(
-        cost.compute_s, memory_s, *efficiencies(phase), memory_scale(profile, nominal_bits)
+        cost.compute_s,
+        memory_s,
+        phase.compute_efficiency,
+        phase.memory_efficiency,
+        resolved.memory_scale,
     )
     interconnect = cost.interconnect_s
-    latency = profile.all_reduce_latency(platform.device_class)
-    reduces = [row for row, op in enumerate(ops.ops) if op.collective == "all_reduce"]
+    latency = resolved.all_reduce_latency_s
+    reduces = [  # (one scenario on one device: no all-reduce to pay, its time stays 0)
+        row
+        for row, op in enumerate(ops.ops)
+        if op.collective == "all_reduce"
+        and not (isinstance(op.group_size, float) and op.group_size <= 1)
+    ]
     if latency is not None and reduces:
         interconnect = np.array(interconnect, float)
         for row in reduces:
             op = ops.ops[row]
             paying = np.where(np.asarray(op.group_size) > 1, cost.layers[row], 0.0)
-            interconnect[row] = (all_reduce_wire_s(op, platform) + latency) * paying
+            interconnect[row] = (all_reduce_wire_s(op, resolved.platform) + latency) * paying
     retimed = dataclasses.replace(
         cost, compute_s=compute, memory_s=memory, interconnect_s=interconnect
     )
     return with_step(retimed, phase.fixed_s(np.asarray(steps, float), np.asarray(batch, float)))
 
 
-def retime(
-    profile: RuntimeProfile,
-    platform: Platform,
-    inputs: GridInputs,
+def cost_phase(
+    resolved: ResolvedProfile,
+    phase_name: str,
+    ops: PassOps,
+    steps: Array | float,
+    batch: Array | float,
+) -> PassCost:
+    """One pass of ``phase_name`` (``ops`` built with the resolved bits and routing),
+    costed on ``resolved.platform`` and at the phase's terms (`apply_phase`)."""
+    return apply_phase(resolved, phase_name, ops, cost_pass(ops, resolved.platform), steps, batch)
+
+
+def cost_passes(
+    resolved: ResolvedProfile,
+    prefill: PassOps,
+    decode: PassOps,
     chunks: Array | float,
-    prefill: tuple[PassOps, PassCost],
-    decode: tuple[PassOps, PassCost],
+    batch: Array | float,
 ) -> tuple[PassCost, PassCost]:
-    """Both passes at the runtime's efficiencies (``inputs`` with the nominal bits)."""
-    if not profile.phases:
-        return prefill[1], decode[1]
-    nominal, kv = inputs.weight_bits["attn_qkv"], inputs.kv_bits
+    """Both passes of a request: costed together on ``resolved.platform`` (prefill
+    operators once per chunk), split, and each at its phase's terms (`apply_phase`:
+    ``chunks`` prefill steps, one decode step)."""
+    both = cost_pass(prefill + decode, resolved.platform)
+    split, count = len(prefill.ops), len(both.names)
+    if not (isinstance(chunks, float) and chunks == 1.0):  # (times 1.0 changes nothing)
+        both = both.repeated(stack_broadcast([chunks] * split + [1.0] * (count - split))[0])
     return (
-        retime_pass(profile, "prefill", platform, *prefill, nominal, chunks, inputs.batch, kv),
-        retime_pass(profile, "decode", platform, *decode, nominal, 1.0, inputs.batch, kv),
+        apply_phase(resolved, "prefill", prefill, both.rows(0, split), chunks, batch),
+        apply_phase(resolved, "decode", decode, both.rows(split, count), 1.0, batch),
     )

@@ -24,9 +24,10 @@ runtime efficiencies); a mixed step blends the two by its prefill share of token
 (exact for pure steps, which reproduce `genz.predict`'s TTFT and TPOT). Contexts
 count the tokens in the KV cache after the step (genz's convention).
 
-With a runtime profile (`genz.load_runtime`) the probes pass through the two hooks
-`genz.predict` applies (stored weight bits and the physics platform; per-phase fractions
-of peak and all-reduce latency), and each step adds the profile's fixed cost
+With a runtime profile (`genz.load_runtime`), resolved once for the platform and the
+precision (`genz.resolved.resolve`), the probes take the cost path `genz.predict` takes
+(stored weight bits, the physics platform, per-phase fractions of peak, KV-format memory
+factors, all-reduce latency), and each step adds the profile's fixed cost
 ``step_overhead_s + sequence_overhead_s x sequences`` of its phase (blended the same way).
 The tables are built by `genz.step_probes.step_cost`.
 

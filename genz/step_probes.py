@@ -13,15 +13,15 @@ from numpy.typing import ArrayLike, NDArray
 
 from roofline import InputError, Platform
 
-from .costing import cost_pass
 from .graph import Array, pass_ops
-from .inputs import pass_shape, scenario_inputs
+from .inputs import GridInputs, pass_shape, scenario_inputs
 from .memory import activation_bytes_per_device, kv_cache_bytes_per_device
 from .memory import weight_bytes_per_device as _weight_bytes
 from .model import ModelConfig
 from .predictor import check_parallelism
+from .resolved import ResolvedProfile, resolve
 from .runtime import RuntimeProfile
-from .runtime_cost import physics_platform, retime_pass, routing_independence, stored_bits
+from .runtime_cost import cost_phase
 from .scaled_models import with_sliding_window
 from .scenario import Parallelism, Precision, Scenario
 from .serving_steps import StepCost
@@ -48,35 +48,16 @@ class _PassTimes:
 
 
 def _cost(
-    model: ModelConfig,
-    platform: Platform,
-    scenario: Scenario,
-    runtime: RuntimeProfile | None,
-    **shape: Any,
+    model: ModelConfig, resolved: ResolvedProfile, inputs: GridInputs, **shape: Any
 ) -> _PassTimes:
-    """genz's costing of one pass shape (broadcast arrays), per operator, through the
-    runtime profile's two hooks as `genz.predict` applies them (its per-step fixed cost
-    is left out here: `StepCost` adds it per step)."""
-    nominal = scenario_inputs(scenario)
-    inputs = nominal if runtime is None else stored_bits(runtime, nominal)
-    if runtime is not None:  # inherited efficiencies: the preset's, before physics_platform
-        runtime = runtime.on_platform(platform)
-    retimed = runtime is not None and bool(runtime.phases)
-    costed_on = physics_platform(platform) if retimed else platform
+    """genz's costing of one pass shape (broadcast arrays), per operator, over the
+    resolved runtime profile as `genz.predict` applies it (its per-step fixed cost is
+    left out here: `StepCost` adds it per step)."""
     batch = np.asarray(shape.pop("batch"), float)
-    if runtime is not None:  # how many experts a step touches (the profile's routing)
-        phase = "prefill" if shape["prefill"] else "decode"
-        shape["routing_independence"] = routing_independence(runtime, platform)[phase]
+    form = "prefill" if shape["prefill"] else "decode"
+    shape["routing_independence"] = resolved.phases[form].routing_independence
     ps = dataclasses.replace(pass_shape(inputs, **shape), batch=batch)
-    ops = pass_ops(model, ps)
-    stacked = cost_pass(ops, costed_on)
-    if retimed:
-        assert runtime is not None
-        form = "prefill" if ps.prefill else "decode"
-        nominal_bits = nominal.weight_bits["attn_qkv"]
-        stacked = retime_pass(
-            runtime, form, costed_on, ops, stacked, nominal_bits, 0.0, batch, nominal.kv_bits
-        )
+    stacked = cost_phase(resolved, form, pass_ops(model, ps), 0.0, batch)
     full = np.broadcast_shapes(np.shape(stacked.time_s), (1, *batch.shape))
 
     def wide(values: Array) -> Array:
@@ -97,9 +78,8 @@ def _cost(
 
 def _probe(
     model: ModelConfig,
-    platform: Platform,
-    scenario: Scenario,
-    runtime: RuntimeProfile | None,
+    resolved: ResolvedProfile,
+    inputs: GridInputs,
     form: str,
     batch: ArrayLike,
     query: ArrayLike,
@@ -109,9 +89,8 @@ def _probe(
     query_arr = np.asarray(query, float)
     return _cost(
         model,
-        platform,
-        scenario,
-        runtime,
+        resolved,
+        inputs,
         batch=batch,
         query_tokens=query_arr if form == "prefill" else np.ones_like(query_arr),
         context=np.asarray(context, float),
@@ -137,18 +116,14 @@ _DECODE_PROBES = np.array([(1, 1, 10), (2, 1, 10), (5, 1, 400), (3, 1, 4096), (8
 
 
 def _classify(
-    model: ModelConfig, platform: Platform, scenario: Scenario, runtime: RuntimeProfile | None
+    model: ModelConfig, resolved: ResolvedProfile, inputs: GridInputs
 ) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
     """Masks of the context operators and the head operators of the graph."""
-    short = _probe(model, platform, scenario, runtime, "decode", 4.0, 1.0, 64.0).time_s[:, 0]
-    long = _probe(model, platform, scenario, runtime, "decode", 4.0, 1.0, 4096.0).time_s[:, 0]
+    short = _probe(model, resolved, inputs, "decode", 4.0, 1.0, 64.0).time_s[:, 0]
+    long = _probe(model, resolved, inputs, "decode", 4.0, 1.0, 4096.0).time_s[:, 0]
     context = ~np.isclose(short, long, rtol=1e-12, atol=0.0)
-    with_head = _probe(model, platform, scenario, runtime, "prefill", 2.0, 64.0, 64.0, 1.0).time_s[
-        :, 0
-    ]
-    without = _probe(model, platform, scenario, runtime, "prefill", 2.0, 64.0, 64.0, 0.0).time_s[
-        :, 0
-    ]
+    with_head = _probe(model, resolved, inputs, "prefill", 2.0, 64.0, 64.0, 1.0).time_s[:, 0]
+    without = _probe(model, resolved, inputs, "prefill", 2.0, 64.0, 64.0, 0.0).time_s[:, 0]
     head = ~np.isclose(with_head, without, rtol=1e-12, atol=0.0) & ~context
     return context, head
 
@@ -197,7 +172,10 @@ def step_cost(
     # The step tables are affine in the context: windowed layers (min(c, w), not affine)
     # are costed as full attention here, an upper bound (docs/model.md, "Attention windows").
     model = with_sliding_window(model, 0, flag="serve") if model.num_window_layers else model
-    context, head = _classify(model, platform, scenario, runtime)
+    nominal = scenario_inputs(scenario)
+    resolved = resolve(platform, runtime, nominal)  # the profile, resolved once
+    inputs = resolved.stored(nominal)
+    context, head = _classify(model, resolved, inputs)
     token = ~context & ~head
     tokens = np.arange(max_tokens + 1, dtype=float)
     rows = np.arange(max_sequences + 1, dtype=float)
@@ -217,20 +195,20 @@ def step_cost(
         for start in range(0, len(tokens), TABLE_SLICE):
             part = tokens[start : start + TABLE_SLICE]
             if form == "prefill":
-                probe = _probe(model, platform, scenario, runtime, form, 1.0, part, part)
+                probe = _probe(model, resolved, inputs, form, 1.0, part, part)
             else:
-                probe = _probe(model, platform, scenario, runtime, form, part, 1.0, 1.0)
+                probe = _probe(model, resolved, inputs, form, part, 1.0, 1.0)
             table[start : start + TABLE_SLICE] = probe.time_s[token].sum(axis=0)
             for q, values in enumerate((probe.flop, probe.bytes)):
                 token_work[q, f, start : start + TABLE_SLICE] = values[token].sum(axis=0)
         token_tables.append(np.where(tokens > 0, table, 0.0))
         token_work[:, f, 0] = 0.0
-        by_rows = _probe(model, platform, scenario, runtime, form, rows, 1.0, 1.0)
+        by_rows = _probe(model, resolved, inputs, form, rows, 1.0, 1.0)
         head_tables.append(np.where(rows > 0, by_rows.time_s[head].sum(axis=0), 0.0))
         for q, values in enumerate((by_rows.flop, by_rows.bytes)):
             head_work[q, f] = np.where(rows > 0, values[head].sum(axis=0), 0.0)
         batch, query, ctx = probes.T
-        timed = _probe(model, platform, scenario, runtime, form, batch, query, ctx)
+        timed = _probe(model, resolved, inputs, form, batch, query, ctx)
         features = _features(form, batch, query, ctx)
         width = 4
         for target, values in ((compute, timed.compute_s), (memory, timed.memory_s)):
@@ -240,14 +218,7 @@ def step_cost(
         for q, values in enumerate((timed.flop, timed.bytes)):
             summed = _fit(values[context].sum(axis=0, keepdims=True), features)[0]
             context_work[q, f, : len(summed)] = summed
-    inputs = scenario_inputs(scenario)
-    if runtime is not None:
-        inputs = stored_bits(runtime, inputs)
-    phases = (
-        [runtime.phase(form, platform) for form in ("prefill", "decode")]
-        if (runtime is not None and runtime.phases)
-        else []
-    )
+    phases = [resolved.phases[form] for form in ("prefill", "decode")]
     # Per-token slope (an SSM layer's fixed state per sequence is not per token).
     one, two = np.ones(1), np.full(1, 2.0)
     kv_token = kv_cache_bytes_per_device(
@@ -265,8 +236,8 @@ def step_cost(
         kv_bytes_per_token=float(kv_token[0]),
         weights_bytes=float(weights[0]),
         capacity_bytes=platform.main_memory.capacity_bytes,
-        fixed_step_s=np.array([phase.step_overhead_s for phase in phases] or [0.0, 0.0]),
-        fixed_sequence_s=np.array([phase.sequence_overhead_s for phase in phases] or [0.0, 0.0]),
+        fixed_step_s=np.array([phase.step_overhead_s for phase in phases]),
+        fixed_sequence_s=np.array([phase.sequence_overhead_s for phase in phases]),
         token_work=token_work,
         head_work=head_work,
         context_work=context_work,
