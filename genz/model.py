@@ -15,7 +15,14 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from roofline import InputError, data_dir, load_user_document, names_a_path, unknown_name
+from roofline import (
+    CONFIG_BOUNDS,
+    InputError,
+    data_dir,
+    load_user_document,
+    names_a_path,
+    unknown_name,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -241,6 +248,7 @@ def model_from_hf_config(
     for key in ("hidden_size", "num_hidden_layers", "num_attention_heads", "vocab_size"):
         if key not in config:
             raise InputError(f"{origin}: missing required key {key!r}")
+    config = _checked(config, origin)
     heads = config["num_attention_heads"]
     hidden = config["hidden_size"]
     architecture = " ".join(config.get("architectures") or [])
@@ -259,13 +267,20 @@ def model_from_hf_config(
     intermediate = config.get("intermediate_size")
     if intermediate is None:
         raise InputError(f"{origin}: missing required key 'intermediate_size'")
-    try:
-        head_dim = config.get("head_dim") or hidden // heads
-    except TypeError:
+    head_dim = config.get("head_dim") or hidden // heads  # absent (None): hidden / heads
+    if num_experts == 0 and config.get("num_experts_per_tok"):
         raise InputError(
-            f"{origin}: hidden_size and num_attention_heads must be integers"
-        ) from None
-    return ModelConfig(
+            f"{origin}: num_experts_per_tok is {config['num_experts_per_tok']} but the config "
+            "has no routed experts (num_local_experts / n_routed_experts / num_experts >= 1)"
+        )
+    if hidden // heads < 1 and config.get("head_dim") is None:
+        raise InputError(
+            f"{origin}: hidden_size ({hidden}) must be >= num_attention_heads ({heads}) "
+            "unless head_dim is given"
+        )
+    return _in_file(
+        origin,
+        ModelConfig,
         name=str(config.get("_name", default_name)),
         hidden_size=hidden,
         num_layers=config["num_hidden_layers"],
@@ -296,6 +311,34 @@ def model_from_hf_config(
         published_active_params=config.get("_published_active_params"),
         source=str(config.get("_source", origin)),
     )
+
+
+def _checked(config: dict[str, Any], origin: str) -> dict[str, Any]:
+    """``config`` with every key of `roofline.CONFIG_BOUNDS` in range (``None`` = absent).
+
+    Integral floats (``1e3``) become ints; a key that is present must lie in its range,
+    so ``num_key_value_heads: 0`` or ``head_dim: 0`` is refused, not replaced by the
+    default. Errors name the file and the key.
+    """
+    checked = dict(config)
+    for key, bound in CONFIG_BOUNDS.items():
+        value = config.get(key)
+        if value is None:
+            continue
+        bound.check(value, label=f"{origin}: {key}")
+        if bound.integer:
+            checked[key] = int(value)
+    return checked
+
+
+def _in_file(origin: str, build: Any, /, **fields: Any) -> Any:
+    """``build(**fields)`` with its `InputError` prefixed by the file name."""
+    try:
+        return build(**fields)
+    except InputError as error:
+        if str(error).startswith(f"{origin}:"):
+            raise
+        raise InputError(f"{origin}: {error}") from None
 
 
 def _reject_misspellings(config: dict[str, Any], origin: str) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from .bounds import HARDWARE_KINDS
 from .errors import InputError, require_non_negative, require_positive, unknown_name
 from .paths import data_dir
 from .platform import Efficiency, Interconnect, MemoryLevel, Platform, PowerModel
@@ -101,7 +102,7 @@ def platform_from_dict(document: Any, origin: str = "<dict>") -> Platform:
     fields = {
         "name": str(document["name"]),
         "display_name": str(document.get("display_name", document["name"])),
-        "kind": str(document.get("kind", "gpu")),
+        "kind": _kind(document.get("kind", "gpu"), origin),
         "vendor": str(document.get("vendor", "")),
         "source": str(document["source"]),
         "peak_flops_per_s": {
@@ -117,6 +118,16 @@ def platform_from_dict(document: Any, origin: str = "<dict>") -> Platform:
         "price_usd_per_hour": _optional(document, "price_usd_per_hour", origin),
     }
     return _in_file(origin, Platform, fields)
+
+
+def _kind(value: Any, origin: str) -> str:
+    """``kind`` of a hardware file, one of `HARDWARE_KINDS` (any case)."""
+    kind = str(value).strip().lower()
+    if kind not in HARDWARE_KINDS:
+        raise InputError(
+            f"{origin}: kind must be one of {', '.join(HARDWARE_KINDS)}, got {value!r}"
+        )
+    return kind
 
 
 def _in_file(where: str, build: Any, fields: dict[str, Any]) -> Any:

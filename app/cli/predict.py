@@ -29,6 +29,7 @@ from ..formatting import (
     text_table,
 )
 from .commands import add_command
+from .flag_checks import warn_context
 from .platform_args import add_platform_arguments, platform_from_args
 from .runtime_output import add_runtime_argument, intervals, print_intervals, runtime_from_args
 from .scenario_args import add_scenario_arguments, scenario_from_args
@@ -81,17 +82,17 @@ def run_models(args: argparse.Namespace) -> None:
         print_table(rows)
 
 
-def run_predict(args: argparse.Namespace) -> None:
-    """Predict and print one scenario (or every row of ``--scenarios``)."""
+def run_predict(args: argparse.Namespace) -> int:
+    """Predict and print one scenario (or every row of ``--scenarios``); the exit code."""
     if args.scenarios:  # batch prediction: app/cli/scenarios_output.py
-        run_scenarios(args)
-        return
+        return run_scenarios(args)
     for flag, value in (("--model", args.model), ("--hw", args.hw)):
         if value is None:
             raise InputError(f"{flag} is required (or give --scenarios FILE)")
     model = load_model(args.model)
     platform = platform_from_args(args)
     scenario = scenario_from_args(args, model.default_weight_bits)
+    warn_context(model, scenario.input_tokens + scenario.output_tokens)
     runtime = runtime_from_args(args)
     prediction = predict(model, platform, scenario, runtime=runtime)
     if args.json:
@@ -108,6 +109,7 @@ def run_predict(args: argparse.Namespace) -> None:
         print_prediction(prediction, model, all_ops=args.ops, platform=platform)
         if not runtime.is_ideal:
             print_intervals(prediction, runtime, platform)
+    return 0
 
 
 def precision_label(model: ModelConfig, precision: Precision) -> str:

@@ -29,7 +29,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from genz import use_case
-from roofline import InputError, read_user_text, require_non_negative, require_positive
+from roofline import (
+    InputError,
+    csv_failure,
+    read_user_text,
+    require_non_negative,
+    require_positive,
+)
 
 #: Largest trace file read, bytes (about 10^6 rows).
 MAX_TRACE_BYTES = 64_000_000
@@ -277,6 +283,24 @@ def load_trace(path: str | Path) -> Workload:
     shared prefix; empty: none) and ``prefix_tokens`` (its length, part of the prompt;
     the same on every row of one prefix) give shared prefixes."""
     source, text = read_user_text(path, kind="trace CSV", max_bytes=MAX_TRACE_BYTES)
+    try:
+        return _parse_trace(text, source)
+    except csv.Error as error:
+        raise csv_failure(source, _line_of(text), error) from None
+
+
+def _line_of(text: str) -> int:
+    """The line a ``csv.Error`` arose on (the reader's count is lost with it)."""
+    reader = csv.reader(io.StringIO(text))
+    try:
+        for _ in reader:
+            pass
+    except csv.Error:
+        return reader.line_num + 1
+    return 1
+
+
+def _parse_trace(text: str, source: Path) -> Workload:
     reader = csv.reader(io.StringIO(text))
     header = [name.strip() for name in next(reader, [])]
     missing = [name for name in TRACE_COLUMNS if name not in header]
