@@ -215,7 +215,7 @@ FLAG_BOUNDS: dict[str, ValueBound] = _table(
     _num("--time-limit-s", 0, 86_400, "s", "ILP solver time limit"),
     _num("--mip-gap", 0, 1, "", "relative MIP gap", low_open=False),
     _int("--bootstrap", 0, 10_000, "resamples", "bootstrap resamples"),
-    _int("--starts", 1, 1_000, "starts", "optimiser starts"),
+    _int("--starts", 0, 1_000, "starts", "optimiser starts (0: every grid point)"),
     _num("--huber-delta", 0, 10, "", "Huber loss delta (log-loss units)"),
     _num("--confidence", 0, 1, "", "interval confidence", high_open=True),
     _int("--drop-highest-loss", 0, 1_000_000, "runs", "highest-loss runs dropped"),

@@ -49,9 +49,9 @@ def _check_output_file(flag: str, value: str) -> None:
 
     target = Path(value)
     if target.is_dir():
-        raise InputError(f"{flag} {value}: a directory; give a file name to write")
+        raise InputError(f"{flag} {value}: is a directory; name a file to write")
     if not target.resolve().parent.is_dir():
-        raise InputError(f"{flag} {value}: folder {target.resolve().parent} does not exist")
+        raise InputError(f"{flag} folder does not exist: {target.resolve().parent} (for {value})")
 
 
 def _subparser(
@@ -72,5 +72,18 @@ def warn_context(model: Any, tokens: float) -> None:
         print(
             f"codesign: warning: {tokens:.0f} tokens per request (prompt + output) exceed "
             f"{model.name}'s context window of {window} (max_position_embeddings)",
+            file=sys.stderr,
+        )
+
+
+def warn_tokenizer(target: Any, draft: Any) -> None:
+    """A stderr warning when the draft's vocabulary differs from the target's: draft
+    tokens are then not the target's tokens, so real speculative decoding cannot verify
+    them (the estimate assumes ``--acceptance`` anyway)."""
+    if target.vocab_size != draft.vocab_size:
+        print(
+            f"codesign: warning: {draft.name} (vocabulary {draft.vocab_size}) and "
+            f"{target.name} (vocabulary {target.vocab_size}) use different tokenizers; "
+            "a draft must share the target's tokenizer for its tokens to be verified",
             file=sys.stderr,
         )

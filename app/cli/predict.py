@@ -92,9 +92,9 @@ def run_predict(args: argparse.Namespace) -> int:
     model = load_model(args.model)
     platform = platform_from_args(args)
     scenario = scenario_from_args(args, model.default_weight_bits)
-    warn_context(model, scenario.input_tokens + scenario.output_tokens)
     runtime = runtime_from_args(args)
     prediction = predict(model, platform, scenario, runtime=runtime)
+    warn_context(model, scenario.input_tokens + scenario.output_tokens)
     if args.json:
         summary = prediction.to_dict()
         summary["energy"] = energy_summary(prediction, platform)
