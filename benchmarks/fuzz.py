@@ -55,7 +55,7 @@ def run_kind(kind: str, cases: int, folder: Path, seen: dict[str, list[str]]) ->
                 answer = fuzzing.file_case(kind, drawn, folder)  # type: ignore[arg-type]
         except fuzzing.Hang as hang:
             counts["hang"] += 1
-            seen.setdefault("hang", []).append(f"{kind}: {hang}")
+            seen.setdefault("hang", []).append(f"{kind}: {hang} <- {drawn!r:.300}")
             return
         except Exception:  # the failure this benchmark counts
             counts["traceback"] += 1

@@ -251,7 +251,12 @@ def model_from_hf_config(
     config = _checked(config, origin)
     heads = config["num_attention_heads"]
     hidden = config["hidden_size"]
-    architecture = " ".join(config.get("architectures") or [])
+    architectures = config.get("architectures") or []
+    if not isinstance(architectures, list) or not all(isinstance(a, str) for a in architectures):
+        raise InputError(
+            f"{origin}: architectures must be a list of names, got {architectures!r:.60}"
+        )
+    architecture = " ".join(architectures)
     model_type = str(config.get("model_type", ""))
     gated = config.get("_gated_ffn")
     if gated is None:

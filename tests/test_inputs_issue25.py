@@ -332,3 +332,36 @@ def test_check_flag_refuses_out_of_range_and_passes_none():
         check_flag("serve", "--input", 0.0)
     with pytest.raises(InputError, match="--seed must be an integer"):
         check_flag("fit", "--seed", 2**32)
+
+
+def test_the_docs_table_is_current():
+    from app.cli.bounds_doc import bounds_markdown
+
+    snippet = ROOT / "docs" / "snippets" / "bounds-table.md"
+    assert snippet.read_text(encoding="utf-8") == bounds_markdown(), (
+        "run: python -m app.cli.bounds_doc > docs/snippets/bounds-table.md"
+    )
+
+
+# -- found by benchmarks/fuzz.py -------------------------------------------------------
+
+
+def test_config_architectures_must_be_names(tmp_path):
+    path = config_file(tmp_path, architectures=[{"a": 1}])
+    line = one_line(*run_cli("predict", "--model", path, "--hw", "h100-sxm")[::2])
+    assert f"{path}: architectures must be a list of names" in line  # was a TypeError
+
+
+@pytest.mark.parametrize("text", ["layer_bits: 429\n", "layer_bits: abc\n", "kv_bits: {}\n"])
+def test_bits_file_shapes_are_checked_and_name_the_file(tmp_path, text):
+    path = tmp_path / "bits.yaml"
+    path.write_text("weight_bits: 8\n" + text, encoding="utf-8")
+    argv = ["predict", "--model", "llama-3.2-1b", "--hw", "h100-sxm", "--bits-file", str(path)]
+    line = one_line(*run_cli(*argv)[::2])  # layer_bits: was an AttributeError
+    assert f"{path}: " in line
+
+
+def test_a_transfer_without_memory_traffic_prints_no_inf():
+    code, out, err = run_cli("predict", "--model", "llama-3.2-1b", "--hw", "h100-sxm", "--pp", "2")
+    assert code == 0, err
+    assert not re.search(r"(?<![\w.-])inf(?![\w.-])", out)
