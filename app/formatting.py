@@ -76,13 +76,11 @@ def _column_cells(values: Sequence[Any]) -> list[str]:
     tiny = any(0 < m < 10**-FLOAT_DIGITS for m in magnitudes)
     too_wide = max(map(len, fixed)) > FLOAT_DIGITS + 6 and any(m > 1e6 for m in magnitudes)
     if tiny or too_wide:
-        return [_fixed(v) if not math.isfinite(v) else f"{v:.{FLOAT_DIGITS}e}" for v in values]
+        return ["NaN" if math.isnan(v) else f"{v:.{FLOAT_DIGITS}e}" for v in values]
     return fixed
 
 
 def _fixed(value: float) -> str:
-    if math.isinf(value):  # e.g. the OI of a transfer that reads no memory: no number
-        return "-"
     return "NaN" if math.isnan(value) else f"{value:.{FLOAT_DIGITS}f}"
 
 

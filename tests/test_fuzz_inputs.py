@@ -68,7 +68,7 @@ def test_the_contract_catches_what_it_should() -> None:
     with pytest.raises(AssertionError):
         check_answer(0, '{"a": NaN}', "")
     with pytest.raises(AssertionError):
-        check_answer(0, "TTFT inf ms", "")
+        check_answer(0, "TTFT nan ms", "")
     with pytest.raises(AssertionError):
         check_answer(1, "", "codesign: error: x\n")  # 1 only from a batch mode
     with pytest.raises(AssertionError):
