@@ -246,7 +246,7 @@ def model_from_hf_config(
         raise InputError(f"{origin}: expected a JSON object at top level")
     _reject_misspellings(config, origin)
     for key in ("hidden_size", "num_hidden_layers", "num_attention_heads", "vocab_size"):
-        if key not in config:
+        if config.get(key) is None:  # absent or null
             raise InputError(f"{origin}: missing required key {key!r}")
     config = _checked(config, origin)
     heads = config["num_attention_heads"]

@@ -359,3 +359,20 @@ def test_bits_file_shapes_are_checked_and_name_the_file(tmp_path, text):
     argv = ["predict", "--model", "llama-3.2-1b", "--hw", "h100-sxm", "--bits-file", str(path)]
     line = one_line(*run_cli(*argv)[::2])  # layer_bits: was an AttributeError
     assert f"{path}: " in line
+
+
+def test_a_null_required_config_key_is_missing(tmp_path):
+    path = config_file(tmp_path, num_attention_heads=None)  # was a TypeError
+    line = one_line(*run_cli("predict", "--model", path, "--hw", "h100-sxm")[::2])
+    assert "missing required key 'num_attention_heads'" in line
+
+
+def test_the_request_cap_follows_from_memory(monkeypatch):
+    from search.serving import workload
+
+    cap, available = workload.max_requests()
+    assert 0 < cap <= workload.MAX_REQUESTS
+    assert cap <= 0.5 * available / workload.BYTES_PER_REQUEST + 1
+    monkeypatch.setattr(workload, "max_requests", lambda: (1000, 2.4e6))
+    line = one_line(*run_cli(*SERVE[:-5], "--rate", "1000", "--duration", "2")[::2])
+    assert "rate x duration must be at most 1e+03 requests" in line and "2000" in line
