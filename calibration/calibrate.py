@@ -109,6 +109,12 @@ def calibration_rows(
     ]
     if not chosen:
         names = sorted({row.runtime for row in measurements})
+        on = sorted({row.hw for row in measurements if row.runtime == runtime})
+        if hardware and on:  # the runtime is there, on other hardware: name that
+            raise InputError(
+                f"no measured row of runtime {runtime!r} on --hw {', '.join(hardware)} "
+                f"(its rows are on: {', '.join(on)})"
+            )
         raise InputError(f"no measured row of runtime {runtime!r} (file has: {', '.join(names)})")
     unsplittable = _unsplittable(chosen)
     excluded: list[tuple[Measurement, str]] = [(chosen[i], unsplittable[i]) for i in unsplittable]
@@ -120,6 +126,11 @@ def calibration_rows(
         if v.impossible
     ]
     possible = [row for row, v in zip(chosen, verdicts, strict=True) if not v.impossible]
+    if not possible:  # nothing left to fit: say why, not max() of an empty sequence
+        raise InputError(
+            f"no row of runtime {runtime!r} can be fitted: all {len(excluded)} excluded "
+            f"(first: {excluded[0][1]})"
+        )
     data = decompose(possible, formats, kv_formats)
     fast = _faster_than_bound(data)
     excluded += [(data.rows[i], reason) for i, reason in fast.items()]

@@ -42,7 +42,7 @@ from genz import (
     load_model,
     load_runtime,
 )
-from roofline import InputError, Platform, load_platform, read_user_text
+from roofline import InputError, Platform, csv_failure, load_platform, read_user_text
 
 from .intervals import INTERVAL_KINDS, Interval, prediction_intervals
 from .measurements import MAX_TEXT_CHARS, METRIC_LIMITS
@@ -133,7 +133,10 @@ def parse_scenarios(
     """Rows that parse and, per line number, the reason a row does not. ``runtime``
     (a profile name or file) replaces every row's ``runtime`` cell when given."""
     reader = csv.DictReader(io.StringIO(text))
-    header = reader.fieldnames or []
+    try:
+        header = reader.fieldnames or []
+    except csv.Error as error:
+        raise csv_failure(origin, 1, error) from None
     unknown = sorted(set(header) - set(COLUMNS))
     if unknown:
         raise InputError(f"{origin}: unknown column {unknown[0]!r}; accepted: {', '.join(COLUMNS)}")
@@ -141,11 +144,14 @@ def parse_scenarios(
     if missing:
         raise InputError(f"{origin}: missing required column {missing[0]!r}")
     rows, errors = [], {}
-    for line, cells in enumerate(reader, start=2):
-        try:
-            rows.append(_row(line, cells, runtime))
-        except InputError as error:
-            errors[line] = str(error)
+    try:
+        for line, cells in enumerate(reader, start=2):
+            try:
+                rows.append(_row(line, cells, runtime))
+            except InputError as error:
+                errors[line] = str(error)
+    except csv.Error as error:
+        raise csv_failure(origin, reader.line_num + 1, error) from None
     return rows, errors
 
 
@@ -153,6 +159,11 @@ def _row(line: int, cells: dict[str, str | None], runtime: str | None) -> Scenar
     def text(name: str) -> str:
         return (cells.get(name) or "").strip()
 
+    extra = cells.get(None)  # type: ignore[call-overload]
+    if extra:  # DictReader files cells beyond the header under None
+        raise InputError(
+            f"{len(cells) - 1 + len(extra)} fields, expected {len(cells) - 1} (one per column)"
+        )
     for name in ("model", "hw"):
         if not text(name):
             raise InputError(f"{name} is empty")
@@ -345,5 +356,5 @@ def load_scenarios(
     """`parse_scenarios` of a file (size-limited, UTF-8), and the file's column names."""
     source, text = read_user_text(path, kind="scenario file", max_bytes=MAX_SCENARIO_BYTES)
     rows, errors = parse_scenarios(text, origin=str(source), runtime=runtime)
-    header = next(csv.reader(io.StringIO(text)), [])
+    header = next(csv.reader(io.StringIO(text)), [])  # parse_scenarios read it already
     return rows, errors, tuple(header)

@@ -36,6 +36,8 @@ def precision_from_dict(document: Any, origin: str = "<bits>") -> Precision:
             f"{origin}: unknown key {unknown[0]!r}; accepted: {', '.join(sorted(ALLOWED_KEYS))}"
         )
     layer_bits = {}
+    if not isinstance(document.get("layer_bits") or {}, dict):
+        raise InputError(f"{origin}: layer_bits must map layer indices to {{group: bits}}")
     for layer, groups in (document.get("layer_bits") or {}).items():
         try:
             index = int(layer)
@@ -49,13 +51,16 @@ def precision_from_dict(document: Any, origin: str = "<bits>") -> Precision:
     group_bits = document.get("group_bits") or {}
     if not isinstance(group_bits, dict):
         raise InputError(f"{origin}: group_bits must map weight groups to bits")
-    return Precision(
-        weight_bits=document.get("weight_bits", 16.0),
-        activation_bits=document.get("activation_bits", 16.0),
-        kv_bits=document.get("kv_bits", 16.0),
-        group_bits=dict(group_bits),
-        layer_bits=layer_bits,
-    )
+    try:
+        return Precision(
+            weight_bits=document.get("weight_bits", 16.0),
+            activation_bits=document.get("activation_bits", 16.0),
+            kv_bits=document.get("kv_bits", 16.0),
+            group_bits=dict(group_bits),
+            layer_bits=layer_bits,
+        )
+    except InputError as error:  # name the file (issue #25)
+        raise InputError(f"{origin}: {error}") from None
 
 
 def load_precision(path: str | Path) -> Precision:

@@ -18,7 +18,14 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from roofline import InputError, data_dir, load_user_document, names_a_path, unknown_name
+from roofline import (
+    CONFIG_BOUNDS,
+    InputError,
+    data_dir,
+    load_user_document,
+    names_a_path,
+    unknown_name,
+)
 
 from .layer_kinds import (
     FULL,
@@ -431,13 +438,19 @@ def model_from_hf_config(
         vision = vision_from_config(config, text["hidden_size"], origin)
         config = {**text, **ours}
     _reject_misspellings(config, origin)
+    config = _checked(config, origin)
+    architectures = config.get("architectures") or []
+    if not isinstance(architectures, list) or not all(isinstance(a, str) for a in architectures):
+        raise InputError(
+            f"{origin}: architectures must be a list of names, got {architectures!r:.60}"
+        )
     model_type = str(config.get("model_type", ""))
     architecture = " ".join(config.get("architectures") or [])
     pure_ssm = model_type in PURE_SSM_TYPES
     required = ["hidden_size", "num_hidden_layers", "vocab_size"]
     if not pure_ssm:
         required[2:2] = ["num_attention_heads", "intermediate_size"]
-    missing = [key for key in required if key not in config]
+    missing = [key for key in required if config.get(key) is None]  # absent or null
     if missing:
         kind = f" ({architecture or model_type})" if architecture or model_type else ""
         raise InputError(
@@ -462,11 +475,21 @@ def model_from_hf_config(
     )
     intermediate = config["intermediate_size"]
     try:
-        head_dim = config.get("head_dim") or hidden // heads
+        head_dim = config.get("head_dim") or hidden // heads  # absent (None): hidden / heads
     except TypeError:
         raise InputError(
             f"{origin}: hidden_size and num_attention_heads must be integers"
         ) from None
+    if num_experts == 0 and config.get("num_experts_per_tok"):
+        raise InputError(
+            f"{origin}: num_experts_per_tok is {config['num_experts_per_tok']} but the config "
+            "has no routed experts (num_local_experts / n_routed_experts / num_experts >= 1)"
+        )
+    if hidden // heads < 1 and config.get("head_dim") is None:
+        raise InputError(
+            f"{origin}: hidden_size ({hidden}) must be >= num_attention_heads ({heads}) "
+            "unless head_dim is given"
+        )
     num_layers = config["num_hidden_layers"]
     _require_int("num_layers", num_layers, minimum=1)
     _require_int("hidden_size", hidden, minimum=1)
@@ -478,7 +501,9 @@ def model_from_hf_config(
     if SSM not in kinds:
         ssm = None
     norms = 1 if pure_ssm else NORMS_PER_LAYER.get(model_type, 2)
-    return ModelConfig(
+    return _in_file(
+        origin,
+        ModelConfig,
         name=str(config.get("_name", default_name)),
         hidden_size=hidden,
         num_layers=num_layers,
@@ -516,6 +541,34 @@ def model_from_hf_config(
         published_active_params=config.get("_published_active_params"),
         source=str(config.get("_source", origin)),
     )
+
+
+def _checked(config: dict[str, Any], origin: str) -> dict[str, Any]:
+    """``config`` with every key of `roofline.CONFIG_BOUNDS` in range (``None`` = absent).
+
+    Integral floats (``1e3``) become ints; a key that is present must lie in its range,
+    so ``num_key_value_heads: 0`` or ``head_dim: 0`` is refused, not replaced by the
+    default. Errors name the file and the key.
+    """
+    checked = dict(config)
+    for key, bound in CONFIG_BOUNDS.items():
+        value = config.get(key)
+        if value is None:
+            continue
+        bound.check(value, label=f"{origin}: {key}")
+        if bound.integer:
+            checked[key] = int(value)
+    return checked
+
+
+def _in_file(origin: str, build: Any, /, **fields: Any) -> Any:
+    """``build(**fields)`` with its `InputError` prefixed by the file name."""
+    try:
+        return build(**fields)
+    except InputError as error:
+        if str(error).startswith(f"{origin}:"):
+            raise
+        raise InputError(f"{origin}: {error}") from None
 
 
 def _reject_misspellings(config: dict[str, Any], origin: str) -> None:

@@ -24,7 +24,13 @@ class UseCase:
 
 def load_use_cases() -> dict[str, UseCase]:
     """All shipped use cases by name."""
-    text = (data_dir() / "use_cases.yaml").read_text(encoding="utf-8")
+    path = data_dir() / "use_cases.yaml"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:  # a CODESIGN_DATA_DIR without the shipped file
+        raise InputError(
+            f"{path}: cannot be read ({error.strerror}); the data folder needs use_cases.yaml"
+        ) from None
     # A shipped file: libyaml's safe loader when present (10x faster; every CLI command
     # that offers --use-case reads this file to list the names in its help).
     document = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))

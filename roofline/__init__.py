@@ -11,6 +11,18 @@ first use of one of their names (see `lazy_exports`), so ``import roofline`` sta
 
 from typing import TYPE_CHECKING
 
+from .bounds import (
+    CONFIG_BOUNDS,
+    FLAG_BOUNDS,
+    FLAG_BOUNDS_BY_COMMAND,
+    HARDWARE_KINDS,
+    MAX_LAYERS,
+    MAX_SEED,
+    ValueBound,
+    bounds_rows,
+    check_flag,
+    flag_bound,
+)
 from .dtypes import DTYPE_BITS, bytes_per_element, dtype_bits
 from .errors import (
     InputError,
@@ -25,6 +37,7 @@ from .operator import Gemm, Operator, OperatorKind
 from .paths import data_dir
 from .userfiles import (
     MAX_NESTING_DEPTH,
+    csv_failure,
     decode_user_bytes,
     load_user_document,
     load_user_upload,
@@ -96,8 +109,14 @@ __getattr__, __dir__ = lazy_exports(__name__, __file__)
 
 __all__ = [
     "BOUND_ORDER",
+    "CONFIG_BOUNDS",
     "DTYPE_BITS",
+    "FLAG_BOUNDS",
+    "FLAG_BOUNDS_BY_COMMAND",
+    "HARDWARE_KINDS",
+    "MAX_LAYERS",
     "MAX_NESTING_DEPTH",
+    "MAX_SEED",
     "TIME_BOUNDS",
     "AcceleratorDesign",
     "AreaBreakdown",
@@ -121,17 +140,21 @@ __all__ = [
     "Platform",
     "PowerModel",
     "ProcessNode",
+    "ValueBound",
     "activity_power_w",
     "all_gather_time",
     "all_reduce_time",
     "all_to_all_time",
     "attainable_flops_per_s",
     "bound_codes",
+    "bounds_rows",
     "bytes_per_element",
     "check_capacity",
+    "check_flag",
     "classify_bound",
     "compute_time_s",
     "cost",
+    "csv_failure",
     "data_dir",
     "decode_user_bytes",
     "derive_platform",
@@ -143,6 +166,7 @@ __all__ = [
     "die_yield",
     "dies_per_wafer",
     "dtype_bits",
+    "flag_bound",
     "lazy_exports",
     "link_parameters",
     "link_technologies",

@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from .bounds import HARDWARE_KINDS
 from .errors import InputError, require_non_negative, require_positive, unknown_name
 from .paths import data_dir
 from .platform import Efficiency, HostMemory, Interconnect, MemoryLevel, Platform, PowerModel
@@ -103,7 +104,7 @@ def platform_from_dict(document: Any, origin: str = "<dict>") -> Platform:
     fields = {
         "name": str(document["name"]),
         "display_name": str(document.get("display_name", document["name"])),
-        "kind": str(document.get("kind", "gpu")),
+        "kind": _kind(document.get("kind", "gpu"), origin),
         "vendor": str(document.get("vendor", "")),
         "source": str(document["source"]),
         "peak_flops_per_s": {
@@ -132,6 +133,16 @@ def _host(section: Any, origin: str) -> HostMemory | None:
         capacity_bytes=_positive(section, "capacity_gb", where) * 1e9,
         link_bandwidth_bytes_per_s=_positive(section, "link_bandwidth_gb_per_s", where) * 1e9,
     )
+
+
+def _kind(value: Any, origin: str) -> str:
+    """``kind`` of a hardware file, one of `HARDWARE_KINDS` (any case)."""
+    kind = str(value).strip().lower()
+    if kind not in HARDWARE_KINDS:
+        raise InputError(
+            f"{origin}: kind must be one of {', '.join(HARDWARE_KINDS)}, got {value!r}"
+        )
+    return kind
 
 
 def _in_file(where: str, build: Any, fields: dict[str, Any]) -> Any:

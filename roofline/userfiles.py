@@ -11,6 +11,7 @@ Uploads (bytes from the dashboard) go through the same checks as files on disk.
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import re
@@ -24,6 +25,11 @@ from .errors import InputError
 
 #: Deepest nesting of lists/mappings accepted (configs, spaces and bits files use < 6).
 MAX_NESTING_DEPTH = 32
+#: U+FEFF, which Excel and Notepad write at the start of UTF-8 files; dropped on read.
+BYTE_ORDER_MARK = "\ufeff"
+#: YAML 1.2 floats PyYAML's YAML 1.1 resolver reads as strings: ``3.35e3``, ``4e0``,
+#: ``1E-3`` (1.1 needs a dot and a signed exponent). Added to the user-file loader only.
+_YAML_FLOAT = re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]+)[eE][-+]?[0-9]+$")
 #: A JSON string literal (brackets inside strings do not nest).
 _JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
 
@@ -59,9 +65,22 @@ def decode_user_bytes(raw: bytes, source: str | Path, *, kind: str, max_bytes: i
     if len(raw) > max_bytes:
         raise InputError(f"{source}: larger than {max_bytes} bytes; not a {kind}")
     try:
-        return raw.decode("utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise InputError(f"{source}: not UTF-8 text; not a {kind}") from None
+    return text.removeprefix(BYTE_ORDER_MARK)  # Excel's "CSV UTF-8" starts with one
+
+
+def csv_failure(source: str | Path, line: int, error: Exception) -> InputError:
+    """The one-line `InputError` for a ``csv.Error`` at ``line`` of ``source``.
+
+    Python's csv module refuses fields longer than ``csv.field_size_limit()``
+    (131,072 characters); that limit is kept (no cell of ours is near it) and named.
+    """
+    reason = str(error)
+    if "field limit" in reason:
+        reason = f"a field longer than {csv.field_size_limit()} characters"
+    return InputError(f"{source}:{line}: not valid CSV ({reason})")
 
 
 def parse_document(text: str, source: str | Path, *, fmt: str) -> Any:
@@ -156,6 +175,11 @@ class _DepthLimitedLoader(yaml.SafeLoader):
         self._depth += 1
         if self._depth > MAX_NESTING_DEPTH:
             raise _TooDeep
+
+
+_DepthLimitedLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float", _YAML_FLOAT, list("-+0123456789.")
+)
 
 
 def _reject_constant(name: str) -> float:

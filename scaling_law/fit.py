@@ -155,6 +155,17 @@ def fit_law(
             f"{data.origin}: {len(loss)} runs cannot fit {len(free)} parameters; need at least "
             f"{len(free) + 1}"
         )
+    points = np.unique(np.column_stack(list(features.values())), axis=0).shape[0]
+    if points < len(free) + 1:  # e.g. ten identical runs: any A, alpha fit; not "converged"
+        raise InputError(
+            f"{data.origin}: the runs used have {points} distinct point(s) of "
+            f"{', '.join(features)}; fitting {len(free)} parameters needs at least {len(free) + 1}"
+        )
+    if isinstance(folds_option, int) and folds_option > len(loss):
+        raise InputError(
+            f"cross_validation must be at most the number of rows used ({len(loss)}) for "
+            f"k-fold, got {folds_option}; 'loo' holds out one row at a time"
+        )
     starts = _start_grid(law_form, grid, fixed)
     template = starts[0].copy()
     objective = HuberObjective(law_form, features, np.log(loss), float(huber_delta), free, template)

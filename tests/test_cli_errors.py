@@ -22,7 +22,7 @@ MODEL_HW = ["--model", "llama-3.1-8b", "--hw", "h100-sxm"]
                 "--link-gb-per-s",
                 "-5",
             ],
-            "--link-gb-per-s must be a finite number > 0, got -5.0",
+            "--link-gb-per-s must be a number of GB/s in (0, 1e+06], got -5.0",
         ),
         (
             [
@@ -96,7 +96,7 @@ MODEL_HW = ["--model", "llama-3.1-8b", "--hw", "h100-sxm"]
         ),
         (
             ["search", "--space", "examples/orin_space.yaml", "--max-tpot-ms", "-1"],
-            "--max-tpot-ms must be a finite number > 0, got -1.0",
+            "--max-tpot-ms must be a number of ms in (0, 1e+10], got -1.0",
         ),
     ],
 )

@@ -81,9 +81,15 @@ def test_misspelt_key_is_rejected_by_name():
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"hidden_size": -4096}, "hidden_size must be an integer >= 1"),
+        ({"hidden_size": -4096}, "<config>: hidden_size must be an integer in [1, 1048576]"),
         ({"num_key_value_heads": 5}, "must be a multiple of num_key_value_heads"),
-        ({"num_hidden_layers": "32"}, "num_layers must be an integer >= 1"),
+        ({"num_hidden_layers": "32"}, "num_hidden_layers must be an integer in [1, 1024]"),
+        ({"num_hidden_layers": 10**9}, "num_hidden_layers must be an integer in [1, 1024]"),
+        ({"num_attention_heads": 0}, "num_attention_heads must be an integer in [1, 16384]"),
+        ({"num_key_value_heads": 0}, "num_key_value_heads must be an integer in [1, 16384]"),
+        ({"head_dim": 0}, "head_dim must be an integer in [1, 65536]"),
+        ({"hidden_size": 10**12}, "hidden_size must be an integer in [1, 1048576]"),
+        ({"num_local_experts": 0, "num_experts_per_tok": 2}, "has no routed experts"),
         (
             {"num_local_experts": 8, "num_experts_per_tok": 9},
             "num_experts_per_tok must be in [1, 8]",

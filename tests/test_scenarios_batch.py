@@ -26,10 +26,11 @@ llama-2-70b,a100-sxm-40gb,tensorrt-llm,4,1024,128,4
 def test_rows_keep_their_order_and_bad_rows_name_their_line(tmp_path, capsys):
     path = tmp_path / "runs.csv"
     path.write_text(TEXT, encoding="utf-8")
-    assert main(["predict", "--scenarios", str(path)]) == 0
+    assert main(["predict", "--scenarios", str(path)]) == 1  # some rows failed (issue #25)
     captured = capsys.readouterr()
     table = list(csv.DictReader(io.StringIO(captured.out)))
     assert [row["line"] for row in table] == ["2", "3", "4", "5", "6", "7"]
+    assert captured.err.splitlines()[-1].endswith("3 of 6 rows failed; see the lines above")
     assert [bool(row["error"]) for row in table] == [False, False, True, True, True, False]
     assert f"{path}:4: batch must be a number" in captured.err
     assert f"{path}:5: unknown hardware 'nohw'" in captured.err
@@ -44,7 +45,7 @@ def test_rows_keep_their_order_and_bad_rows_name_their_line(tmp_path, capsys):
         runtime=load_runtime("tensorrt-llm"),
     )
     assert float(table[5]["e2e_s"]) == pytest.approx(single.e2e_s, rel=1e-12)
-    assert main(["predict", "--scenarios", str(path), "--json"]) == 0
+    assert main(["predict", "--scenarios", str(path), "--json"]) == 1
     rows = json.loads(capsys.readouterr().out)
     assert rows[0]["tpot_s"] == pytest.approx(float(table[0]["tpot_s"]))
 
@@ -96,7 +97,7 @@ def test_a_measurement_file_is_scored_row_by_row(tmp_path, capsys):
     / measured; a bad measured cell fails its row only; --runtime replaces every row's."""
     path = tmp_path / "runs.csv"
     path.write_text(MEASURED, encoding="utf-8")
-    assert main(["predict", "--scenarios", str(path)]) == 0
+    assert main(["predict", "--scenarios", str(path)]) == 1  # one bad measured cell
     captured = capsys.readouterr()
     table = list(csv.DictReader(io.StringIO(captured.out)))
     assert list(table[0])[-10:] == [
@@ -129,7 +130,7 @@ def test_a_measurement_file_is_scored_row_by_row(tmp_path, capsys):
     assert first["ttft_error_pct"] == ""  # not measured on this row
     assert "no calibrated profile ships" in table[1]["error"]  # runtime mlc
     assert f"{path}:4: batch_latency_s must be in (0, 1e+07], got '-3'" in captured.err
-    assert main(["predict", "--scenarios", str(path), "--runtime", "ideal", "--json"]) == 0
+    assert main(["predict", "--scenarios", str(path), "--runtime", "ideal", "--json"]) == 1
     rows = json.loads(capsys.readouterr().out)
     assert [row["runtime"] for row in rows[:2]] == ["ideal", "ideal"]
     assert rows[1]["ttft_error_pct"] == pytest.approx(

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Collection, Mapping, Sequence
 
 from .commands import COMMANDS
+from .flag_checks import check_flags
 
 
 class OneLineArgumentParser(argparse.ArgumentParser):
@@ -73,14 +74,17 @@ def flag_named(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the process exit code (0 ok, 2 bad input)."""
+    """Entry point; returns the process exit code (0 ok, 1 some rows of a batch failed,
+    2 bad input or every row failed)."""
     arguments = sys.argv[1:] if argv is None else list(argv)
     args = argparse.Namespace()
     try:
         # Building a command's parser may read the presets folder, so a wrong
         # CODESIGN_DATA_DIR is an input error here too.
-        args = build_parser(command_of(arguments)).parse_args(arguments)
-        args.func(args)
+        parser = build_parser(command_of(arguments))
+        args = parser.parse_args(arguments)
+        check_flags(parser, args)  # the one table of bounds: app/cli/flag_checks.py
+        code = args.func(args)  # batch modes return 1 when some rows failed
     except KeyboardInterrupt:
         print("codesign: interrupted", file=sys.stderr)
         return 130
@@ -92,7 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         message = flag_named(str(error), arguments, getattr(args, "field_flags", None))
         print(f"codesign: error: {message}", file=sys.stderr)
         return 2
-    return 0
+    return code if isinstance(code, int) else 0
 
 
 def is_input_error(error: BaseException) -> bool:

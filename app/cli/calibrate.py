@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import shlex
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -17,9 +18,9 @@ from calibration import (
     load_tagged_measurements,
     write_profile,
 )
-from roofline import unknown_name
+from roofline import list_platforms, unknown_name
 
-from ..formatting import print_table
+from ..formatting import print_json, print_table
 from .commands import add_command
 
 METRIC_LABELS = {
@@ -61,6 +62,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="also print the out-of-sample batch-latency error per hardware (the "
         "dashboard's Accuracy table)",
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="the fit's summary as JSON (the profile is written too)"
     )
     parser.set_defaults(func=run_calibrate)
 
@@ -117,6 +121,9 @@ def run_calibrate(args: argparse.Namespace) -> None:
     formats, sources = load_formats(args.formats) if args.formats else ((), {})
     kv_formats, kv_sources = load_kv_formats(args.formats) if args.formats else ((), {})
     hardware = tuple(name.strip() for name in args.hw.split(",")) if args.hw else ()
+    for name in hardware:  # an unknown preset is named, not reported as "no rows"
+        if name not in list_platforms():
+            raise unknown_name("hardware", name, list_platforms())
     inherit = tuple(name.strip() for name in args.inherit.split(",")) if args.inherit else ()
     result = calibrate_runtime(
         [row for path in args.measurements for row in load_tagged_measurements(path)],
@@ -130,6 +137,10 @@ def run_calibrate(args: argparse.Namespace) -> None:
         kv_formats=kv_formats,
         kv_format_sources=kv_sources,
     )
+    if args.json:
+        path = write_profile(result.document, args.out)
+        print_json(_json_summary(args, result, str(path)))
+        return
     print(
         f"{result.fit.default.rows} rows of {args.runtime} on {', '.join(sorted(set(result.data.hw)))}; "
         f"{len(result.excluded)} excluded (a mesh the model cannot split, or faster than the "
@@ -182,6 +193,46 @@ def run_calibrate(args: argparse.Namespace) -> None:
         print_per_hardware(result)
     path = write_profile(result.document, args.out)
     print(f"\nwrote {path}")
+
+
+def _json_summary(args: argparse.Namespace, result: Any, path: str) -> dict[str, Any]:
+    """What the text report says, as data: rows, exclusions, fitted values and errors."""
+    fits = {"default (all rows)": result.fit.default, **result.fit.classes}
+    errors = []
+    for metric, label in METRIC_LABELS.items():
+        for out_of_sample in (False, True):
+            values = result.errors_pct(out_of_sample, metric)
+            if values.size:
+                kind = f"out-of-sample ({result.cv.method})" if out_of_sample else "in-sample"
+                errors.append(_summary(f"{label}, {kind}", values))
+    return {
+        "runtime": args.runtime,
+        "rows": result.fit.default.rows,
+        "hardware": sorted(set(result.data.hw)),
+        "excluded": [{"source": row.source, "reason": reason} for row, reason in result.excluded],
+        "fits": {
+            label: {
+                "rows": fit.rows,
+                "message": fit.message,
+                "jacobian_condition": float(fit.condition),
+                "values": {name: float(value) for name, value in fit.values.items()},
+                "intervals_95": {
+                    name: [float(low), float(high)] for name, (low, high) in fit.intervals.items()
+                },
+                "not_fitted": {
+                    **{name: "inherited" for name in fit.inherited},
+                    **{name: "held" for name in fit.held},
+                    **dict(fit.capped),
+                    **dict(fit.unused),
+                    **dict(fit.refused),
+                },
+            }
+            for label, fit in fits.items()
+        },
+        "device_classes_skipped": dict(result.fit.skipped),
+        "errors_pct": errors,
+        "profile": path,
+    }
 
 
 def _interval_text(

@@ -10,6 +10,7 @@ from roofline import load_platform, require_positive
 
 from ..formatting import human_bytes, human_seconds, print_json, print_key_values
 from .commands import add_command
+from .flag_checks import warn_tokenizer
 from .platform_args import add_platform_arguments, platform_from_args
 from .scenario_args import add_scenario_arguments, scenario_from_args
 
@@ -52,6 +53,7 @@ def run_speculate(args: argparse.Namespace) -> None:
     platform = platform_from_args(args)
     scenario = scenario_from_args(args, target.default_weight_bits)
     estimate = speculative_decoding(target, draft, platform, scenario, args.k, args.acceptance)
+    warn_tokenizer(target, draft)  # after the checks: a bad flag stays the one line
     if args.json:
         print_json(dataclasses.asdict(estimate))
         return

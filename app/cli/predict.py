@@ -31,6 +31,7 @@ from ..formatting import (
     text_table,
 )
 from .commands import add_command
+from .flag_checks import warn_context
 from .platform_args import add_platform_arguments, platform_from_args
 from .runtime_output import (
     add_runtime_argument,
@@ -113,11 +114,10 @@ def run_models(args: argparse.Namespace) -> None:
         print_table(rows)
 
 
-def run_predict(args: argparse.Namespace) -> None:
-    """Predict and print one scenario (or every row of ``--scenarios``)."""
+def run_predict(args: argparse.Namespace) -> int:
+    """Predict and print one scenario (or every row of ``--scenarios``); the exit code."""
     if args.scenarios:  # batch prediction: app/cli/scenarios_output.py
-        run_scenarios(args)
-        return
+        return run_scenarios(args)
     for flag, value in (("--model", args.model), ("--hw", args.hw)):
         if value is None:
             raise InputError(f"{flag} is required (or give --scenarios FILE)")
@@ -131,6 +131,7 @@ def run_predict(args: argparse.Namespace) -> None:
     scenario = scenario_from_args(args, model.default_weight_bits)
     runtime = runtime_from_args(args)
     prediction = predict(model, platform, scenario, runtime=runtime)
+    warn_context(model, scenario.input_tokens + scenario.output_tokens)
     # A named runtime (ideal included: physics' own error) prints its 80 % intervals.
     named = args.runtime is not None
     reasons = domain_reasons(runtime, model, platform, scenario) if named else []
@@ -149,6 +150,7 @@ def run_predict(args: argparse.Namespace) -> None:
         print_prediction(prediction, model, all_ops=args.ops, platform=platform)
         if named:
             print_intervals(prediction, runtime, platform, reasons)
+    return 0
 
 
 def precision_label(model: ModelConfig, precision: Precision) -> str:

@@ -78,7 +78,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     fit.add_argument("--reference-bits", type=float, default=16.0, help="precision of the runs")
     fit.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     fit.add_argument("--json", action="store_true", help="machine-readable output")
-    fit.set_defaults(func=run_fit)
+    fit.set_defaults(
+        func=run_fit,
+        field_flags={"cross_validation": "--cv", "n_starts": "--starts"},  # errors name the flag
+    )
 
     loss = add_command(subparsers, "loss")
     loss.add_argument("--law", required=True, help="law JSON written by 'codesign fit'")
@@ -107,7 +110,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     loss.add_argument("--moe-count", choices=("active", "total"), help="default: the law's")
     loss.add_argument("--json", action="store_true", help="machine-readable output")
-    loss.set_defaults(func=run_loss)
+    loss.set_defaults(func=run_loss, field_flags={"post_bits": "--weight-bits"})
 
 
 def run_fit(args: argparse.Namespace) -> None:
@@ -221,6 +224,8 @@ def run_loss(args: argparse.Namespace) -> None:
             top_k=args.top_k,
             tie_embeddings=args.tie_embeddings,
         )
+        if args.params is not None:  # was silently ignored
+            raise InputError("give --params or --layers/--hidden, not both")
     elif args.params is None:
         raise InputError("give --layers and --hidden, or --params")
     inputs = {"params": args.params, "moe_parameters": args.moe_count}

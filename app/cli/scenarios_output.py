@@ -9,6 +9,7 @@ from typing import Any
 
 from calibration import load_scenarios, output_columns, predict_scenarios, source_summary
 from genz import load_runtime
+from roofline import InputError
 
 from ..formatting import print_json
 
@@ -25,11 +26,17 @@ def add_scenarios_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def run_scenarios(args: argparse.Namespace) -> None:
-    """Predict every row; bad rows get an ``error`` and a line on stderr."""
+def run_scenarios(args: argparse.Namespace) -> int:
+    """Predict every row; bad rows get an ``error`` and a line on stderr.
+
+    Returns the exit code: 0 when every row was predicted, 1 when some failed (the
+    count is the last line on stderr), 2 when all did (or the file has no row).
+    """
     if args.runtime:  # a bad flag is the command's error, not every row's
         load_runtime(args.runtime)
     rows, errors, header = load_scenarios(args.scenarios, runtime=args.runtime)
+    if not rows and not errors:
+        raise InputError(f"{args.scenarios}: no rows after the header; nothing to predict")
     results: list[dict[str, Any]] = predict_scenarios(rows)
     results += [{"line": line, "error": reason} for line, reason in errors.items()]
     results.sort(key=lambda result: result["line"])
@@ -41,14 +48,15 @@ def run_scenarios(args: argparse.Namespace) -> None:
     _source_table(args, results)
     if args.json:
         print_json(results)
-        return
-    columns = output_columns(header)
-    writer = csv.writer(sys.stdout, lineterminator="\n")
-    writer.writerow(columns)
-    writer.writerows(
-        ["" if (value := result.get(key)) is None else value for key in columns]
-        for result in results
-    )
+    else:
+        columns = output_columns(header)
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerow(columns)
+        writer.writerows(
+            ["" if (value := result.get(key)) is None else value for key in columns]
+            for result in results
+        )
+    return batch_exit_code(args.scenarios, len(results), failed=sum("error" in r for r in results))
 
 
 def _source_table(args: argparse.Namespace, results: list[dict[str, Any]]) -> None:
@@ -70,3 +78,13 @@ def _source_table(args: argparse.Namespace, results: list[dict[str, Any]]) -> No
             f"ideal {entry['ideal_mape_pct']:6.1f} (bias {entry['ideal_bias_pct']:+6.1f})",
             file=sys.stderr,
         )
+
+
+def batch_exit_code(source: str, total: int, failed: int) -> int:
+    """0 when no row failed; else a last stderr line with the count and 1 (some) or 2 (all)."""
+    if not failed:
+        return 0
+    every = failed == total
+    what = f"all {total} rows failed" if every else f"{failed} of {total} rows failed"
+    print(f"codesign: error: {source}: {what}; see the lines above", file=sys.stderr)
+    return 2 if every else 1

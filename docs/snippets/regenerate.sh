@@ -64,7 +64,7 @@ snip serve-prefix "codesign serve --model llama-3.1-8b --hw h100-sxm --runtime v
 snip serve-prefix-small "codesign serve --model llama-3.1-8b --hw h100-sxm --runtime vllm --rate 2 --duration 600 --input 6000 --prefix-share 0.9 --prefix-tokens 4000 --prefix-count 64 --prefix-zipf 1.1 --gpu-memory-utilization 0.3 | grep -E 'TTFT|KV cache|prefix'"
 snip serve-multistep "codesign serve --model llama-3.1-8b --hw h100-sxm --runtime vllm --rate 10 --duration 600 --use-case chat --scheduler-steps 10 | grep -E 'TTFT|TPOT|ITL|E2E'"
 snip serve-sweep "codesign serve --model llama-3.1-8b --hw h100-sxm --runtime vllm --sweep-rates 4,8,12,16 --sweep-policies continuous,chunked --duration 300 --slo-ttft-p99-s 2 --slo-tpot-p99-ms 50 --no-progress"
-snip speculate "codesign speculate --model llama-3.1-8b --draft qwen2.5-0.5b --hw h100-sxm --k 4 --acceptance 0.7"
+snip speculate "codesign speculate --model llama-3.1-8b --draft llama-3.2-1b --hw h100-sxm --k 4 --acceptance 0.7"
 snip disagg "codesign disagg --model llama-3.1-8b --prefill-hw h100-sxm --decode-hw h200-sxm --input 8192"
 # The dashboard serves until Ctrl+C: send that (SIGINT) after 20 s.
 snip app "timeout -s INT 20 codesign app --port 8599; echo '^C (after 20 s)'" "codesign app --port 8599"

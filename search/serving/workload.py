@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,7 +30,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from genz import use_case
-from roofline import InputError, read_user_text, require_non_negative, require_positive
+from roofline import (
+    InputError,
+    csv_failure,
+    read_user_text,
+    require_non_negative,
+    require_positive,
+)
 
 #: Largest trace file read, bytes (about 10^6 rows).
 MAX_TRACE_BYTES = 64_000_000
@@ -75,6 +82,35 @@ class Workload:
         return float(self.arrival_s[-1]) if len(self) else 0.0
 
 
+#: Memory one simulated request takes (its arrival, lengths and per-request records):
+#: 5 x 10^6 requests held 5.7 GB (issue #25).
+BYTES_PER_REQUEST = 1_200
+#: Most requests of one simulation whatever the memory.
+MAX_REQUESTS = 50_000_000
+
+
+def max_requests() -> tuple[int, float]:
+    """``(cap, available bytes)``: the requests one simulation may hold, the smaller of
+    `MAX_REQUESTS` and half the memory available now over `BYTES_PER_REQUEST`.
+
+    Available memory is Linux's ``MemAvailable``; elsewhere half the physical memory.
+    """
+    available = None
+    try:
+        with open("/proc/meminfo", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("MemAvailable:"):
+                    available = float(line.split()[1]) * 1024
+    except OSError:
+        pass
+    if available is None:
+        try:
+            available = 0.5 * os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (ValueError, OSError, AttributeError):
+            available = 2.0 * MAX_REQUESTS * BYTES_PER_REQUEST
+    return int(min(MAX_REQUESTS, 0.5 * available / BYTES_PER_REQUEST)), available
+
+
 def arrival_times(
     rate: float, duration_s: float, rng: np.random.Generator, cv: float = 1.0
 ) -> Floats:
@@ -84,8 +120,13 @@ def arrival_times(
     require_positive("duration_s", duration_s)
     require_positive("cv", cv)
     expected = rate * duration_s
-    if expected > 5e7:
-        raise InputError(f"rate x duration must be at most 5e7 requests, got {expected:g}")
+    cap, available = max_requests()
+    if expected > cap:
+        raise InputError(
+            f"rate x duration must be at most {cap:.3g} requests (5e7, or half of the "
+            f"{available / 1e9:.1f} GB of memory available at {BYTES_PER_REQUEST} bytes per "
+            f"request), got {expected:g}"
+        )
     shape = 1.0 / cv**2
     count = int(expected + 6 * np.sqrt(expected) * max(cv, 1.0) + 16)
     gaps = rng.gamma(shape, 1.0 / (rate * shape), size=count)
@@ -277,6 +318,24 @@ def load_trace(path: str | Path) -> Workload:
     shared prefix; empty: none) and ``prefix_tokens`` (its length, part of the prompt;
     the same on every row of one prefix) give shared prefixes."""
     source, text = read_user_text(path, kind="trace CSV", max_bytes=MAX_TRACE_BYTES)
+    try:
+        return _parse_trace(text, source)
+    except csv.Error as error:
+        raise csv_failure(source, _line_of(text), error) from None
+
+
+def _line_of(text: str) -> int:
+    """The line a ``csv.Error`` arose on (the reader's count is lost with it)."""
+    reader = csv.reader(io.StringIO(text))
+    try:
+        for _ in reader:
+            pass
+    except csv.Error:
+        return reader.line_num + 1
+    return 1
+
+
+def _parse_trace(text: str, source: Path) -> Workload:
     reader = csv.reader(io.StringIO(text))
     header = [name.strip() for name in next(reader, [])]
     missing = [name for name in TRACE_COLUMNS if name not in header]
