@@ -31,6 +31,7 @@ from .data import (
     scaling_dir,
 )
 from .diagnostics import CrossValidationReport, ResidualReport
+from .domain import ARCHITECTURE_DIMENSIONS, unpriced_dimensions
 from .fit import FitResult, fit_law
 from .forms import (
     CHINCHILLA,
@@ -44,6 +45,7 @@ from .forms import (
 from .law import (
     LossPrediction,
     ScalingLaw,
+    architecture_dimensions,
     extrapolation,
     precision_loss_penalty,
     predict_loss,
@@ -77,6 +79,7 @@ from .training_time import (
 )
 
 __all__ = [
+    "ARCHITECTURE_DIMENSIONS",
     "CHINCHILLA",
     "CHINCHILLA_SHAPE",
     "COLUMNS",
@@ -104,6 +107,7 @@ __all__ = [
     "ResidualReport",
     "ScalingData",
     "ScalingLaw",
+    "architecture_dimensions",
     "architecture_training_flops",
     "check_output_path",
     "count_parameters",
@@ -137,4 +141,5 @@ __all__ = [
     "scaling_dir",
     "training_flops",
     "training_seconds",
+    "unpriced_dimensions",
 ]

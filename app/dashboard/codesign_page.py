@@ -174,6 +174,8 @@ def hover_text(row: dict) -> str:
         parts.append(f"extrapolated: {row['outside_domain']} outside the law's data")
     if row["edge"]:
         parts.append(f"edge of the space: {row['edge_axes']}")
+    if row.get("unpriced"):
+        parts.append(f"unpriced by the law: {row['unpriced_axes']} (vs the base model)")
     return "<br>".join(parts)
 
 
@@ -300,6 +302,12 @@ def show_design(result: CodesignResult, space: DesignSpace, rank: int) -> None:
             else "Inside the law's data. "
         )
         + (f"Edge of the space: {row['edge_axes']}. " if row["edge"] else "")
+        + (
+            f"Moves along dimensions the law cannot price: {row['unpriced_axes']} (design / "
+            "base model). "
+            if row.get("unpriced")
+            else ""
+        )
         + f"Training (prediction): {row['training_time_s'] / 3600:,.0f} h on "
         f"{space.training.devices} x {space.training.platform.name} at MFU "
         f"{space.training.mfu:g}."

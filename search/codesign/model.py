@@ -27,6 +27,7 @@ from numpy.typing import NDArray
 from genz import ModelConfig, model_from_hf_config, splits_whole_heads
 from roofline import InputError
 from scaling_law import (
+    ARCHITECTURE_DIMENSIONS,
     PTQ_FORM,
     QUANTISED_TRAINING_FORM,
     Architecture,
@@ -55,7 +56,14 @@ DEFAULT_FORMS_DIR = "gemstones_forms"
 #: Label of each precision model, as written beside every loss.
 PRECISION_MODEL_LABELS = {"ptq": PTQ_FORM, "quantised-training": QUANTISED_TRAINING_FORM}
 #: Domain quantities, in the order `design_extrapolation` reports them.
-DOMAIN_QUANTITIES = ("width", "depth", "params", "tokens", "tokens_per_parameter")
+DOMAIN_QUANTITIES = (
+    "width",
+    "depth",
+    "params",
+    "tokens",
+    "tokens_per_parameter",
+    *ARCHITECTURE_DIMENSIONS,
+)
 FIELDS = (
     "layers",
     "hidden",
@@ -202,6 +210,50 @@ def design_extrapolation(
             flags, _ = extrapolation(single, architecture, tokens)
             outside[name] = np.broadcast_to(flags, architecture.shape)
     return outside
+
+
+#: Relative tolerance within which a design holds the base's FFN ratio (the axis value,
+#: before rounding to ``ffn_multiple``) or its other unpriced dimensions.
+HELD_TOLERANCE = 1e-3
+
+
+def base_dimensions(model: ModelSpace) -> dict[str, float]:
+    """The base model's `scaling_law.ARCHITECTURE_DIMENSIONS`: query heads per KV head,
+    FFN width (per expert) / width, vocabulary, routed experts (1 = dense)."""
+    base = model_from_hf_config(dict(model.base_config), default_name=model.base_name)
+    ffn = base.moe_intermediate_size if base.is_moe else base.intermediate_size
+    return {
+        "gqa_ratio": base.num_heads / base.num_kv_heads,
+        "ffn_ratio": ffn / base.hidden_size,
+        "vocab": float(base.vocab_size),
+        "experts": float(max(base.num_experts, 1)),
+    }
+
+
+def design_unpriced(
+    law: ScalingLaw, model: ModelSpace, fields: Mapping[str, Array]
+) -> tuple[dict[str, Array], NDArray[np.bool_]]:
+    """Distance from the base along every dimension the law cannot price (``law.unpriced``):
+    ``{dimension: design value / base value}`` (1 = held at the base's value), and which
+    points move along any of them (FFN: the ``ffn_ratio`` axis value over the base's
+    ``intermediate_size / hidden``, so the rounding to ``ffn_multiple`` is not a move;
+    ratios within `HELD_TOLERANCE` of 1 are reported as 1)."""
+    base = base_dimensions(model)
+    values = {
+        "gqa_ratio": fields["heads"] / fields["kv_heads"],
+        "ffn_ratio": fields["ffn_ratio"],
+        "vocab": fields["vocab"],
+        "experts": fields["experts"],
+    }
+    size = len(np.atleast_1d(fields["hidden"]))
+    distance: dict[str, Array] = {}
+    moved = np.zeros(size, bool)
+    for name in law.unpriced:
+        ratio = np.broadcast_to(np.asarray(values[name], float) / base[name], (size,))
+        held = np.abs(ratio - 1.0) <= HELD_TOLERANCE
+        distance[name] = np.where(held, 1.0, ratio)
+        moved |= ~held
+    return distance, moved
 
 
 def design_training_seconds(
