@@ -173,7 +173,8 @@ def comparison(
     qwen = qwen_architecture()
     train_flops = architecture_training_flops(qwen, tokens, space.training.sequence_length)
     peak = space.training.platform.peak("bf16") * space.training.devices
-    qwen_train_s = float(training_seconds(train_flops, peak, space.training.mfu))
+    qwen_mfu = space.training.mfu_of(float(qwen.hidden), float(qwen.layers))
+    qwen_train_s = float(training_seconds(train_flops, peak, qwen_mfu))
     for bits in BITS:
         budget = qwen_tpot(platform, bits, runtime)
         qwen_ppl = math.exp(serving_loss(law, qwen, tokens, bits))

@@ -17,7 +17,8 @@ cross-validation (``cross_validation="architecture"``, ``bootstrap_unit="archite
 Every fitted law records its data domain; predictions outside it are flagged
 (`extrapolation`, ``LossPrediction.extrapolated``). Serving-time weight bits add the
 post-training quantisation term (`ptq_loss_penalty`); `training_flops` and
-`training_seconds` estimate training cost from a peak FLOP/s and an MFU.
+`training_seconds` estimate training cost from a peak FLOP/s and an MFU; `MfuModel`
+(`load_mfu_model`, fitted on the Gemstones step times) makes the MFU follow width and depth.
 """
 
 from .architecture import Architecture, ParameterCounts, count_parameters
@@ -52,6 +53,7 @@ from .law import (
     predict_loss_interval,
 )
 from .law_io import check_output_path, law_from_dict, law_to_dict, load_law, save_law
+from .mfu import MfuModel, fit_mfu, load_mfu_model, mfu_leave_one_out, save_mfu_model
 from .objective import SUPPORTED_METHODS
 from .power_sum import GEMSTONES_WDPT, GEMSTONES_WDT, power_sum_form
 from .precision import (
@@ -99,6 +101,7 @@ __all__ = [
     "FitResult",
     "LawForm",
     "LossPrediction",
+    "MfuModel",
     "ParameterCounts",
     "PtqConstants",
     "PtqErrors",
@@ -116,6 +119,7 @@ __all__ = [
     "effective_parameters",
     "extrapolation",
     "fit_law",
+    "fit_mfu",
     "fit_ptq",
     "get_form",
     "implied_mfu",
@@ -125,9 +129,11 @@ __all__ = [
     "list_datasets",
     "list_forms",
     "load_law",
+    "load_mfu_model",
     "load_ptq_constants",
     "load_ptq_rows",
     "load_scaling_csv",
+    "mfu_leave_one_out",
     "power_sum_form",
     "precision_loss_penalty",
     "predict_delta",
@@ -138,6 +144,7 @@ __all__ = [
     "ptq_loss_penalty",
     "register_form",
     "save_law",
+    "save_mfu_model",
     "scaling_dir",
     "training_flops",
     "training_seconds",

@@ -310,7 +310,8 @@ def show_design(result: CodesignResult, space: DesignSpace, rank: int) -> None:
         )
         + f"Training (prediction): {row['training_time_s'] / 3600:,.0f} h on "
         f"{space.training.devices} x {space.training.platform.name} at MFU "
-        f"{space.training.mfu:g}."
+        f"{float(space.training.mfu_of(row['hidden'], row['layers'])):.3f} "
+        f"({space.training.describe_mfu()})."
     )
     precision = None
     if space.precision.ilp_formats is not None:

@@ -10,7 +10,8 @@ weight bits are post-training quantisation by default:
 ``loss = predict_loss(law, arch, D) + ptq_loss_penalty(law, arch, D, bits)``
 (`scaling_law.PTQ_FORM`); ``law: {precision_model: quantised-training}`` uses Kumar et
 al.'s effective parameters instead (`scaling_law.QUANTISED_TRAINING_FORM`). The training
-time of a design is ``architecture_training_flops / (peak bf16 x devices x MFU)``.
+time of a design is ``architecture_training_flops / (peak bf16 x devices x MFU)``, the MFU
+following width and depth by default (`scaling_law.MfuModel`).
 """
 
 from __future__ import annotations
@@ -264,12 +265,14 @@ def design_training_seconds(
     fields: Mapping[str, Array],
 ) -> Array:
     """Training wall-clock seconds of each point on D tokens:
-    ``architecture_training_flops(arch, D, T) / (peak_bf16 * devices * mfu)``."""
+    ``architecture_training_flops(arch, D, T) / (peak_bf16 * devices * mfu)``, the MFU
+    fixed or of each design's width and depth (`TrainingSpec.mfu_of`)."""
     architecture = law_architecture(model, fields)
     tokens = training_tokens(spec, law, architecture)
     flops = architecture_training_flops(architecture, tokens, training.sequence_length)
     peak = training.platform.peak("bf16") * training.devices
-    return training_seconds(flops, peak, training.mfu)
+    mfu = training.mfu_of(fields["hidden"], fields["layers"])
+    return training_seconds(flops, peak, mfu)
 
 
 def training_cost_usd(training: TrainingSpec, seconds: Array) -> Array:
