@@ -48,6 +48,7 @@ from .law import (
     ScalingLaw,
     architecture_dimensions,
     extrapolation,
+    law_inputs,
     precision_loss_penalty,
     predict_loss,
     predict_loss_interval,
@@ -71,7 +72,7 @@ from .ptq import (
     ptq_degradation,
     ptq_loss_penalty,
 )
-from .ptq_data import PtqRows, load_ptq_constants, load_ptq_rows
+from .ptq_data import PtqRows, load_ptq_constants, load_ptq_ensemble, load_ptq_rows
 from .ptq_fit import PtqErrors, PtqFit, fit_ptq, leave_one_model_out, predict_delta, ptq_errors
 from .training_time import (
     architecture_training_flops,
@@ -124,6 +125,7 @@ __all__ = [
     "get_form",
     "implied_mfu",
     "law_from_dict",
+    "law_inputs",
     "law_to_dict",
     "leave_one_model_out",
     "list_datasets",
@@ -131,6 +133,7 @@ __all__ = [
     "load_law",
     "load_mfu_model",
     "load_ptq_constants",
+    "load_ptq_ensemble",
     "load_ptq_rows",
     "load_scaling_csv",
     "mfu_leave_one_out",

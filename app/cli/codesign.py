@@ -251,6 +251,7 @@ def summary(result: CodesignResult) -> dict[str, Any]:
         "edge_on_frontier": int(result.frontier["edge"].sum()),
         "unpriced_dimensions": list(unpriced_dimensions(result)),
         "unpriced_on_frontier": int(result.frontier["unpriced"].sum()),
+        "better_than_base_on_frontier": int(result.frontier["better_than_base"].sum()),
     }
 
 
@@ -308,7 +309,14 @@ def _print_summary(result: CodesignResult, space: str) -> None:
             (
                 "intervals",
                 "param = bootstrap of the law's parameters; form = min-max over the "
-                "validated law forms; on every feasible design (--out), not only these",
+                "validated law forms; ppl_vs_base = perplexity over the base model's (same "
+                "bits), 95% over joint samples of the law's bootstrap and the PTQ constant "
+                "sets; better = the whole band below 1; on every feasible design (--out)",
+            ),
+            (
+                "vs base",
+                f"{int(result.frontier['better_than_base'].sum())} of {len(result.frontier)} "
+                "frontier designs are better than the base model over the whole joint band",
             ),
         ]
     )
@@ -337,6 +345,9 @@ def display_rows(frame: pd.DataFrame) -> pd.DataFrame:
     if "loss_form_min" in frame:
         columns["loss_param"] = _pair(frame["loss_param_low"], frame["loss_param_high"])
         columns["loss_form"] = _pair(frame["loss_form_min"], frame["loss_form_max"])
+    if "ratio_vs_base_low" in frame:
+        columns["ppl_vs_base"] = _pair(frame["ratio_vs_base_low"], frame["ratio_vs_base_high"])
+        columns["better"] = frame["better_than_base"]
     if "ilp_mean_weight_bits" in frame:
         columns["ilp_bits"] = frame["ilp_mean_weight_bits"].round(2)
         columns["ilp_ppl"] = frame["ilp_perplexity"].round(3)

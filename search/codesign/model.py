@@ -32,11 +32,13 @@ from scaling_law import (
     PTQ_FORM,
     QUANTISED_TRAINING_FORM,
     Architecture,
+    PtqConstants,
     ScalingLaw,
     architecture_training_flops,
     dataset_path,
     extrapolation,
     fit_law,
+    law_inputs,
     load_law,
     load_scaling_csv,
     predict_loss,
@@ -195,6 +197,64 @@ def design_loss_interval(
         return missing, missing
     shift = 0.0 if training else ptq_loss_penalty(law, architecture, tokens, weight_bits)
     return prediction.lower + shift, prediction.upper + shift
+
+
+def design_loss_samples(
+    law: ScalingLaw,
+    spec: LawSpec,
+    model: ModelSpace,
+    fields: Mapping[str, Array],
+    weight_bits: Array,
+    ptq_members: tuple[PtqConstants, ...],
+) -> Array:
+    """Joint samples of the predicted loss, shape ``(samples, points)``, nats per token:
+    every pair (bootstrap refit of the law, PTQ constant set of ``ptq_members``), equally
+    weighted; the law's point estimate alone when it carries no bootstrap samples.
+    Under ``quantised-training`` there is no PTQ term and only the law is sampled."""
+    architecture = law_architecture(model, fields)
+    tokens = training_tokens(spec, law, architecture)
+    training = spec.precision_model == "quantised-training"
+    features, _ = law_inputs(
+        law, architecture, tokens, weight_bits=weight_bits if training else None
+    )
+    form = law.law_form
+    if law.bootstrap_params:
+        thetas = form.from_public(np.array(law.bootstrap_params, dtype=float))
+        if form.batched:
+            logs = form.log_loss(thetas, features)
+        else:
+            logs = np.stack([form.log_loss(theta, features) for theta in thetas])
+    else:
+        logs = form.log_loss(law.theta(), features)[None, :]
+    base = np.exp(logs).reshape(len(logs), -1)
+    if training or not ptq_members:
+        return base
+    penalties = np.stack(
+        [
+            np.ravel(ptq_loss_penalty(law, architecture, tokens, weight_bits, constants=member))
+            for member in ptq_members
+        ]
+    )
+    return (base[:, None, :] + penalties[None, :, :]).reshape(-1, base.shape[1])
+
+
+def base_fields(model: ModelSpace) -> dict[str, Array]:
+    """The base model's architecture fields (as `architecture_fields` gives them), one point."""
+    base = model_from_hf_config(dict(model.base_config), default_name=model.base_name)
+    ffn = base.moe_intermediate_size if base.is_moe else base.intermediate_size
+    values = {
+        "layers": base.num_layers,
+        "hidden": base.hidden_size,
+        "heads": base.num_heads,
+        "kv_heads": base.num_kv_heads,
+        "head_dim": base.head_dim,
+        "intermediate_size": ffn,
+        "experts": max(base.num_experts, 1),
+        "top_k": max(base.experts_per_token, 1),
+        "vocab": base.vocab_size,
+        "ffn_ratio": ffn / base.hidden_size,
+    }
+    return {name: np.array([float(value)]) for name, value in values.items()}
 
 
 def design_extrapolation(
