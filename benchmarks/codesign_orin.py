@@ -14,10 +14,14 @@ same sample for both designs); "form" = min-max over the chosen law and the four
 validated forms (``data/scaling/gemstones_forms``). Sensitivity: the uncalibrated
 per-kernel overhead prior of the preset (5 us) set to 0, 2, 5, 10 us, and the shipped
 serving-stack profiles (``data/runtimes``; Qwen2.5-0.5B's TPOT recomputed under each, so
-budget and designs see the same runtime). All numbers are model predictions, not
-measurements.
+budget and designs see the same runtime). Joint band (issue #27): 4,000 draws of (serving
+scenario: a kernel-overhead prior or a runtime profile) x (law bootstrap refit) x (PTQ constant
+set of ``data/scaling/ptq/ptq_ensemble.json``), the best design within Qwen's TPOT re-chosen in
+each draw, at 18T and at the seed paper's 10B tokens; "better" only when the whole 95% band
+is below 1. All numbers are model predictions, not measurements.
 
-Run: ``python benchmarks/codesign_orin.py [--figure out.html]`` (about 75 s on 2 cores).
+Run: ``python benchmarks/codesign_orin.py [--figure out.html]`` (about 75 s on 2 cores before
+the joint band, which adds 36 searches: 34 min in all on this shared machine at load 20).
 """
 
 from __future__ import annotations
