@@ -14,10 +14,14 @@ same sample for both designs); "form" = min-max over the chosen law and the four
 validated forms (``data/scaling/gemstones_forms``). Sensitivity: the uncalibrated
 per-kernel overhead prior of the preset (5 us) set to 0, 2, 5, 10 us, and the shipped
 serving-stack profiles (``data/runtimes``; Qwen2.5-0.5B's TPOT recomputed under each, so
-budget and designs see the same runtime). All numbers are model predictions, not
-measurements.
+budget and designs see the same runtime). Joint band (issue #27): 4,000 draws of (serving
+scenario: a kernel-overhead prior or a runtime profile) x (law bootstrap refit) x (PTQ constant
+set of ``data/scaling/ptq/ptq_ensemble.json``), the best design within Qwen's TPOT re-chosen in
+each draw, at 18T and at the seed paper's 10B tokens; "better" only when the whole 95% band
+is below 1. All numbers are model predictions, not measurements.
 
-Run: ``python benchmarks/codesign_orin.py [--figure out.html]`` (about 75 s on 2 cores).
+Run: ``python benchmarks/codesign_orin.py [--figure out.html]`` (about 75 s on 2 cores before
+the joint band, which adds 36 searches: 34 min in all on this shared machine at load 20).
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ from scaling_law import (
     Architecture,
     ScalingLaw,
     architecture_training_flops,
+    load_ptq_ensemble,
     predict_loss,
     ptq_loss_penalty,
     training_seconds,
@@ -56,6 +61,8 @@ from search.codesign import (
     CodesignResult,
     Constraints,
     DesignSpace,
+    base_fields,
+    design_loss_samples,
     law_architecture,
     load_space,
     resolve_forms,
@@ -67,6 +74,87 @@ ROOT = Path(__file__).resolve().parents[1]
 OVERHEADS_US = (0.0, 2.0, 5.0, 10.0)
 BITS = (16.0, 4.0)
 IN_DATA_TOKENS = 1e11
+#: The seed paper's training budget per design (10B tokens), beside Qwen2.5's 18T.
+PAPER_TOKENS = 1e10
+JOINT_SAMPLES = 4000
+#: Design columns that fix a loss (architecture and weight bits).
+LOSS_KEY = [
+    "layers",
+    "hidden",
+    "heads",
+    "kv_heads",
+    "head_dim",
+    "intermediate_size",
+    "experts",
+    "top_k",
+    "vocab",
+    "ffn_ratio",
+    "weight_bits",
+]
+
+
+def serving_scenarios(space: DesignSpace) -> list[tuple[str, DesignSpace]]:
+    """The serving-side uncertainty, as equally likely scenarios: the preset's physics at
+    each kernel-overhead prior of `OVERHEADS_US`, and every shipped runtime profile (each
+    with its own fitted overheads) at the preset's prior."""
+    scenarios = [(f"physics, {us:g} us", with_overhead(space, us * 1e-6)) for us in OVERHEADS_US]
+    scenarios += [(name, with_runtime(space, load_runtime(name))) for name in list_runtimes()]
+    return scenarios
+
+
+def joint_band(
+    space: DesignSpace, law: ScalingLaw, tokens: float, bits: float, seed: int = 0
+) -> dict[str, object]:
+    """Best design at Qwen2.5-0.5B's TPOT, its perplexity over Qwen's, sampled jointly over
+    (serving scenario: runtime profile or kernel overhead) x (bootstrap refit of the law) x
+    (PTQ constant set of data/scaling/ptq/ptq_ensemble.json). In each draw the design is
+    re-chosen: the lowest loss of that draw among the designs within Qwen's TPOT of that
+    scenario. Returns the 2.5 / 50 / 97.5 percentiles, whether the whole band is below 1,
+    and how often each shape wins."""
+    changed = dataclasses.replace(space.law, training_tokens=tokens)
+    members = load_ptq_ensemble()
+    candidates = []
+    for label, scenario in serving_scenarios(dataclasses.replace(space, law=changed)):
+        platform = scenario.hardware.platforms[0]
+        budget = qwen_tpot(platform, bits, scenario.hardware.runtime)
+        result = search_designs(scenario, constraints=Constraints(max_tpot_s=budget))
+        chosen = result.designs[result.designs["weight_bits"] == bits][LOSS_KEY]
+        candidates.append((label, chosen.drop_duplicates()))
+    table = pd.concat([c for _, c in candidates]).drop_duplicates().reset_index(drop=True)
+    fields = {name: table[name].to_numpy(float) for name in LOSS_KEY[:-1]}
+    samples = design_loss_samples(
+        law, changed, space.model, fields, table["weight_bits"].to_numpy(float), members
+    )
+    qwen = design_loss_samples(
+        law, changed, space.model, base_fields(space.model), np.array([bits]), members
+    )[:, 0]
+    index = {tuple(row): i for i, row in enumerate(table.to_numpy(float))}
+    rows = [np.array([index[tuple(r)] for r in c.to_numpy(float)], int) for _, c in candidates]
+    rng = np.random.default_rng(seed)
+    ratios, winners = [], []
+    for _ in range(JOINT_SAMPLES):
+        scenario = int(rng.integers(len(rows)))
+        draw = int(rng.integers(len(samples)))
+        pool = rows[scenario]
+        if len(pool) == 0:
+            continue
+        best = pool[int(np.argmin(samples[draw, pool]))]
+        ratios.append(math.exp(samples[draw, best] - qwen[draw]))
+        winners.append(best)
+    low, mid, high = np.percentile(ratios, [2.5, 50, 97.5])
+    counts = np.bincount(winners, minlength=len(table))
+    top = np.argsort(counts)[::-1][:3]
+    return {
+        "D tokens": f"{tokens:.3g}",
+        "bits": f"{bits:g}",
+        "draws": len(ratios),
+        "ratio median": f"{mid:.4f}",
+        "joint 95%": f"[{low:.4f}, {high:.4f}]",
+        "better than Qwen": "yes (whole band < 1)" if high < 1 else "no (band reaches 1)",
+        "most chosen": "; ".join(
+            f"{shape_text(table.iloc[i])} {counts[i] / len(winners):.0%}" for i in top if counts[i]
+        ),
+    }
 
 
 def qwen_architecture() -> Architecture:
@@ -173,7 +261,8 @@ def comparison(
     qwen = qwen_architecture()
     train_flops = architecture_training_flops(qwen, tokens, space.training.sequence_length)
     peak = space.training.platform.peak("bf16") * space.training.devices
-    qwen_train_s = float(training_seconds(train_flops, peak, space.training.mfu))
+    qwen_mfu = space.training.mfu_of(float(qwen.hidden), float(qwen.layers))
+    qwen_train_s = float(training_seconds(train_flops, peak, qwen_mfu))
     for bits in BITS:
         budget = qwen_tpot(platform, bits, runtime)
         qwen_ppl = math.exp(serving_loss(law, qwen, tokens, bits))
@@ -420,6 +509,21 @@ def main() -> None:
         f"inside the law's data: D = {IN_DATA_TOKENS:.0e} tokens, --within-data "
         f"({in_data.message}):",
         comparison(in_data, law, forms, preset, IN_DATA_TOKENS) if in_data.success else [],
+    )
+    joint = [
+        joint_band(space, law, tokens_value, bits)
+        for tokens_value in (tokens, PAPER_TOKENS)
+        for bits in BITS
+    ]
+    domain = law.domain["tokens"]
+    print_table(
+        "joint band: serving scenario (4 kernel-overhead priors + "
+        f"{len(list_runtimes())} runtime profiles) x law bootstrap ({len(law.bootstrap_params)}) x "
+        f"PTQ constant sets ({len(load_ptq_ensemble())}), {JOINT_SAMPLES} draws, best design "
+        f"re-chosen in each; D = {tokens:.3g} is {'inside' if domain[0] <= tokens <= domain[1] else 'OUTSIDE'} "
+        f"the law's tokens {domain[0]:.3g}-{domain[1]:.3g}, D = {PAPER_TOKENS:.0e} "
+        f"{'inside' if domain[0] <= PAPER_TOKENS <= domain[1] else 'OUTSIDE (just below)'}:",
+        joint,
     )
     point, low, high = aspect_optimum(law)
     qwen_aspect = 896 / 24

@@ -18,6 +18,7 @@ Run from the repository root::
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -45,6 +46,7 @@ VARIANTS = {
 }
 COMMAND = "python benchmarks/ptq_fit.py --write data/scaling/ptq/ptq_fitted.json"
 DATA = "data/scaling/ptq/published/ptq_published.csv"
+ENSEMBLE_COMMAND = "python benchmarks/ptq_fit.py --ensemble data/scaling/ptq/ptq_ensemble.json"
 
 
 def _line(label: str, errors: PtqErrors) -> str:
@@ -54,18 +56,34 @@ def _line(label: str, errors: PtqErrors) -> str:
     )
 
 
-def _out_of_sample(rows: PtqRows, hold: tuple[str, ...]) -> tuple[PtqErrors, list[str]]:
+def _out_of_sample(
+    rows: PtqRows, hold: tuple[str, ...]
+) -> tuple[PtqErrors, list[str], list[PtqConstants]]:
     held = leave_one_model_out(rows, hold=hold)
     kept = fittable(rows)
     index = np.concatenate([np.flatnonzero([m == h.model for m in kept.model]) for h in held])
     pooled = ptq_errors(kept.take(index), np.concatenate([h.predicted_delta for h in held]))
     lines = [_line(f"held out {h.model}", h.errors) for h in held]
-    return pooled, lines
+    refits = [
+        dataclasses.replace(
+            h.fit.constants,
+            name=f"refit without {h.model}",
+            source=f"fitted (all free) to {DATA} without the {h.model} rows",
+        )
+        for h in held
+    ]
+    return pooled, lines, refits
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", type=Path, help="write the fitted constants JSON here")
+    parser.add_argument(
+        "--ensemble",
+        type=Path,
+        help="write the PTQ-constant ensemble (Kumar's, the refit, the leave-one-model-out "
+        "refits) that the co-design's joint intervals sample",
+    )
     args = parser.parse_args(argv)
     rows = load_ptq_rows()
     kept = fittable(rows)
@@ -91,7 +109,9 @@ def main(argv: list[str] | None = None) -> int:
         fit = fit_ptq(rows, hold=hold, source=f"fitted ({label}) to {DATA}")
         c = fit.constants
         in_sample = ptq_errors(kept, predict_delta(c, kept))
-        pooled, lines = _out_of_sample(rows, hold)
+        pooled, lines, refits = _out_of_sample(rows, hold)
+        if label == "all free":
+            ensemble = [KUMAR_PTQ, c, *refits]
         results[label] = (c, pooled, in_sample)
         print(
             f"\nfit, {label}: condition {fit.condition_all_free:.3g} (all free), "
@@ -121,6 +141,19 @@ def main(argv: list[str] | None = None) -> int:
             f"{kumar.ppl_mape:.2f}% on the same rows: the refits do not carry over to a held-out model)"
         )
         default = "kumar"
+    if args.ensemble:
+        document = {
+            "members": [member.to_dict() for member in ensemble],
+            "command": ENSEMBLE_COMMAND,
+            "data": DATA,
+            "note": (
+                "equally weighted sets of PTQ constants: Kumar et al.'s (as read), the refit to "
+                "every fittable row, and one refit leaving each model out; their spread is "
+                "how much the PTQ term depends on which rows fixed it"
+            ),
+        }
+        args.ensemble.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+        print(f"wrote {args.ensemble}")
     if args.write:
         payload = {
             "constants": results["all free"][0].to_dict(),

@@ -17,7 +17,8 @@ cross-validation (``cross_validation="architecture"``, ``bootstrap_unit="archite
 Every fitted law records its data domain; predictions outside it are flagged
 (`extrapolation`, ``LossPrediction.extrapolated``). Serving-time weight bits add the
 post-training quantisation term (`ptq_loss_penalty`); `training_flops` and
-`training_seconds` estimate training cost from a peak FLOP/s and an MFU.
+`training_seconds` estimate training cost from a peak FLOP/s and an MFU; `MfuModel`
+(`load_mfu_model`, fitted on the Gemstones step times) makes the MFU follow width and depth.
 """
 
 from .architecture import Architecture, ParameterCounts, count_parameters
@@ -31,6 +32,7 @@ from .data import (
     scaling_dir,
 )
 from .diagnostics import CrossValidationReport, ResidualReport
+from .domain import ARCHITECTURE_DIMENSIONS, unpriced_dimensions
 from .fit import FitResult, fit_law
 from .forms import (
     CHINCHILLA,
@@ -44,12 +46,15 @@ from .forms import (
 from .law import (
     LossPrediction,
     ScalingLaw,
+    architecture_dimensions,
     extrapolation,
+    law_inputs,
     precision_loss_penalty,
     predict_loss,
     predict_loss_interval,
 )
 from .law_io import check_output_path, law_from_dict, law_to_dict, load_law, save_law
+from .mfu import MfuModel, fit_mfu, load_mfu_model, mfu_leave_one_out, save_mfu_model
 from .objective import SUPPORTED_METHODS
 from .power_sum import GEMSTONES_WDPT, GEMSTONES_WDT, power_sum_form
 from .precision import (
@@ -67,7 +72,7 @@ from .ptq import (
     ptq_degradation,
     ptq_loss_penalty,
 )
-from .ptq_data import PtqRows, load_ptq_constants, load_ptq_rows
+from .ptq_data import PtqRows, load_ptq_constants, load_ptq_ensemble, load_ptq_rows
 from .ptq_fit import PtqErrors, PtqFit, fit_ptq, leave_one_model_out, predict_delta, ptq_errors
 from .training_time import (
     architecture_training_flops,
@@ -77,6 +82,7 @@ from .training_time import (
 )
 
 __all__ = [
+    "ARCHITECTURE_DIMENSIONS",
     "CHINCHILLA",
     "CHINCHILLA_SHAPE",
     "COLUMNS",
@@ -96,6 +102,7 @@ __all__ = [
     "FitResult",
     "LawForm",
     "LossPrediction",
+    "MfuModel",
     "ParameterCounts",
     "PtqConstants",
     "PtqErrors",
@@ -104,6 +111,7 @@ __all__ = [
     "ResidualReport",
     "ScalingData",
     "ScalingLaw",
+    "architecture_dimensions",
     "architecture_training_flops",
     "check_output_path",
     "count_parameters",
@@ -112,18 +120,23 @@ __all__ = [
     "effective_parameters",
     "extrapolation",
     "fit_law",
+    "fit_mfu",
     "fit_ptq",
     "get_form",
     "implied_mfu",
     "law_from_dict",
+    "law_inputs",
     "law_to_dict",
     "leave_one_model_out",
     "list_datasets",
     "list_forms",
     "load_law",
+    "load_mfu_model",
     "load_ptq_constants",
+    "load_ptq_ensemble",
     "load_ptq_rows",
     "load_scaling_csv",
+    "mfu_leave_one_out",
     "power_sum_form",
     "precision_loss_penalty",
     "predict_delta",
@@ -134,7 +147,9 @@ __all__ = [
     "ptq_loss_penalty",
     "register_form",
     "save_law",
+    "save_mfu_model",
     "scaling_dir",
     "training_flops",
     "training_seconds",
+    "unpriced_dimensions",
 ]

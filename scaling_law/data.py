@@ -224,6 +224,21 @@ class ScalingData:
             )
         return features
 
+    def stated_dimensions(self) -> dict[str, Array]:
+        """The architecture dimensions (`scaling_law.domain.ARCHITECTURE_DIMENSIONS`) the
+        columns state, not defaults: ``gqa_ratio`` needs ``heads`` and ``kv_heads``,
+        ``ffn_ratio`` needs ``ffn`` and ``hidden``, ``vocab`` and ``experts`` their columns."""
+        columns = self.columns
+        stated: dict[str, Array] = {}
+        if "heads" in columns and "kv_heads" in columns:
+            stated["gqa_ratio"] = columns["heads"] / columns["kv_heads"]
+        if "ffn" in columns and "hidden" in columns:
+            stated["ffn_ratio"] = columns["ffn"] / columns["hidden"]
+        for name in ("vocab", "experts"):
+            if name in columns:
+                stated[name] = np.asarray(columns[name], float)
+        return stated
+
     def run_groups(self) -> tuple[NDArray[np.int64], list[str]]:
         """Which training run (architecture) each row belongs to, and the runs' labels.
 

@@ -11,7 +11,17 @@ a law was fitted on, the ``[min, max]`` of
 ``tokens``
     training tokens D;
 ``tokens_per_parameter``
-    D / N.
+    D / N;
+``gqa_ratio``, ``ffn_ratio``, ``vocab``, ``experts`` (`ARCHITECTURE_DIMENSIONS`)
+    query heads per KV head, FFN width / model width, vocabulary, routed experts: recorded
+    only when the data states them (columns, not defaults) *and* varies them.
+
+A law prices an architecture dimension only if its data varied it: a dimension held at
+one value (Gemstones: vocabulary 50,304) or not recorded at all (Gemstones: heads, FFN
+width) has no term the data could fit, so the law's prediction does not respond to it.
+`unpriced_dimensions` names them; the co-design search reports each design's distance
+from its base model along them (`search.codesign`), since only a design that keeps the
+base's value is compared with the base on what the law knows.
 
 `domain_flags` marks the points of a prediction that fall outside any recorded range
 (a quantity the domain or the query lacks is not checked). Ranges are closed and
@@ -28,7 +38,16 @@ from numpy.typing import NDArray
 from roofline import InputError
 
 Array = NDArray[np.float64]
-DOMAIN_QUANTITIES = ("width", "depth", "params", "tokens", "tokens_per_parameter")
+#: Architecture dimensions a law prices only where its data varied them.
+ARCHITECTURE_DIMENSIONS = ("gqa_ratio", "ffn_ratio", "vocab", "experts")
+DOMAIN_QUANTITIES = (
+    "width",
+    "depth",
+    "params",
+    "tokens",
+    "tokens_per_parameter",
+    *ARCHITECTURE_DIMENSIONS,
+)
 _RELATIVE_TOLERANCE = 1e-9
 
 
@@ -43,12 +62,45 @@ def domain_quantities(features: Mapping[str, Array]) -> dict[str, Array]:
     return quantities
 
 
-def domain_of(features: Mapping[str, Array]) -> dict[str, tuple[float, float]]:
-    """``{quantity: (min, max)}`` over the fitted rows' features."""
+def domain_of(
+    features: Mapping[str, Array], stated: Mapping[str, Array] | None = None
+) -> dict[str, tuple[float, float]]:
+    """``{quantity: (min, max)}`` over the fitted rows' features, plus the architecture
+    dimensions of ``stated`` (values the data gives, `ScalingData.stated_dimensions`) that
+    take more than one value."""
+    quantities = domain_quantities(features)
+    for name, values in (stated or {}).items():
+        if name in ARCHITECTURE_DIMENSIONS and np.ptp(np.asarray(values, float)) > 0:
+            quantities[name] = np.asarray(values, float)
     return {
-        name: (float(np.min(values)), float(np.max(values)))
-        for name, values in domain_quantities(features).items()
+        name: (float(np.min(values)), float(np.max(values))) for name, values in quantities.items()
     }
+
+
+def dimension_report(
+    domain: Mapping[str, tuple[float, float]], stated: Mapping[str, Array] | None = None
+) -> dict[str, object]:
+    """JSON-ready account of the architecture dimensions: ``varied`` (with ranges),
+    ``held_constant`` (the one value the data states) and ``not_recorded``."""
+    stated = stated or {}
+    held = {
+        name: float(np.asarray(stated[name], float).flat[0])
+        for name in ARCHITECTURE_DIMENSIONS
+        if name in stated and name not in domain
+    }
+    return {
+        "varied": {name: list(domain[name]) for name in ARCHITECTURE_DIMENSIONS if name in domain},
+        "held_constant": held,
+        "not_recorded": [
+            name for name in ARCHITECTURE_DIMENSIONS if name not in domain and name not in held
+        ],
+    }
+
+
+def unpriced_dimensions(domain: Mapping[str, tuple[float, float]]) -> tuple[str, ...]:
+    """The `ARCHITECTURE_DIMENSIONS` a law with this domain cannot price (its data did not
+    vary them; an empty domain, i.e. unknown data, prices none)."""
+    return tuple(name for name in ARCHITECTURE_DIMENSIONS if name not in domain)
 
 
 def check_domain(

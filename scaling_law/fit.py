@@ -44,7 +44,7 @@ from .diagnostics import (
     fold_indices,
     residual_report,
 )
-from .domain import domain_of
+from .domain import dimension_report, domain_of
 from .fit_result import FitResult
 from .forms import LawForm, get_form
 from .law import ScalingLaw
@@ -209,6 +209,8 @@ def fit_law(
     predicted = np.exp(law_form.log_loss(theta, features))
     residuals = residual_report(loss, predicted, rows)
     conventions = (include_embeddings, moe_parameters, gamma_w, reference_bits)
+    stated = {name: values[keep] for name, values in data.stated_dimensions().items()}
+    domain = domain_of(features, stated)
     law = _build_law(
         law_form,
         theta,
@@ -216,7 +218,7 @@ def fit_law(
         fixed,
         confidence,
         conventions,
-        domain=domain_of(features),
+        domain=domain,
         metadata={
             "data": {
                 "origin": data.origin,
@@ -242,6 +244,7 @@ def fit_law(
                 "bootstrap_replicates": len(samples),
                 "bootstrap_failures": failures,
             },
+            "dimensions": dimension_report(domain, stated),
             "residuals": residuals.to_dict(),
             "cross_validation": None if report is None else report.to_dict(),
         },

@@ -19,7 +19,7 @@ from numpy.typing import ArrayLike, NDArray
 from roofline import InputError
 
 from .architecture import Architecture
-from .domain import check_domain, domain_flags
+from .domain import check_domain, domain_flags, unpriced_dimensions
 from .forms import LawForm, get_form
 from .precision import DEFAULT_REFERENCE_BITS, KUMAR_GAMMA_W, effective_parameters
 
@@ -103,6 +103,12 @@ class ScalingLaw:
             )
         if not self.gamma_w > 0 or not self.reference_bits > 0:
             raise InputError("gamma_w and reference_bits must be > 0")
+
+    @property
+    def unpriced(self) -> tuple[str, ...]:
+        """Architecture dimensions the law's data did not vary (`scaling_law.domain`):
+        its prediction does not respond to them, whatever its form."""
+        return unpriced_dimensions(self.domain) if self.domain else ()
 
     @property
     def law_form(self) -> LawForm:
@@ -214,8 +220,20 @@ def extrapolation(
     if architecture is not None:
         quantities["width"] = np.asarray(architecture.hidden, dtype=float)
         quantities["depth"] = np.asarray(architecture.layers, dtype=float)
+        quantities.update(architecture_dimensions(architecture))
     flags, outside = domain_flags(law.domain, quantities)
     return flags, tuple(name for name, mask in outside.items() if np.any(mask))
+
+
+def architecture_dimensions(architecture: Architecture) -> dict[str, Array]:
+    """The `scaling_law.domain.ARCHITECTURE_DIMENSIONS` of (a grid of) architectures:
+    query heads per KV head, FFN width / model width, vocabulary, routed experts."""
+    return {
+        "gqa_ratio": np.asarray(architecture.gqa_ratio, float),
+        "ffn_ratio": np.asarray(architecture.ffn_ratio, float),
+        "vocab": np.asarray(architecture.vocab, float),
+        "experts": np.asarray(architecture.experts, float),
+    }
 
 
 def predict_loss(

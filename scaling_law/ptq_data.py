@@ -170,16 +170,45 @@ def load_ptq_constants(path: str | Path | None = None) -> PtqConstants:
     section = document.get("constants") if isinstance(document, dict) else None
     if not isinstance(section, dict):
         raise InputError("PTQ constants file: needs a 'constants' object")
+    return _constants(section, "PTQ constants file: constants", document.get("command"))
+
+
+def ptq_ensemble_path() -> Path:
+    """The shipped PTQ-constant ensemble, ``data/scaling/ptq/ptq_ensemble.json`` (written by
+    ``python benchmarks/ptq_fit.py --ensemble data/scaling/ptq/ptq_ensemble.json``)."""
+    return scaling_dir() / "ptq" / "ptq_ensemble.json"
+
+
+def load_ptq_ensemble(path: str | Path | None = None) -> tuple[PtqConstants, ...]:
+    """Equally weighted sets of PTQ constants, ``{"members": [{c_t, gamma_d, gamma_n,
+    gamma_post, source, name}, ...], "command": ...}`` (default: the shipped ensemble:
+    Kumar et al.'s, the refit to every published row and one refit leaving each model out).
+    Sampling them is how the co-design's joint interval carries the PTQ term's uncertainty."""
+    document = load_user_document(
+        path or ptq_ensemble_path(), kind="PTQ ensemble file", max_bytes=MAX_CONSTANTS_BYTES
+    )
+    members = document.get("members") if isinstance(document, dict) else None
+    if not isinstance(members, list) or not members or len(members) > 1000:
+        raise InputError("PTQ ensemble file: needs 'members', a list of 1 to 1000 constant sets")
+    command = document.get("command")
+    out = []
+    for index, member in enumerate(members):
+        if not isinstance(member, dict):
+            raise InputError(f"PTQ ensemble file: members[{index}] must be an object")
+        out.append(_constants(member, f"PTQ ensemble file: members[{index}]", command))
+    return tuple(out)
+
+
+def _constants(section: dict, where: str, command: object) -> PtqConstants:
     values: dict[str, float] = {}
     for name in ("c_t", "gamma_d", "gamma_n", "gamma_post"):
         value = section.get(name)
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise InputError(f"PTQ constants file: constants.{name} must be a number")
+            raise InputError(f"{where}.{name} must be a number")
         values[name] = float(value)
     texts = {name: section.get(name) for name in ("source", "name")}
     for name, text in texts.items():
         if not isinstance(text, str) or not text.strip():
-            raise InputError(f"PTQ constants file: constants.{name} must be a non-empty string")
-    command = document.get("command")
+            raise InputError(f"{where}.{name} must be a non-empty string")
     source = str(texts["source"]) + (f" (produced by: {command})" if command else "")
     return PtqConstants(**values, source=source, name=str(texts["name"]))

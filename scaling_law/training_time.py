@@ -72,16 +72,23 @@ def architecture_training_flops(
     return training_flops(compute, tokens, architecture.layers, attention, sequence_length)
 
 
-def training_seconds(flops: ArrayLike, peak_flop_per_s: ArrayLike, mfu: float) -> Array:
+def training_seconds(flops: ArrayLike, peak_flop_per_s: ArrayLike, mfu: ArrayLike) -> Array:
     """Wall-clock seconds: ``flops / (peak_flop_per_s * mfu)``.
 
     ``peak_flop_per_s`` is the dense matrix peak of all devices together, FLOP/s;
-    ``mfu`` in (0, 1].
+    ``mfu`` in (0, 1]: one number, or one per point (`scaling_law.MfuModel.mfu`).
     """
-    require_fraction("mfu", mfu)
-    if mfu == 0:
-        raise InputError("mfu must be in (0, 1], got 0")
-    return _positive("flops", flops) / (_positive("peak_flop_per_s", peak_flop_per_s) * mfu)
+    try:
+        utilisation = np.asarray(mfu, dtype=float)
+    except (TypeError, ValueError):
+        raise InputError(f"mfu must be in (0, 1], got {mfu!r}") from None
+    if utilisation.ndim == 0:
+        require_fraction("mfu", float(utilisation))
+    if np.any(~(np.isfinite(utilisation) & (utilisation > 0) & (utilisation <= 1))):
+        bad = utilisation if utilisation.ndim == 0 else utilisation[~(utilisation > 0)]
+        shown = float(np.ravel(bad)[0]) if np.size(bad) else float(np.max(utilisation))
+        raise InputError(f"mfu must be in (0, 1], got {shown:g}")
+    return _positive("flops", flops) / (_positive("peak_flop_per_s", peak_flop_per_s) * utilisation)
 
 
 def implied_mfu(flops: ArrayLike, seconds: ArrayLike, peak_flop_per_s: ArrayLike) -> Array:

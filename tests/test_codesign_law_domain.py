@@ -26,6 +26,7 @@ from scaling_law import (
 )
 from search.codesign import Constraints, resolve_law, search_designs, space_from_dict
 
+ROOT = Path(__file__).resolve().parents[1]
 TOKENS = 5e10
 #: 3 depths x 3 widths x 2 weight widths = 18 points; depth 2 and 96 lie outside the
 #: Gemstones depths (3-80), the 2-layer and the narrow 8-layer designs below 48M parameters.
@@ -36,7 +37,7 @@ SPACE = {
         "layers": [2, 8, 96],
         "hidden": [256, 512, 1024],
         "head_dim": 64,
-        "kv_heads": 2,
+        "kv_heads": 4,
         "ffn_ratio": 2.75,
     },
     "precision": {"weight_bits": [16, 4]},
@@ -96,7 +97,10 @@ def test_extrapolated_flag_is_set_exactly_outside_the_domain(designs: pd.DataFra
 
 def test_within_data_removes_exactly_the_extrapolated(designs: pd.DataFrame) -> None:
     inside = search_designs(space(), within_data=True).designs
-    expected = designs[~designs["extrapolated"]]
+    # ... and those that move along a dimension the law cannot price (here GQA: only the
+    # 512-wide designs keep the llama-style base's 2 query heads per KV head).
+    expected = designs[~designs["extrapolated"] & ~designs["unpriced"]]
+    assert 0 < len(expected) < (~designs["extrapolated"]).sum()
     assert sorted(map(tuple, inside[SHAPE_KEY].to_numpy())) == sorted(
         map(tuple, expected[SHAPE_KEY].to_numpy())
     )
@@ -147,7 +151,7 @@ def test_edge_flags_mark_axis_extremes(designs: pd.DataFrame) -> None:
 def test_training_time_equals_the_closed_form(designs: pd.DataFrame) -> None:
     row = designs[(designs["layers"] == 8) & (designs["hidden"] == 512)].iloc[0]
     layers, hidden, ffn, vocab = 8, 512, int(row["intermediate_size"]), int(row["vocab"])
-    heads, kv_heads, head_dim = hidden // 64, 2, 64
+    heads, kv_heads, head_dim = hidden // 64, 4, 64
     per_layer = (
         hidden * head_dim * (heads + 2 * kv_heads)  # W_q, W_k, W_v
         + heads * head_dim * hidden  # W_o
@@ -158,7 +162,13 @@ def test_training_time_equals_the_closed_form(designs: pd.DataFrame) -> None:
     matmul_params = layers * per_layer + hidden + vocab * hidden
     flops = (6 * matmul_params + 12 * layers * heads * head_dim * 2048) * TOKENS
     h100 = load_platform("h100-sxm")
-    seconds = flops / (989.4e12 * 0.4)  # defaults: one H100 SXM (dense bf16), MFU 0.4
+    # Defaults: one H100 SXM (dense bf16), the width-depth MFU model of the shipped file.
+    model = json.loads((ROOT / "data" / "scaling" / "gemstones_mfu.json").read_text())
+    mfu = (
+        model["coefficient"] * hidden ** model["width_exponent"] * layers ** model["depth_exponent"]
+    )
+    assert 0.1 < mfu < 0.3
+    seconds = flops / (989.4e12 * mfu)
     assert row["training_time_s"] == pytest.approx(seconds, rel=1e-12)
     assert h100.price_usd_per_hour is not None
     assert row["training_cost_usd"] == pytest.approx(seconds / 3600 * h100.price_usd_per_hour)
@@ -169,13 +179,16 @@ def test_training_section_and_objective() -> None:
     document["training"] = {"platform": "a100-sxm-80gb", "devices": 8, "mfu": 0.5}
     document["objectives"] = ["loss", "training_time"]
     result = search_designs(space_from_dict(document))
-    base = search_designs(space()).designs.set_index(SHAPE_KEY)["training_time_s"]
+    fixed = json.loads(json.dumps(SPACE))
+    fixed["training"] = {"mfu": 0.4}
+    base = search_designs(space_from_dict(fixed)).designs.set_index(SHAPE_KEY)["training_time_s"]
     ratio = (989.4e12 * 0.4) / (312e12 * 8 * 0.5)  # A100 SXM dense bf16: 312 TFLOP/s
     merged = result.designs.set_index(SHAPE_KEY)["training_time_s"] / base
     assert np.allclose(merged, ratio, rtol=1e-9)
     assert list(result.frontier.columns).count("training_time_s") == 1
     for bad, message in (
         ({"training": {"mfu": 1.5}}, "mfu must be in (0, 1]"),
+        ({"training": {"mfu": "missing.json"}}, "training.mfu: "),
         ({"training": {"gpus": 2}}, "unknown key 'gpus'"),
         ({"law": {"precision_model": "qat"}}, "precision_model must be one of"),
         ({"law": {"within_data": "yes"}}, "within_data must be true or false"),

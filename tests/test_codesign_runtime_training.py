@@ -43,6 +43,9 @@ SPACE = {
     "precision": {"weight_bits": [16, 8, 4]},
     "workload": {"batch": 1, "input_tokens": 256, "output_tokens": 64},
     "law": {"training_tokens": 1.0e9},
+    # One fixed MFU, so the hand count below holds (the default follows width and depth:
+    # tests/test_scaling_mfu.py).
+    "training": {"mfu": 0.4},
 }
 STEP_S = 0.05
 

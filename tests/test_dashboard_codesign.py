@@ -93,10 +93,14 @@ def test_within_data_toggle_and_design_caption_match_the_library() -> None:
     library = search_designs(
         load_space(ROOT / "examples" / "edge_quickstart.yaml"), within_data=True
     )
-    shown = next(c.value for c in at.caption if "feasible" in c.value)
-    assert shown.startswith(f"{library.message}; ")
-    assert not library.designs["extrapolated"].any()
-    assert "Inside the law's data" in next(c.value for c in at.caption if "nats/token" in c.value)
+    # Issue #27: --within-data also keeps only designs at the base model's value on the
+    # dimensions the law cannot price. Every quickstart design either extrapolates or
+    # moves GQA away from the llama-style base's 2 query heads per KV head (head_dim 128,
+    # 4 KV heads: 1536 and 2048 wide give 3 and 4), so none is left, and the page says so.
+    assert not library.success
+    assert "unpriced dimensions" in library.message
+    assert at.error and at.error[0].value == failure_message(library.message, True)
+    assert "cannot price" in at.error[0].value
 
 
 def test_extrapolated_frontier_designs_are_named_in_a_warning() -> None:

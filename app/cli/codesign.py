@@ -107,7 +107,9 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--within-data",
         action="store_true",
-        help="keep only designs inside the loss law's data domain (no extrapolation)",
+        help="keep only designs inside the loss law's data domain (no extrapolation) that hold "
+        "the dimensions the law cannot price (GQA, FFN ratio, vocab, experts not varied by its "
+        "data) at the base model's value",
     )
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
@@ -251,7 +253,20 @@ def summary(result: CodesignResult) -> dict[str, Any]:
         "within_data": result.space.law.within_data,
         "extrapolated_on_frontier": int(result.frontier["extrapolated"].sum()),
         "edge_on_frontier": int(result.frontier["edge"].sum()),
+        "unpriced_dimensions": list(unpriced_dimensions(result)),
+        "unpriced_on_frontier": int(result.frontier["unpriced"].sum()),
+        "better_than_base_on_frontier": int(result.frontier["better_than_base"].sum()),
     }
+
+
+def unpriced_dimensions(result: CodesignResult) -> tuple[str, ...]:
+    """The dimensions the law cannot price (the frame's ``unpriced_<dimension>`` columns)."""
+    frame = result.frontier if len(result.frontier) else result.designs
+    return tuple(
+        str(name).removeprefix("unpriced_")
+        for name in frame.columns
+        if str(name).startswith("unpriced_") and name != "unpriced_axes"
+    )
 
 
 def precision_label(result: CodesignResult) -> str:
@@ -284,9 +299,28 @@ def _print_summary(result: CodesignResult, space: str) -> None:
                 ),
             ),
             (
+                "unpriced",
+                f"{int(result.frontier['unpriced'].sum())} of {len(result.frontier)} frontier "
+                "designs move from the base model along dimensions the law's data did not vary ("
+                + (", ".join(unpriced_dimensions(result)) or "none")
+                + "): their loss there is the law's guess, not a fit"
+                + (
+                    " (--within-data: only designs at the base's value kept)"
+                    if result.space.law.within_data
+                    else ""
+                ),
+            ),
+            (
                 "intervals",
                 "param = bootstrap of the law's parameters; form = min-max over the "
-                "validated law forms; on every feasible design (--out), not only these",
+                "validated law forms; ppl_vs_base = perplexity over the base model's (same "
+                "bits), 95% over joint samples of the law's bootstrap and the PTQ constant "
+                "sets; better = the whole band below 1; on every feasible design (--out)",
+            ),
+            (
+                "vs base",
+                f"{int(result.frontier['better_than_base'].sum())} of {len(result.frontier)} "
+                "frontier designs are better than the base model over the whole joint band",
             ),
         ]
     )
@@ -310,6 +344,7 @@ def display_rows(frame: pd.DataFrame) -> pd.DataFrame:
         "extrapolated": frame["extrapolated"],
         "outside_data": frame["outside_domain"].replace("", "-"),
         "edge": frame["edge_axes"].replace("", "-"),
+        "unpriced": frame["unpriced_axes"].replace("", "-"),
     }
     if "device_cost_usd" in frame and frame["device_cost_usd"].notna().any():
         columns["usd_per_mtok"] = frame["usd_per_mtok"].round(4)
@@ -320,6 +355,9 @@ def display_rows(frame: pd.DataFrame) -> pd.DataFrame:
     if "loss_form_min" in frame:
         columns["loss_param"] = _pair(frame["loss_param_low"], frame["loss_param_high"])
         columns["loss_form"] = _pair(frame["loss_form_min"], frame["loss_form_max"])
+    if "ratio_vs_base_low" in frame:
+        columns["ppl_vs_base"] = _pair(frame["ratio_vs_base_low"], frame["ratio_vs_base_high"])
+        columns["better"] = frame["better_than_base"]
     if "ilp_mean_weight_bits" in frame:
         columns["ilp_bits"] = frame["ilp_mean_weight_bits"].round(2)
         columns["ilp_ppl"] = frame["ilp_perplexity"].round(3)

@@ -18,8 +18,11 @@ from search.bits import (
     QuantizationResult,
     QuantizeBudgets,
     load_hessian_traces,
+    load_imatrix,
     load_sensitivity_table,
+    parse_formats,
     quantize,
+    weight_sensitivity,
 )
 
 from ..formatting import human_bytes, human_seconds, print_json, print_key_values, print_table
@@ -77,6 +80,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     source = sens.add_mutually_exclusive_group()
     source.add_argument("--sensitivity", help="CSV: layer, group, bits, sensitivity")
     source.add_argument("--hessian-trace", help="CSV: layer, group, trace[, range] (HAWQ-V3)")
+    source.add_argument(
+        "--weights",
+        help="model.safetensors or model.gguf: each weight group's quantisation error per "
+        "format with the format's block structure (needs the 'weights' extra)",
+    )
+    sens.add_argument(
+        "--imatrix",
+        help="with --weights: llama.cpp importance matrix (imatrix.dat or .gguf) weighting "
+        "each input column's error by its mean squared activation",
+    )
     sens.add_argument(
         "--edge-layer-weight",
         type=float,
@@ -126,6 +139,11 @@ def run_quantize(args: argparse.Namespace) -> None:
         sensitivity = load_sensitivity_table(args.sensitivity)
     elif args.hessian_trace:
         sensitivity = load_hessian_traces(args.hessian_trace)
+    elif args.weights:
+        importance = load_imatrix(args.imatrix) if args.imatrix else None
+        sensitivity = weight_sensitivity(args.weights, parse_formats(args.bits), importance)
+    if args.imatrix and not args.weights:
+        raise InputError("--imatrix needs --weights (the importances weight the weights' error)")
     result = quantize(
         model,
         platform,

@@ -203,8 +203,10 @@ def failure_message(message: str, within: bool) -> str:
         return (
             "No design of this space lies inside the loss law's data: every one "
             "extrapolates (a model size, token count or bit width beyond the runs the law "
-            "was fitted on). Untick 'Only inside the law's data' to see them, marked as "
-            f"extrapolated. (The search said: {message})"
+            "was fitted on) or moves a dimension the law cannot price (GQA ratio, FFN "
+            "ratio, vocabulary, experts) away from the base model. Untick 'Only inside "
+            "the law's data' to see them, marked as extrapolated or unpriced. "
+            f"(The search said: {message})"
         )
     return message
 
@@ -233,6 +235,8 @@ def hover_text(row: dict) -> str:
         parts.append(f"extrapolated: {row['outside_domain']} outside the law's data")
     if row["edge"]:
         parts.append(f"edge of the space: {row['edge_axes']}")
+    if row.get("unpriced"):
+        parts.append(f"unpriced by the law: {row['unpriced_axes']} (vs the base model)")
     return "<br>".join(parts)
 
 
@@ -366,9 +370,16 @@ def show_design(result: CodesignResult, space: DesignSpace, rank: int) -> None:
             else "Inside the law's data. "
         )
         + (f"Edge of the space: {row['edge_axes']}. " if row["edge"] else "")
+        + (
+            f"Moves along dimensions the law cannot price: {row['unpriced_axes']} (design / "
+            "base model). "
+            if row.get("unpriced")
+            else ""
+        )
         + f"Training (prediction): {row['training_time_s'] / 3600:,.0f} h on "
         f"{space.training.devices} x {space.training.platform.name} at MFU "
-        f"{space.training.mfu:g}."
+        f"{float(space.training.mfu_of(row['hidden'], row['layers'])):.3f} "
+        f"({space.training.describe_mfu()})."
     )
     precision = None
     if space.precision.ilp_formats is not None:

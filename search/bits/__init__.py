@@ -10,6 +10,7 @@ from .problem import BitAllocationProblem, BitAllocationResult, Budget
 from .quantizer import BUDGET_FIELDS, QuantizationResult, QuantizeBudgets, quantize
 from .sensitivity import load_hessian_traces, load_sensitivity_table, proxy_sensitivity
 from .solvers import DEFAULT_MIP_GAP, METHODS, allocate_bits
+from .weights import load_imatrix, quantisation_error, read_weights, weight_sensitivity
 
 __all__ = [
     "BUDGET_FIELDS",
@@ -25,9 +26,13 @@ __all__ = [
     "decision_units",
     "kv_unit",
     "load_hessian_traces",
+    "load_imatrix",
     "load_sensitivity_table",
     "parse_formats",
     "proxy_sensitivity",
+    "quantisation_error",
     "quantize",
+    "read_weights",
     "unit_costs",
+    "weight_sensitivity",
 ]

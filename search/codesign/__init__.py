@@ -7,7 +7,14 @@ Public face of ``search.codesign``.
 from .evaluate import Plan
 from .frame import row_fields
 from .ilp import allocation_precision
-from .model import hf_config, law_architecture, resolve_forms, resolve_law
+from .model import (
+    base_fields,
+    design_loss_samples,
+    hf_config,
+    law_architecture,
+    resolve_forms,
+    resolve_law,
+)
 from .objectives import CONSTRAINT_FIELDS, OBJECTIVES, Constraints
 from .pareto import pareto_mask
 from .recommend import (
@@ -30,7 +37,9 @@ __all__ = [
     "DesignSpace",
     "Plan",
     "allocation_precision",
+    "base_fields",
     "design_files",
+    "design_loss_samples",
     "folder_name",
     "hf_config",
     "law_architecture",

@@ -31,12 +31,14 @@ from .model import (
     design_extrapolation,
     design_loss,
     design_training_seconds,
+    design_unpriced,
     mesh_valid,
     model_config,
     training_cost_usd,
 )
 from .objectives import (
     WITHIN_DATA,
+    WITHIN_PRICED,
     BoundSummary,
     Constraints,
     Objective,
@@ -95,8 +97,9 @@ class Plan:
     forms: tuple[ScalingLaw, ...] = ()
 
     def bounds(self) -> tuple[Limit, ...]:
-        """The constraints' bounds, plus the law's domain when ``law.within_data``."""
-        extra = (WITHIN_DATA,) if self.space.law.within_data else ()
+        """The constraints' bounds, plus the law's domain and its unpriced dimensions when
+        ``law.within_data``."""
+        extra = (WITHIN_DATA, WITHIN_PRICED) if self.space.law.within_data else ()
         return (*self.constraints.bounds(), *extra, *known_value_bounds(self.objectives))
 
 
@@ -323,6 +326,9 @@ def _finish(
     extrapolated = np.logical_or.reduce([*outside.values(), np.zeros(len(points), bool)])
     metrics["extrapolated"] = extrapolated.astype(float)
     metrics.update({f"outside_{name}": mask for name, mask in outside.items()})
+    distance, moved = design_unpriced(plan.law, space.model, fields)
+    metrics["unpriced"] = moved.astype(float)
+    metrics.update({f"unpriced_{name}": ratio for name, ratio in distance.items()})
     seconds = design_training_seconds(plan.law, space.law, space.training, space.model, fields)
     metrics["training_time_s"] = seconds
     metrics["training_cost_usd"] = training_cost_usd(space.training, seconds)

@@ -4,6 +4,9 @@ and the best design per budget (pandas at the edge of the numerical core).
 Every row says how its loss was produced (``precision_model``: `scaling_law.PTQ_FORM` or
 `scaling_law.QUANTISED_TRAINING_FORM`), whether it lies outside the law's data
 (``extrapolated``, ``outside_domain`` naming the quantities out of range) and whether
+it moves away from the base model along a dimension the law cannot price (``unpriced``,
+``unpriced_axes`` e.g. ``gqa_ratio x1.71``, and ``unpriced_<dimension>`` = the design's
+value over the base's for every dimension the law's data did not vary), whether
 it sits on the edge of the space (``edge``, ``edge_axes``: a model or hardware-scale
 axis with several values at its smallest or largest, e.g. ``layers=max``).
 """
@@ -18,7 +21,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from roofline import BOUND_ORDER, Platform, derive_platform
-from scaling_law import ScalingLaw
+from scaling_law import ARCHITECTURE_DIMENSIONS, ScalingLaw
 
 from .evaluate import (
     AXIS,
@@ -129,6 +132,15 @@ def design_frame(
         metrics.get("extrapolated", np.zeros(len(points))), float
     ).astype(bool)
     columns["outside_domain"] = _joined(outside, len(points))
+    unpriced = np.asarray(metrics.get("unpriced", np.zeros(len(points))), bool)
+    columns["unpriced"] = unpriced
+    distances = {
+        name: np.asarray(metrics[f"unpriced_{name}"], float)
+        for name in ARCHITECTURE_DIMENSIONS
+        if f"unpriced_{name}" in metrics
+    }
+    columns.update({f"unpriced_{name}": ratio for name, ratio in distances.items()})
+    columns["unpriced_axes"] = _distances(distances, unpriced)
     edges = edge_masks(space, points)
     columns["edge"] = np.logical_or.reduce([*edges.values(), np.zeros(len(points), bool)])
     columns["edge_axes"] = _joined(edges, len(points))
@@ -158,6 +170,32 @@ def _joined(masks: Mapping[str, NDArray[np.bool_]], size: int) -> NDArray[np.obj
     table = np.column_stack([masks[name] for name in names])
     patterns, inverse = np.unique(table, axis=0, return_inverse=True)
     text = np.array([",".join(names[row]) for row in patterns], dtype=object)
+    return text[inverse.ravel()]
+
+
+def _distances(distances: Mapping[str, NDArray], moved: NDArray[np.bool_]) -> NDArray[np.object_]:
+    """Per row, ``'gqa_ratio x1.71,ffn_ratio x0.49'``: the unpriced dimensions the design
+    moves along, with its value over the base's ('' when it holds them all)."""
+    size = len(moved)
+    if not distances or not size:
+        return np.full(size, "", dtype=object)
+    names = list(distances)
+    table = np.round(np.column_stack([distances[name] for name in names]), 3)
+    table = np.column_stack([table, moved])
+    patterns, inverse = np.unique(table, axis=0, return_inverse=True)
+    text = np.array(
+        [
+            ",".join(
+                f"{name} x{ratio:g}"
+                for name, ratio in zip(names, row[:-1], strict=True)
+                if ratio != 1
+            )
+            if row[-1]
+            else ""
+            for row in patterns
+        ],
+        dtype=object,
+    )
     return text[inverse.ravel()]
 
 

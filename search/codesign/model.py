@@ -10,7 +10,8 @@ weight bits are post-training quantisation by default:
 ``loss = predict_loss(law, arch, D) + ptq_loss_penalty(law, arch, D, bits)``
 (`scaling_law.PTQ_FORM`); ``law: {precision_model: quantised-training}`` uses Kumar et
 al.'s effective parameters instead (`scaling_law.QUANTISED_TRAINING_FORM`). The training
-time of a design is ``architecture_training_flops / (peak bf16 x devices x MFU)``.
+time of a design is ``architecture_training_flops / (peak bf16 x devices x MFU)``, the MFU
+following width and depth by default (`scaling_law.MfuModel`).
 """
 
 from __future__ import annotations
@@ -27,14 +28,17 @@ from numpy.typing import NDArray
 from genz import ModelConfig, model_from_hf_config, splits_whole_heads
 from roofline import InputError
 from scaling_law import (
+    ARCHITECTURE_DIMENSIONS,
     PTQ_FORM,
     QUANTISED_TRAINING_FORM,
     Architecture,
+    PtqConstants,
     ScalingLaw,
     architecture_training_flops,
     dataset_path,
     extrapolation,
     fit_law,
+    law_inputs,
     load_law,
     load_scaling_csv,
     predict_loss,
@@ -55,7 +59,14 @@ DEFAULT_FORMS_DIR = "gemstones_forms"
 #: Label of each precision model, as written beside every loss.
 PRECISION_MODEL_LABELS = {"ptq": PTQ_FORM, "quantised-training": QUANTISED_TRAINING_FORM}
 #: Domain quantities, in the order `design_extrapolation` reports them.
-DOMAIN_QUANTITIES = ("width", "depth", "params", "tokens", "tokens_per_parameter")
+DOMAIN_QUANTITIES = (
+    "width",
+    "depth",
+    "params",
+    "tokens",
+    "tokens_per_parameter",
+    *ARCHITECTURE_DIMENSIONS,
+)
 FIELDS = (
     "layers",
     "hidden",
@@ -188,6 +199,64 @@ def design_loss_interval(
     return prediction.lower + shift, prediction.upper + shift
 
 
+def design_loss_samples(
+    law: ScalingLaw,
+    spec: LawSpec,
+    model: ModelSpace,
+    fields: Mapping[str, Array],
+    weight_bits: Array,
+    ptq_members: tuple[PtqConstants, ...],
+) -> Array:
+    """Joint samples of the predicted loss, shape ``(samples, points)``, nats per token:
+    every pair (bootstrap refit of the law, PTQ constant set of ``ptq_members``), equally
+    weighted; the law's point estimate alone when it carries no bootstrap samples.
+    Under ``quantised-training`` there is no PTQ term and only the law is sampled."""
+    architecture = law_architecture(model, fields)
+    tokens = training_tokens(spec, law, architecture)
+    training = spec.precision_model == "quantised-training"
+    features, _ = law_inputs(
+        law, architecture, tokens, weight_bits=weight_bits if training else None
+    )
+    form = law.law_form
+    if law.bootstrap_params:
+        thetas = form.from_public(np.array(law.bootstrap_params, dtype=float))
+        if form.batched:
+            logs = form.log_loss(thetas, features)
+        else:
+            logs = np.stack([form.log_loss(theta, features) for theta in thetas])
+    else:
+        logs = form.log_loss(law.theta(), features)[None, :]
+    base = np.exp(logs).reshape(len(logs), -1)
+    if training or not ptq_members:
+        return base
+    penalties = np.stack(
+        [
+            np.ravel(ptq_loss_penalty(law, architecture, tokens, weight_bits, constants=member))
+            for member in ptq_members
+        ]
+    )
+    return (base[:, None, :] + penalties[None, :, :]).reshape(-1, base.shape[1])
+
+
+def base_fields(model: ModelSpace) -> dict[str, Array]:
+    """The base model's architecture fields (as `architecture_fields` gives them), one point."""
+    base = model_from_hf_config(dict(model.base_config), default_name=model.base_name)
+    ffn = base.moe_intermediate_size if base.is_moe else base.intermediate_size
+    values = {
+        "layers": base.num_layers,
+        "hidden": base.hidden_size,
+        "heads": base.num_heads,
+        "kv_heads": base.num_kv_heads,
+        "head_dim": base.head_dim,
+        "intermediate_size": ffn,
+        "experts": max(base.num_experts, 1),
+        "top_k": max(base.experts_per_token, 1),
+        "vocab": base.vocab_size,
+        "ffn_ratio": ffn / base.hidden_size,
+    }
+    return {name: np.array([float(value)]) for name, value in values.items()}
+
+
 def design_extrapolation(
     law: ScalingLaw, spec: LawSpec, model: ModelSpace, fields: Mapping[str, Array]
 ) -> dict[str, NDArray[np.bool_]]:
@@ -204,6 +273,50 @@ def design_extrapolation(
     return outside
 
 
+#: Relative tolerance within which a design holds the base's FFN ratio (the axis value,
+#: before rounding to ``ffn_multiple``) or its other unpriced dimensions.
+HELD_TOLERANCE = 1e-3
+
+
+def base_dimensions(model: ModelSpace) -> dict[str, float]:
+    """The base model's `scaling_law.ARCHITECTURE_DIMENSIONS`: query heads per KV head,
+    FFN width (per expert) / width, vocabulary, routed experts (1 = dense)."""
+    base = model_from_hf_config(dict(model.base_config), default_name=model.base_name)
+    ffn = base.moe_intermediate_size if base.is_moe else base.intermediate_size
+    return {
+        "gqa_ratio": base.num_heads / base.num_kv_heads,
+        "ffn_ratio": ffn / base.hidden_size,
+        "vocab": float(base.vocab_size),
+        "experts": float(max(base.num_experts, 1)),
+    }
+
+
+def design_unpriced(
+    law: ScalingLaw, model: ModelSpace, fields: Mapping[str, Array]
+) -> tuple[dict[str, Array], NDArray[np.bool_]]:
+    """Distance from the base along every dimension the law cannot price (``law.unpriced``):
+    ``{dimension: design value / base value}`` (1 = held at the base's value), and which
+    points move along any of them (FFN: the ``ffn_ratio`` axis value over the base's
+    ``intermediate_size / hidden``, so the rounding to ``ffn_multiple`` is not a move;
+    ratios within `HELD_TOLERANCE` of 1 are reported as 1)."""
+    base = base_dimensions(model)
+    values = {
+        "gqa_ratio": fields["heads"] / fields["kv_heads"],
+        "ffn_ratio": fields["ffn_ratio"],
+        "vocab": fields["vocab"],
+        "experts": fields["experts"],
+    }
+    size = len(np.atleast_1d(fields["hidden"]))
+    distance: dict[str, Array] = {}
+    moved = np.zeros(size, bool)
+    for name in law.unpriced:
+        ratio = np.broadcast_to(np.asarray(values[name], float) / base[name], (size,))
+        held = np.abs(ratio - 1.0) <= HELD_TOLERANCE
+        distance[name] = np.where(held, 1.0, ratio)
+        moved |= ~held
+    return distance, moved
+
+
 def design_training_seconds(
     law: ScalingLaw,
     spec: LawSpec,
@@ -212,12 +325,14 @@ def design_training_seconds(
     fields: Mapping[str, Array],
 ) -> Array:
     """Training wall-clock seconds of each point on D tokens:
-    ``architecture_training_flops(arch, D, T) / (peak_bf16 * devices * mfu)``."""
+    ``architecture_training_flops(arch, D, T) / (peak_bf16 * devices * mfu)``, the MFU
+    fixed or of each design's width and depth (`TrainingSpec.mfu_of`)."""
     architecture = law_architecture(model, fields)
     tokens = training_tokens(spec, law, architecture)
     flops = architecture_training_flops(architecture, tokens, training.sequence_length)
     peak = training.platform.peak("bf16") * training.devices
-    return training_seconds(flops, peak, training.mfu)
+    mfu = training.mfu_of(fields["hidden"], fields["layers"])
+    return training_seconds(flops, peak, mfu)
 
 
 def training_cost_usd(training: TrainingSpec, seconds: Array) -> Array:

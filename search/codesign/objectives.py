@@ -149,6 +149,11 @@ def known_value_bounds(objectives: Iterable[Objective]) -> tuple[Bound, ...]:
 
 #: ``within_data``: the design lies inside the law's data domain (``extrapolated`` is 0).
 WITHIN_DATA = Bound("inside the law's data domain", "extrapolated", "max", 0.0, "", 1.0)
+#: ``within_data`` too: the design holds every dimension the law cannot price (its data did
+#: not vary it: GQA ratio, FFN ratio, vocabulary, experts) at the base model's value.
+WITHIN_PRICED = Bound(
+    "at the base model's value on the law's unpriced dimensions", "unpriced", "max", 0.0, "", 1.0
+)
 
 
 @dataclass(frozen=True)

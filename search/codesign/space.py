@@ -20,7 +20,8 @@ Sections and keys (unknown keys are refused by name; paths are relative to the f
     law:         {path: law.json, training_tokens: 18.0e+12 (or tokens_per_parameter: 20),
                   precision_model: ptq (or quantised-training), within_data: false,
                   forms: [other_law.json, ...]}
-    training:    {platform: h100-sxm, devices: 1, mfu: 0.4, sequence_length: 2048}
+    training:    {platform: h100-sxm, devices: 1, mfu: width-depth (or 0.4, or a
+                  model .json), sequence_length: 2048}
     objectives:  [loss, tpot]
     constraints: {max_memory_gb: 8, max_training_hours: 30000, ...}
     sampling:    {samples: 4096, method: lhs, refine_rounds: 3, seed: 0}
@@ -31,7 +32,10 @@ that precision (``quantised-training``: effective parameters). ``within_data: tr
 only designs inside the law's data domain. ``forms`` lists other validated law files whose
 spread is reported beside the bootstrap interval (default, with the shipped law: the files
 of ``data/scaling/gemstones_forms/``). ``training`` names the platform, device count and MFU
-of the training-time estimate (defaults `DEFAULT_TRAINING`).
+of the training-time estimate (defaults `DEFAULT_TRAINING`); ``mfu: width-depth`` (default)
+makes the MFU follow each design's width and depth (`scaling_law.MfuModel`, fitted on the
+Gemstones step times: 7.8% leave-one-architecture-out error, against 30% for one MFU), a
+number fixes one MFU for every design, a ``.json`` path names another fitted model.
 
 Model axes not given keep the base model's value (``base`` is a model preset or a
 ``config.json``; default a Llama-style base). ``intermediate_size`` is
@@ -62,6 +66,7 @@ from genz import (
     models_dir,
 )
 from roofline import DesignCost, InputError, Platform, load_platform, load_user_document
+from scaling_law import MfuModel, load_mfu_model
 from search.bits import parse_formats
 
 from .axes import axis, check_keys, ints, number, section
@@ -162,10 +167,18 @@ class PrecisionSpace:
 
 
 PRECISION_MODELS = ("ptq", "quantised-training")
-#: Training-time defaults: one H100 SXM (dense bf16 peak 989.4 TFLOP/s), MFU 0.40 (PaLM
-#: reports 46% at 540B, Chowdhery et al. 2022, Table 3; small models reach less), and
-#: Gemstones' training context of 2048 tokens.
-DEFAULT_TRAINING = {"platform": "h100-sxm", "devices": 1, "mfu": 0.4, "sequence_length": 2048}
+#: ``training.mfu`` value that selects the shipped width-depth MFU model.
+WIDTH_DEPTH_MFU = "width-depth"
+#: Training-time defaults: one H100 SXM (dense bf16 peak 989.4 TFLOP/s), the width-depth MFU
+#: model fitted on the Gemstones step times (`scaling_law.load_mfu_model`; MI250X nodes, so
+#: its level on an H100 is an assumption, its width and depth trend what the data supports),
+#: and Gemstones' training context of 2048 tokens.
+DEFAULT_TRAINING = {
+    "platform": "h100-sxm",
+    "devices": 1,
+    "mfu": WIDTH_DEPTH_MFU,
+    "sequence_length": 2048,
+}
 
 
 @dataclass(frozen=True)
@@ -185,12 +198,31 @@ class LawSpec:
 @dataclass(frozen=True)
 class TrainingSpec:
     """Training-time estimate: platform (its dense bf16 peak and hourly price), devices,
-    model FLOP utilisation in (0, 1] and training context, tokens."""
+    model FLOP utilisation (one number in (0, 1], or None: ``mfu_model`` of each design's
+    width and depth) and training context, tokens."""
 
     platform: Platform
     devices: int = 1
-    mfu: float = 0.4
+    mfu: float | None = None
     sequence_length: int = 2048
+    mfu_model: MfuModel | None = None
+
+    def mfu_of(self, width: Any, depth: Any) -> Any:
+        """MFU of designs of these widths and depths: the fixed ``mfu`` or the model's."""
+        if self.mfu is not None:
+            return self.mfu
+        model = self.mfu_model if self.mfu_model is not None else load_mfu_model()
+        return model.mfu(width, depth)
+
+    def describe_mfu(self) -> str:
+        """``'0.4'`` or ``'width-depth model 0.0245 w^0.363 d^-0.104'`` for captions."""
+        if self.mfu is not None:
+            return f"{self.mfu:g}"
+        model = self.mfu_model if self.mfu_model is not None else load_mfu_model()
+        return (
+            f"width-depth model {model.coefficient:.4g} x width^{model.width_exponent:.3f} x "
+            f"depth^{model.depth_exponent:.3f}"
+        )
 
 
 @dataclass(frozen=True)
@@ -505,13 +537,26 @@ def _training(section: dict[str, Any], root: Path) -> TrainingSpec:
     devices = section.get("devices", DEFAULT_TRAINING["devices"])
     if isinstance(devices, bool) or not isinstance(devices, int) or not 1 <= devices <= 1 << 20:
         raise InputError(f"{where}.devices must be an integer in [1, 1048576], got {devices!r}")
-    mfu = number(section.get("mfu", DEFAULT_TRAINING["mfu"]), f"{where}.mfu")
-    if not 0 < mfu <= 1:
-        raise InputError(f"{where}.mfu must be in (0, 1], got {mfu:g}")
+    given = section.get("mfu", DEFAULT_TRAINING["mfu"])
+    mfu: float | None = None
+    model = None
+    if given == WIDTH_DEPTH_MFU:
+        model = load_mfu_model()
+    elif isinstance(given, str) and given.endswith(".json"):
+        try:
+            model = load_mfu_model(root / given)
+        except InputError as error:
+            raise InputError(f"{where}.mfu: {error}") from None
+    else:
+        mfu = number(given, f"{where}.mfu")
+        if not 0 < mfu <= 1:
+            raise InputError(
+                f"{where}.mfu must be in (0, 1], {WIDTH_DEPTH_MFU!r} or a model .json, got {mfu:g}"
+            )
     length = section.get("sequence_length", DEFAULT_TRAINING["sequence_length"])
     if isinstance(length, bool) or not isinstance(length, int) or not 1 <= length <= 1 << 24:
         raise InputError(f"{where}.sequence_length must be an integer >= 1, got {length!r}")
-    return TrainingSpec(platform, devices, mfu, length)
+    return TrainingSpec(platform, devices, mfu, length, model)
 
 
 def _sampling(section: dict[str, Any]) -> SamplingSpec:
