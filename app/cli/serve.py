@@ -34,6 +34,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     load = parser.add_argument_group("workload")
     load.add_argument("--rate", type=float, help="requests per second (Poisson unless --burst-cv)")
     load.add_argument("--duration", type=float, default=600.0, help="seconds of arrivals (600)")
+    load.add_argument(
+        "--num-requests",
+        type=int,
+        help="send exactly N requests at --rate (instead of those falling in --duration)",
+    )
+    load.add_argument(
+        "--max-concurrency",
+        type=int,
+        help="closed-loop clients: at most C requests in flight, the next sent when one "
+        "finishes (vllm bench serve --max-concurrency); --rate then defaults to inf "
+        "(every request ready at 0) and --num-requests is needed",
+    )
     load.add_argument("--use-case", default="chat", help="length preset (default chat)")
     load.add_argument("--input", type=float, help="mean prompt tokens (default: the use case's)")
     load.add_argument("--output", type=float, help="mean output tokens (default: the use case's)")
@@ -194,9 +206,34 @@ def _workload_maker(args: argparse.Namespace) -> Any:
             prefix_count=args.prefix_count,
             prefix_zipf=args.prefix_zipf,
             seed=args.seed,
+            requests=args.num_requests,
+            max_concurrency=args.max_concurrency,
         )
 
     return make
+
+
+def _check_client_flags(args: argparse.Namespace) -> None:
+    """--num-requests and --max-concurrency: ranges, and what they go with."""
+    for flag, value, high in (
+        ("--num-requests", args.num_requests, 50_000_000),
+        ("--max-concurrency", args.max_concurrency, 1_000_000),
+    ):
+        if value is not None and not 1 <= value <= high:
+            raise InputError(f"{flag} must be an integer in [1, {high}], got {value}")
+    if args.max_concurrency is None:
+        return
+    if args.num_requests is None:
+        raise InputError("--max-concurrency needs --num-requests N (the requests the clients send)")
+    if args.trace:
+        raise InputError("--max-concurrency draws its own requests; drop --trace")
+    if args.policy == "disaggregated" or args.find_replicas:
+        raise InputError(
+            "--max-concurrency (closed-loop clients) is simulated on one colocated replica; "
+            "drop --policy disaggregated / --find-replicas"
+        )
+    if args.sweep_policies and "disaggregated" in args.sweep_policies:
+        raise InputError("--max-concurrency is not simulated with --policy disaggregated")
 
 
 def _check_pool_flags(args: argparse.Namespace, policies: list[str]) -> None:
@@ -267,6 +304,11 @@ def run_serve(args: argparse.Namespace) -> None:
     )
     policies = _policies(args)
     _check_pool_flags(args, policies)
+    _check_client_flags(args)
+    if args.rate is None and args.max_concurrency is not None and not args.find_max_rate:
+        args.rate = float("inf")
+    if args.rate == float("inf") and args.num_requests is None:
+        raise InputError("--rate inf (every request at once) needs --num-requests N")
     make = _workload_maker(args)
     if args.sweep_policies and not args.sweep_rates:
         raise InputError("--sweep-policies goes with --sweep-rates")

@@ -47,6 +47,8 @@ def run(
     """Simulate ``workload`` on ``replicas`` copies of ``replica`` (requests routed by
     ``routing``, `routing.route`) and summarise it against ``slo``."""
     record = simulate_replica(workload, replica, progress, replicas, routing)
+    if record.arrival_s is not None:  # closed loop: latencies count from the send times
+        workload = replace(workload, arrival_s=record.arrival_s)
     result = summarise(workload, record.first_token_s, record.finish_s, record, slo)
     return with_economics(result, [(replica, replicas, record)])
 

@@ -20,6 +20,12 @@ resident from the admission of the request that computes it (a request admitted 
 it is being prefilled counts as a hit), and it takes its token count of the budget
 (partial blocks are not split out).
 
+Closed-loop clients (`Workload.max_concurrency` C, one replica): the first C requests
+are sent at their earliest send times; each time a request leaves (finishes, or is
+rejected), the next unsent one is sent at the later of that moment and its own earliest
+send time (a first-come-first-served semaphore of C slots, as ``vllm bench serve
+--max-concurrency`` holds). The times they were sent are the record's ``arrival_s``.
+
 A pool of replicas (`simulate_pool`) routes requests with `routing.route`: by default
 every replica is advanced to each arrival and the request goes to the least-loaded
 one (fewest requests routed there and not finished by then, lowest index on a tie).
@@ -64,7 +70,8 @@ class RunRecord:
     ``step_s`` (its time, s), ``step_flop`` and ``step_bytes`` (per-device FLOP and
     main-memory bytes, `genz.StepCost.step_work`), for the energy of the run.
     Per streamed chunk: ``itl_s`` (gaps, s) with ``itl_count`` (sequences that saw
-    each), `emissions.Emissions`.
+    each), `emissions.Emissions`. ``arrival_s``: when each request was sent by a
+    closed-loop client (None: open loop, the workload's arrival times).
     """
 
     first_token_s: NDArray[np.float64]
@@ -83,6 +90,7 @@ class RunRecord:
     step_bytes: NDArray[np.float64]
     itl_s: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
     itl_count: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+    arrival_s: NDArray[np.float64] | None = None
 
 
 class StepLog:
@@ -170,6 +178,22 @@ class _Requests:
         self.preempted = [0] * n
         self.rejected = [False] * n
         self.hits = [-1] * n
+        # Closed loop: earliest send times, and the next request not yet sent (its
+        # arrival and those after it stay infinite until a client is free).
+        self.concurrency = workload.max_concurrency
+        self.earliest = self.arrival
+        self.unsent = n
+        if self.concurrency is not None and self.concurrency < n:
+            self.earliest = list(self.arrival)
+            self.unsent = self.concurrency
+            self.arrival[self.concurrency :] = [math.inf] * (n - self.concurrency)
+
+    def send_next(self, t: float) -> None:
+        """A closed-loop client is free at ``t``: send the next request."""
+        k = self.unsent
+        if k < len(self.arrival):
+            self.arrival[k] = max(self.earliest[k], t)
+            self.unsent = k + 1
 
 
 class _Engine:
@@ -185,6 +209,7 @@ class _Engine:
     ) -> None:
         self.cost, self.config, self.r = cost, config, requests
         self.prefilled = prefilled
+        self.closed = requests.concurrency is not None
         self.arrival, self.prompt, self.output = requests.arrival, requests.prompt, requests.output
         self.generated, self.first, self.finish = (
             requests.generated,
@@ -259,6 +284,8 @@ class _Engine:
         self.finish[i] = self.t
         self.done_at.append(self.t)
         self.release(i)
+        if self.closed:
+            self.r.send_next(self.t)
 
     def join_decode(self, i: int) -> None:
         """Request ``i`` has emitted a token and holds its prompt's KV: decode the rest."""
@@ -383,6 +410,8 @@ class _Engine:
                 self.waiting.popleft()
                 self.r.rejected[i] = True
                 self.done_at.append(self.t)
+                if self.closed:
+                    self.r.send_next(self.t)
                 continue
             # Admit only with a block of growth left for every running sequence (the
             # role of vLLM's watermark): a re-admitted victim cannot be evicted again
@@ -526,6 +555,8 @@ class _Engine:
             if not (self.waiting or self.d or self.prefilling):
                 if self.next_arrival >= len(self.inbox):
                     break
+                if self.arrival[self.inbox[self.next_arrival]] == math.inf:
+                    break  # closed loop: nothing in flight sends it (not reached)
                 self.t = max(self.t, self.arrival[self.inbox[self.next_arrival]])
                 continue
             if self.t >= limit:
@@ -594,6 +625,7 @@ def simulate_pool(
     """
     if isinstance(replicas, bool) or not isinstance(replicas, int) or replicas < 1:
         raise InputError(f"replicas must be an integer >= 1, got {replicas!r}")
+    refuse_closed_pool(workload, replicas)
     requests = _Requests(workload, prefilled)
     engines = [
         _Engine(requests, cost, config, kv_capacity_tokens, prefilled) for _ in range(replicas)
@@ -623,7 +655,17 @@ def simulate_pool(
         step_bytes=moved,
         itl_s=itl,
         itl_count=counts,
+        arrival_s=None if requests.concurrency is None else np.asarray(requests.arrival, float),
     )
+
+
+def refuse_closed_pool(workload: Workload, replicas: int) -> None:
+    """Closed-loop clients are simulated on one replica only."""
+    if workload.max_concurrency is not None and replicas != 1:
+        raise InputError(
+            "max_concurrency (closed-loop clients) is simulated on one replica; got "
+            f"{replicas} replicas (use an open-loop rate for pools)"
+        )
 
 
 def merged_timeline(

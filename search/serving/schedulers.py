@@ -30,7 +30,7 @@ from roofline import (
 
 from .config import SchedulerConfig
 from .emissions import Emissions
-from .engine import RunRecord, StepLog, merged_timeline, simulate_pool
+from .engine import RunRecord, StepLog, merged_timeline, refuse_closed_pool, simulate_pool
 from .routing import route
 from .workload import Workload
 
@@ -159,6 +159,13 @@ class _StaticReplica:
         self.workload, self.replica = workload, replica
         self.first, self.finish, self.rejected = first, finish, rejected
         self.arrival = workload.arrival_s.tolist()
+        # Closed-loop clients (`engine` module doc): earliest send times, next unsent.
+        self.concurrency = workload.max_concurrency
+        self.earliest = list(self.arrival)
+        self.unsent = len(self.arrival)
+        if self.concurrency is not None and self.concurrency < len(self.arrival):
+            self.unsent = self.concurrency
+            self.arrival[self.concurrency :] = [math.inf] * (len(self.arrival) - self.concurrency)
         self.inbox: list[int] = []
         self.done_at: list[float] = []  # times requests left, sorted
         self.next = 0  # first request of the inbox not yet batched
@@ -171,6 +178,17 @@ class _StaticReplica:
     def load(self, at: float) -> int:
         """Requests routed here and not finished by ``at``."""
         return len(self.inbox) - bisect_right(self.done_at, at)
+
+    def send(self, times: list[float]) -> None:
+        """Closed loop: one request sent per request that left at ``times`` (sorted)."""
+        if self.concurrency is None:
+            return
+        for t in times:
+            k = self.unsent
+            if k >= len(self.arrival):
+                return
+            self.arrival[k] = max(self.earliest[k], t)
+            self.unsent = k + 1
 
     def advance(self, limit: float, progress: Callable[[int], None] | None = None) -> None:
         """Run the batches that start before ``limit`` (every request arriving by
@@ -191,6 +209,7 @@ class _StaticReplica:
             if fits == 0:
                 self.rejected[ids[0]] = True
                 self.done_at.append(t)
+                self.send([t])
                 self.next += 1
                 continue
             ids, inputs, outputs = ids[:fits], inputs[:fits], outputs[:fits]
@@ -214,7 +233,9 @@ class _StaticReplica:
                 t += float(ends[-1])
             else:
                 self.finish[ids] = t
-            self.done_at.extend(sorted(self.finish[ids].tolist()))
+            left = sorted(self.finish[ids].tolist())
+            self.done_at.extend(left)
+            self.send(left)
             self.steps += longest
             if progress is not None:
                 progress(fits)
@@ -237,6 +258,7 @@ def simulate_static(
     not cached (every prompt is prefilled whole)."""
     if isinstance(replicas, bool) or not isinstance(replicas, int) or replicas < 1:
         raise InputError(f"replicas must be an integer >= 1, got {replicas!r}")
+    refuse_closed_pool(workload, replicas)
     n = len(workload)
     first, finish = np.full(n, math.nan), np.full(n, math.nan)
     rejected = np.zeros(n, bool)
@@ -268,6 +290,7 @@ def simulate_static(
         step_bytes=moved,
         itl_s=itl,
         itl_count=counts,
+        arrival_s=None if workload.max_concurrency is None else np.asarray(engines[0].arrival),
     )
 
 
@@ -414,6 +437,11 @@ def simulate_disaggregated(
     ``routing`` (`routing.route`: least-loaded by default). TTFT is when the prefill pool emits the first token.
     ``prefilled`` reuses a `prefill_pool` run of this workload and pool.
     """
+    if workload.max_concurrency is not None:
+        raise InputError(
+            "max_concurrency (closed-loop clients) is simulated on one colocated replica, "
+            "not on disaggregated pools"
+        )
     if decode.model.name != prefill.model.name:
         raise InputError(
             f"the pools must serve one model, got {prefill.model.name} and {decode.model.name}"
