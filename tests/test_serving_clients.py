@@ -168,3 +168,121 @@ def test_cli_closed_loop(capsys):
         )
         == 2
     )
+
+
+# -- KV budget as engines state it ------------------------------------------------
+
+
+def test_stated_kv_budgets(model_and_hw):
+    """Tokens and blocks are taken as stated; a free-memory fraction is that share of
+    what weights and the largest step's activations leave (TensorRT-LLM's rule)."""
+    from genz import Precision, step_activation_bytes
+
+    model, hw = model_and_hw
+    work = _fixed(4, 500, 50, None)
+    default = build_replica(model, hw, work)
+    tokens = build_replica(model, hw, work, config=SchedulerConfig(kv_capacity_tokens=12345))
+    blocks = build_replica(model, hw, work, config=SchedulerConfig(kv_blocks=100))
+    assert tokens.kv_capacity_tokens == 12345
+    assert blocks.kv_capacity_tokens == 1600
+    frac = build_replica(model, hw, work, config=SchedulerConfig(kv_free_fraction=0.5))
+    cost = default.cost
+    act = step_activation_bytes(model, Precision(weight_bits=16), default.parallelism, 550)
+    free = cost.capacity_bytes - cost.weights_bytes - act
+    assert frac.kv_capacity_tokens == int(0.5 * free // cost.kv_bytes_per_token)
+    # vLLM's rule at 0.9 of the device vs 0.5 of what is left: hand-checkable ordering
+    assert frac.kv_capacity_tokens < default.kv_capacity_tokens
+    with pytest.raises(InputError, match="give one KV budget"):
+        SchedulerConfig(kv_blocks=10, kv_free_fraction=0.5)
+    with pytest.raises(InputError, match="kv_blocks must be"):
+        SchedulerConfig(kv_blocks=0)
+
+
+# -- SLOs on ITL and queueing delay ---------------------------------------------------
+
+
+def test_queue_delay_and_itl_slos(model_and_hw):
+    from search.serving import SLO, slo_misses
+
+    model, hw = model_and_hw
+    work = _fixed(40, 2000, 50, None)  # all at once: later requests queue
+    replica = build_replica(model, hw, work, config=SchedulerConfig(max_sequences=4))
+    result = run(work, replica, SLO(queue_s=1e-3, itl_s=1e-6))
+    queue = result.queue_s
+    assert queue[0] == 0.0 and queue[-1] > 0  # first admitted at once, last waited
+    assert np.all(queue >= 0)
+    assert result.summary["queue_s_p99"] == pytest.approx(np.percentile(queue, 99))
+    misses = slo_misses(result)
+    assert any("queueing delay" in m for m in misses) and any("ITL" in m for m in misses)
+    assert result.summary["slo_attainment"] == pytest.approx(float(np.mean(queue <= 1e-3)))
+    loose = run(work, replica, SLO(queue_s=1e3, itl_s=10.0))
+    assert slo_misses(loose) == []
+
+
+def test_find_max_rate_on_an_itl_slo(model_and_hw):
+    from search.serving import SLO, find_max_rate
+
+    model, hw = model_and_hw
+
+    def at(rate):
+        return synthetic_workload(rate, 30.0, input_tokens=500, output_tokens=100, seed=2)
+
+    found = find_max_rate(at, lambda w: build_replica(model, hw, w), SLO(itl_s=0.02))
+    assert found.success and found.value > 0
+    assert found.result.summary["itl_s_p99"] <= 0.02
+
+
+# -- request-level costs --------------------------------------------------------------
+
+
+def test_request_overhead_adds_to_ttft_and_bounds_throughput(model_and_hw):
+    model, hw = model_and_hw
+    alone = _fixed(1, 300, 20, None)
+    base = run(alone, build_replica(model, hw, alone))
+    slow = run(
+        alone, build_replica(model, hw, alone, config=SchedulerConfig(request_overhead_s=0.03))
+    )
+    assert slow.ttft_s[0] - base.ttft_s[0] == pytest.approx(0.03, abs=1e-12)
+    assert slow.tpot_s[0] == pytest.approx(base.tpot_s[0], rel=1e-12)
+    # one FIFO front end: n requests at once reach the engine c apart, so the last is
+    # seen at n x c and throughput cannot pass 1 / c
+    burst = _fixed(50, 100, 4, None)
+    replica = build_replica(model, hw, burst, config=SchedulerConfig(request_overhead_s=0.1))
+    result = run(burst, replica)
+    assert result.summary["span_s"] >= 50 * 0.1
+    assert result.summary["throughput_requests_per_s"] <= 10.0
+    assert result.ttft_s.min() >= 0.1
+    assert np.all(result.queue_s >= -1e-12)
+
+
+def test_request_overhead_with_closed_loop(model_and_hw):
+    """C = 1: each request's latency carries the front-end time once."""
+    model, hw = model_and_hw
+    work = _fixed(5, 200, 10, 1)
+    config = SchedulerConfig(request_overhead_s=0.02)
+    result = run(work, build_replica(model, hw, work, config=config))
+    base = run(work, build_replica(model, hw, work))
+    np.testing.assert_allclose(result.e2e_s - base.e2e_s, 0.02, atol=1e-12)
+
+
+def test_chunk_overhead_per_sequence_per_step(model_and_hw):
+    model, hw = model_and_hw
+    alone = _fixed(1, 300, 40, None)
+    base = run(alone, build_replica(model, hw, alone))
+    config = SchedulerConfig(chunk_overhead_s=0.001)
+    slow = run(alone, build_replica(model, hw, alone, config=config))
+    assert slow.tpot_s[0] - base.tpot_s[0] == pytest.approx(0.001, rel=1e-9)
+    with pytest.raises(InputError, match="chunk_overhead_s"):
+        SchedulerConfig(chunk_overhead_s=-1.0)
+
+
+def test_cli_engine_terms(capsys):
+    args = ["serve", "--model", "llama-3.1-8b", "--hw", "h100-sxm", "--rate", "2"]
+    args += ["--duration", "20", "--no-progress", "--json"]
+    assert main([*args, "--kv-blocks", "1000", "--request-overhead-ms", "25"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["kv_capacity_tokens"] == 16000 and out["ttft_s_p50"] > 0.025
+    with pytest.raises(SystemExit):  # argparse: mutually exclusive flags
+        main([*args, "--kv-blocks", "10", "--kv-tokens", "10"])
+    assert main([*args, "--find-max-rate", "--slo-queue-p99-s", "0.5"]) == 0
+    assert main([*args, "--chunk-overhead-ms", "-1"]) == 2

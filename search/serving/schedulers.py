@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_right
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -30,7 +30,14 @@ from roofline import (
 
 from .config import SchedulerConfig
 from .emissions import Emissions
-from .engine import RunRecord, StepLog, merged_timeline, refuse_closed_pool, simulate_pool
+from .engine import (
+    Clients,
+    RunRecord,
+    StepLog,
+    merged_timeline,
+    refuse_closed_pool,
+    simulate_pool,
+)
 from .routing import route
 from .workload import Workload
 
@@ -106,6 +113,13 @@ def build_replica(
     step_tokens = min(tokens, config.max_batched_tokens if config.policy == "chunked" else longest)
     activations = step_activation_bytes(model, precision, parallelism, step_tokens)
     capacity = cost.kv_capacity_tokens(config.memory_utilization, activations)
+    stated = config.stated_kv_tokens(
+        cost.capacity_bytes - cost.weights_bytes - activations, cost.kv_bytes_per_token
+    )
+    if stated is not None:
+        capacity = stated
+    if config.chunk_overhead_s > 0:  # per sequence in every step (`SchedulerConfig`)
+        cost = replace(cost, fixed_sequence_s=cost.fixed_sequence_s + config.chunk_overhead_s)
     if capacity <= config.block_tokens:
         raise InputError(
             f"{model.name} on {parallelism.devices_per_replica} x {platform.name} leaves no "
@@ -158,14 +172,13 @@ class _StaticReplica:
     ) -> None:
         self.workload, self.replica = workload, replica
         self.first, self.finish, self.rejected = first, finish, rejected
-        self.arrival = workload.arrival_s.tolist()
-        # Closed-loop clients (`engine` module doc): earliest send times, next unsent.
-        self.concurrency = workload.max_concurrency
-        self.earliest = list(self.arrival)
-        self.unsent = len(self.arrival)
-        if self.concurrency is not None and self.concurrency < len(self.arrival):
-            self.unsent = self.concurrency
-            self.arrival[self.concurrency :] = [math.inf] * (len(self.arrival) - self.concurrency)
+        self.clients = Clients(
+            workload.arrival_s.tolist(),
+            workload.max_concurrency,
+            replica.config.request_overhead_s,
+        )
+        self.arrival = self.clients.arrival  # engine times (sent + front end)
+        self.admitted = np.full(len(self.arrival), math.nan)
         self.inbox: list[int] = []
         self.done_at: list[float] = []  # times requests left, sorted
         self.next = 0  # first request of the inbox not yet batched
@@ -181,14 +194,8 @@ class _StaticReplica:
 
     def send(self, times: list[float]) -> None:
         """Closed loop: one request sent per request that left at ``times`` (sorted)."""
-        if self.concurrency is None:
-            return
         for t in times:
-            k = self.unsent
-            if k >= len(self.arrival):
-                return
-            self.arrival[k] = max(self.earliest[k], t)
-            self.unsent = k + 1
+            self.clients.send_next(t)
 
     def advance(self, limit: float, progress: Callable[[int], None] | None = None) -> None:
         """Run the batches that start before ``limit`` (every request arriving by
@@ -213,6 +220,7 @@ class _StaticReplica:
                 self.next += 1
                 continue
             ids, inputs, outputs = ids[:fits], inputs[:fits], outputs[:fits]
+            self.admitted[ids] = t
             size, prompt, longest = fits, int(inputs.max()), int(outputs.max())
             self.timeline.append((t, ready - start - fits, size, size * (prompt + longest)))
             pairs = size * (prompt * prompt - prompt * (prompt - 1) / 2)
@@ -270,6 +278,7 @@ def simulate_static(
         route(engines[0].arrival, engines, routing)
     for engine in engines:
         engine.timeline.append((engine.t, 0, 0, 0.0))
+    clients = engines[0].clients
     line = merged_timeline([engine.timeline for engine in engines])
     seconds, flop, moved = StepLog.joined([engine.work for engine in engines], replica.cost)
     itl, counts = Emissions.joined([engine.emissions for engine in engines])
@@ -290,7 +299,9 @@ def simulate_static(
         step_bytes=moved,
         itl_s=itl,
         itl_count=counts,
-        arrival_s=None if workload.max_concurrency is None else np.asarray(engines[0].arrival),
+        arrival_s=None if clients.sent is None else np.asarray(clients.sent),
+        admitted_s=np.fmin.reduce([engine.admitted for engine in engines]),
+        engine_arrival_s=clients.engine_arrivals(),
     )
 
 
@@ -491,6 +502,8 @@ def simulate_disaggregated(
         step_bytes=np.concatenate([first_pool.step_bytes, second.step_bytes]),
         itl_s=second.itl_s,
         itl_count=second.itl_count,
+        admitted_s=first_pool.admitted_s,
+        engine_arrival_s=first_pool.engine_arrival_s,
     )
     return DisaggregatedRun(
         first_pool, second, first_pool.finish_s, finish, transfer, size, combined
