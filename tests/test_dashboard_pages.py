@@ -103,8 +103,8 @@ def test_memory_capacity_scale_down_shows_the_capacity_wall() -> None:
     at.select_slider(key="capacity_scale").set_value(0.1).run()
     walls = [e.value for e in at.error if e.value.startswith("Capacity wall")]
     assert len(walls) == 1
-    # 16.1 GB of fp16 weights cannot fit in 8 GB; 4-bit weights (4 GB) would.
-    assert "quantise weights to 4 bits" in walls[0]
+    # 16.1 GB of fp16 weights cannot fit in 8.55 GB (0.1 x 85.5 GB); 8-bit weights would.
+    assert "quantise weights to 8 bits" in walls[0]
     assert charts(at) == 1
 
 
@@ -155,10 +155,10 @@ def test_compare_table_prints_the_cli_units_and_matches_the_cli() -> None:
         # 4-decimal seconds.
         assert cell.split(" ", 1)[1] in UNITS, cell
         assert number(cell) == pytest.approx(a[key], rel=5e-3), (label, cell)
-    # 80 GB of HBM3 on the H100 preset against 192 GB of HBM3e on the B200 (decimal GB).
-    assert table.loc["capacity per device (decimal)", "A"] == "80 GB"
+    # 85.5 GB (81559 MiB) of HBM3 on the H100 preset against 192 GB of HBM3e on the B200.
+    assert table.loc["capacity per device (decimal)", "A"] == "85.5 GB"
     assert table.loc["capacity per device (decimal)", "B"] == "192 GB"
-    assert table.loc["capacity per device (decimal)", "B / A"] == "2.4x"
+    assert table.loc["capacity per device (decimal)", "B / A"] == "2.25x"
     tpot_ratio = float(table.loc["TPOT", "B / A"].rstrip("x"))
     assert tpot_ratio == pytest.approx(
         number(table.loc["TPOT", "B"]) / number(table.loc["TPOT", "A"]), rel=0.01
