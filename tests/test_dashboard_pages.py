@@ -103,8 +103,8 @@ def test_memory_capacity_scale_down_shows_the_capacity_wall() -> None:
     at.select_slider(key="capacity_scale").set_value(0.1).run()
     walls = [e.value for e in at.error if e.value.startswith("Capacity wall")]
     assert len(walls) == 1
-    # 16.1 GB of fp16 weights cannot fit in 8 GB; 4-bit weights (4 GB) would.
-    assert "quantise weights to 4 bits" in walls[0]
+    # 16.1 GB of fp16 weights cannot fit in 8.55 GB (0.1 x 85.5 GB); 8-bit weights would.
+    assert "quantise weights to 8 bits" in walls[0]
     assert charts(at) == 1
 
 
@@ -160,13 +160,14 @@ def test_compare_table_prints_the_cli_units_and_matches_the_cli() -> None:
             cell = table.iloc[index][label]
             assert cell.split(" ", 1)[1] in UNITS, cell
             assert number(cell) == pytest.approx(cli_summary[key], rel=5e-3), (label, cell)
-    # 80 GB of HBM3 on the H100 preset against 192 GB of HBM3e on the B200 (decimal GB).
-    assert table["capacity per device"].tolist() == ["80 GB", "192 GB"]
+    # 85.5 GB (81559 MiB as the driver reports it) of HBM3 on the H100 preset against
+    # 192 GB of HBM3e on the B200 (decimal GB).
+    assert table["capacity per device"].tolist() == ["85.5 GB", "192 GB"]
 
 
 def test_compare_n_way_warns_when_a_design_does_not_fit_and_lists_minimum_devices() -> None:
     """3 platforms x 2 models x 2 use cases = 12 rows; Llama 70B in fp16 (142 GB per
-    device) fits on a B200 (192 GB) but not on an H100 (80 GB) or an L40S (48 GB): a
+    device) fits on a B200 (192 GB) but not on an H100 (85.5 GB) or an L40S (48.3 GB): a
     warning names those 4 designs, and the minimum-devices table gives the
     tensor-parallel degree at which each fits, which the CLI confirms."""
     at = page("compare")
@@ -177,8 +178,8 @@ def test_compare_n_way_warns_when_a_design_does_not_fit_and_lists_minimum_device
     table = at.dataframe[0].value
     assert len(table) == 12
     big = table[table.model == "llama-3.1-70b"].set_index("platform")["fits"]
-    assert big["h100-sxm"].str.startswith("no: 142 GB > 80 GB").all()
-    assert big["l40s"].str.startswith("no: 142 GB > 48 GB").all()
+    assert big["h100-sxm"].str.startswith("no: 142 GB > 85.5 GB").all()
+    assert big["l40s"].str.startswith("no: 142 GB > 48.3 GB").all()
     assert (big["b200"] == "yes").all()
     assert len(at.warning) == 1 and "4 of 12 designs do not fit" in at.warning[0].value
     chips = at.dataframe[1].value

@@ -36,7 +36,7 @@ def test_cli_prints_the_scaled_platform_name(capsys: pytest.CaptureFixture[str])
     assert main(["hw", "show", "h100-sxm", "--capacity-scale", "0.5", "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)
     assert shown["display_name"].endswith("(capacity x0.5)")
-    assert shown["memory"][0]["capacity_bytes"] == pytest.approx(40e9)
+    assert shown["memory"][0]["capacity_bytes"] == pytest.approx(85.521e9 / 2)
 
 
 def test_roofline_of_nothing_is_refused_and_no_traffic_is_said_in_words(
@@ -84,9 +84,9 @@ def test_requirements_without_an_slo_prints_no_search_floor_as_a_requirement(
     # Only the capacity wall is checked: bandwidth, compute and link cannot bind it.
     assert rows["bandwidth", "base"]["at_search_floor"] is True
     assert rows["compute", "base"]["at_search_floor"] is True
-    # 8.03e9 parameters x 2 bytes + KV + activations ~ 16.3 GB of 80 GB: capacity binds at ~0.2x.
+    # 8.03e9 parameters x 2 bytes + KV + activations ~ 16.3 GB of 85.5 GB: binds at ~0.19x.
     assert rows["capacity", "base"]["at_search_floor"] is False
-    assert rows["capacity", "base"]["scale"] == pytest.approx(16.3e9 / 80e9, rel=0.01)
+    assert rows["capacity", "base"]["scale"] == pytest.approx(16.3e9 / 85.521e9, rel=0.01)
     assert main(REQUIREMENTS) == 0
     out = capsys.readouterr().out
     assert "SLO           none given (only the capacity wall is checked)" in out

@@ -20,7 +20,7 @@ def test_arc_a770_preset_carries_its_derived_spec_values_and_the_intel_gpu_class
     # 512 XMX engines x 128 FP16 FLOP/clock x 2.1 GHz; 560 GB/s GDDR6, 16 GB
     assert arc.peak("fp16") == pytest.approx(512 * 128 * 2.1e9, rel=1e-3)
     assert arc.main_memory.bandwidth_bytes_per_s == pytest.approx(560e9)
-    assert arc.main_memory.capacity_bytes == pytest.approx(16e9)
+    assert arc.main_memory.capacity_bytes == pytest.approx(16 * 2**30, rel=1e-4)  # 16 GiB
     assert arc.device_class == load_platform("intel-max-1550").device_class == "intel-gpu"
     for amd in ("mi300x", "rx-7900-xtx"):
         assert load_platform(amd).device_class == load_platform("mi250-gcd").device_class

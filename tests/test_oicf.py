@@ -76,7 +76,7 @@ def test_mla_lowers_decode_cf_versus_gqa_of_the_same_size(h100):
 def test_capacity_wall_is_the_largest_batch_that_fits(h100, llama70b):
     report = oicf_report([llama70b], [use_case("coding-agent")], h100, bits=((16.0, 16.0),))
     row = report.rows[0]
-    assert row.capacity_bytes == 8 * 80e9
+    assert row.capacity_bytes == 8 * h100.main_memory.capacity_bytes
     # KV per request: 80 layers x (K + V) x 8 heads x 128 x 2 bytes x (49152 + 1024) tokens.
     assert row.kv_bytes_per_request == 80 * 2 * 8 * 128 * 2 * 50176
     fixed = row.weights_bytes + row.activation_bytes  # one prompt's prefill working set

@@ -45,7 +45,8 @@ def test_h100_values_are_spec_sheet_values():
     h100 = load_platform("h100-sxm")
     assert h100.peak("bf16") == pytest.approx(989.4e12)
     assert h100.main_memory.bandwidth_bytes_per_s == pytest.approx(3.35e12)
-    assert h100.main_memory.capacity_bytes == pytest.approx(80e9)
+    # 81559 MiB as nvidia-smi reports it (80 GiB less the driver's share)
+    assert h100.main_memory.capacity_bytes == pytest.approx(81559 * 2**20, rel=1e-4)
 
 
 @pytest.mark.parametrize(
@@ -64,7 +65,8 @@ def test_llm_inference_bench_devices_carry_their_spec_values(
     platform = load_platform(name)
     assert platform.peak("fp16") == pytest.approx(fp16_tflops * 1e12)
     assert platform.main_memory.bandwidth_bytes_per_s == pytest.approx(bandwidth_gb_per_s * 1e9)
-    assert platform.main_memory.capacity_bytes == pytest.approx(capacity_gb * 1e9)
+    # the vendors' "GB" of HBM are GiB (data/hardware/README.md)
+    assert platform.main_memory.capacity_bytes == pytest.approx(capacity_gb * 2**30, rel=1e-4)
 
 
 def _write(tmp_path, text):

@@ -236,7 +236,7 @@ def test_axes_scale_the_named_resources_only(h100, method, scaled):
     resources = {
         "bandwidth": (platform.main_memory.bandwidth_bytes_per_s, 3.35e12),
         "compute": (platform.peak("bf16"), 989.4e12),
-        "capacity": (platform.main_memory.capacity_bytes, 80e9),
+        "capacity": (platform.main_memory.capacity_bytes, 85.521e9),  # 81559 MiB
         "link": (platform.interconnect.link_bandwidth_bytes_per_s, 450e9),
     }
     for name, (value, stock) in resources.items():

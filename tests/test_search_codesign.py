@@ -37,6 +37,9 @@ from search.codesign.model import model_config, resolve_law
 from search.codesign.recommend import folder_name, write_recommendations
 from search.codesign.space import MAX_SPACE_BYTES
 
+#: A quarter of the Orin Nano preset's 8 GiB (8.59e9 bytes): the capacity_scale 0.25 wall.
+QUARTER_BYTES = 0.25 * 8.59e9
+
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 #: 8 architectures x 2 bandwidths x 2 capacities x 3 weight widths x 2 batches = 192 points.
 SMALL = {
@@ -221,12 +224,12 @@ def test_result_contract_for_every_method(method: str, request: pytest.FixtureRe
         assert result.evaluated_count < 192
     else:
         # 8 architectures (2 depths x 2 widths x 2 KV-head counts) x 2 bandwidths x
-        # 2 capacities x 3 weight widths x 2 batches; at 0.25 x 8 GB only the designs whose
-        # footprint exceeds 2 GB drop out (at the full 8 GB all fit).
+        # 2 capacities x 3 weight widths x 2 batches; at 0.25 x 8 GiB only the designs whose
+        # footprint exceeds 2 GiB drop out (at the full 8 GiB all fit).
         assert result.evaluated_count == 192
         full = designs[designs["capacity_scale"] == 1]
         assert len(full) == 96
-        assert result.feasible_count == 192 - (full["footprint_bytes"] > 2e9).sum()
+        assert result.feasible_count == 192 - (full["footprint_bytes"] > QUARTER_BYTES).sum()
     frame = result.to_frame()
     assert frame["on_frontier"].sum() == len(result.frontier)
     assert list(result.frontier["rank"]) == list(range(1, len(result.frontier) + 1))
@@ -273,9 +276,10 @@ def test_capacity_scale_changes_feasibility_not_time(grid: CodesignResult) -> No
     quarter = designs[designs["capacity_scale"] == 0.25].set_index(index)
     shared = full.index.intersection(quarter.index)
     assert np.array_equal(full.loc[shared, "tpot_s"], quarter.loc[shared, "tpot_s"])
-    # 8 GB x 0.25 = 2 GB: exactly the designs whose footprint exceeds it are missing.
-    assert (quarter["footprint_bytes"] <= 2e9).all()
-    assert set(full.index) - set(quarter.index) == set(full.index[full["footprint_bytes"] > 2e9])
+    # 8 GiB x 0.25 = 2 GiB: exactly the designs whose footprint exceeds it are missing.
+    assert (quarter["footprint_bytes"] <= QUARTER_BYTES).all()
+    missing = set(full.index[full["footprint_bytes"] > QUARTER_BYTES])
+    assert set(full.index) - set(quarter.index) == missing
 
 
 def test_batch_one_decode_time_is_bytes_over_bandwidth_plus_launches(grid: CodesignResult) -> None:

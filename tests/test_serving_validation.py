@@ -116,3 +116,27 @@ def test_a_stated_kv_capacity_replaces_the_derived_one(bench) -> None:
     assert bench.simulate(setup)["kv_capacity_tokens"] == int(setup["kv_capacity_tokens"])
     derived = bench.simulate(setup | {"kv_capacity_tokens": ""})["kv_capacity_tokens"]
     assert derived != int(setup["kv_capacity_tokens"])
+
+
+def test_closed_loop_rows_simulate_over_the_steady_part(bench) -> None:
+    """A NIM / GenAI-Perf row: closed loop of its concurrency, KV as TensorRT-LLM's
+    share of the memory after weights, figures over the steady window."""
+    files = bench.load_rows()
+    key = next(
+        k
+        for k in files["nim_genai_perf_llama3.csv"]
+        if dict(zip(bench.SETUP, k, strict=True))["concurrency"] == "2"
+        and dict(zip(bench.SETUP, k, strict=True))["model"] == "llama-3-8b"
+    )
+    setup = dict(zip(bench.SETUP, key, strict=True))
+    assert setup["scenario"] == "closed" and setup["kv_free_fraction"] == "0.9"
+    summary = bench.simulate(setup)
+    assert summary["finished"] == int(setup["requests"])
+    # two in flight: throughput x mean E2E (Little) is at most 2 over the steady window
+    little = summary["throughput_requests_per_s"] * summary["e2e_s_mean"]
+    assert 1.5 < little <= 2.0 + 1e-9
+    assert summary["ttft_s_p95"] >= summary["ttft_s_p50"] > 0
+    # one client: the front-end time adds to every TTFT once
+    one = setup | {"concurrency": "1", "requests": "20"}
+    base, slower = bench.simulate(one), bench.simulate(one, request_overhead_s=0.01)
+    assert slower["ttft_s_mean"] == pytest.approx(base["ttft_s_mean"] + 0.01, rel=1e-9)

@@ -34,6 +34,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     load = parser.add_argument_group("workload")
     load.add_argument("--rate", type=float, help="requests per second (Poisson unless --burst-cv)")
     load.add_argument("--duration", type=float, default=600.0, help="seconds of arrivals (600)")
+    load.add_argument(
+        "--num-requests",
+        type=int,
+        help="send exactly N requests at --rate (instead of those falling in --duration)",
+    )
+    load.add_argument(
+        "--max-concurrency",
+        type=int,
+        help="closed-loop clients: at most C requests in flight, the next sent when one "
+        "finishes (vllm bench serve --max-concurrency); --rate then defaults to inf "
+        "(every request ready at 0) and --num-requests is needed",
+    )
     load.add_argument("--use-case", default="chat", help="length preset (default chat)")
     load.add_argument("--input", type=float, help="mean prompt tokens (default: the use case's)")
     load.add_argument("--output", type=float, help="mean output tokens (default: the use case's)")
@@ -77,6 +89,36 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="multi-step scheduling (vLLM --num-scheduler-steps): plan once per N decode "
         "steps, continuous policy only (default 1)",
     )
+    kv = sched.add_mutually_exclusive_group()
+    kv.add_argument(
+        "--kv-tokens",
+        type=int,
+        help="KV cache size in tokens as the engine states it (SGLang --max-total-tokens, "
+        "TensorRT-LLM max_tokens, an engine log); replaces --gpu-memory-utilization's rule",
+    )
+    kv.add_argument(
+        "--kv-blocks",
+        type=int,
+        help="KV cache size in blocks of --block-tokens (vLLM --num-gpu-blocks-override)",
+    )
+    kv.add_argument(
+        "--kv-free-fraction",
+        type=float,
+        help="KV cache = this share of the memory left after weights and activations "
+        "(TensorRT-LLM kv_cache_free_gpu_mem_fraction, LMDeploy cache_max_entry_count)",
+    )
+    sched.add_argument(
+        "--request-overhead-ms",
+        type=float,
+        default=0.0,
+        help="front-end time per request (HTTP, tokenisation), ms, one FIFO front end (0)",
+    )
+    sched.add_argument(
+        "--chunk-overhead-ms",
+        type=float,
+        default=0.0,
+        help="host time per streamed chunk per sequence, serialised with each step, ms (0)",
+    )
     sched.add_argument(
         "--routing",
         choices=("least-loaded", "round-robin"),
@@ -102,6 +144,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     slo = parser.add_argument_group("SLO and capacity planning")
     slo.add_argument("--slo-ttft-p99-s", type=float, help="P99 time to first token limit, s")
     slo.add_argument("--slo-tpot-p99-ms", type=float, help="P99 time per output token limit, ms")
+    slo.add_argument("--slo-itl-p99-ms", type=float, help="P99 inter-token latency (TBT) limit, ms")
+    slo.add_argument(
+        "--slo-queue-p99-s", type=float, help="P99 queueing delay limit (arrival to admission), s"
+    )
     search = slo.add_mutually_exclusive_group()
     search.add_argument(
         "--find-max-rate",
@@ -161,6 +207,11 @@ def _replica_builder(args: argparse.Namespace, policy: str, pool: str | None = N
         memory_utilization=args.gpu_memory_utilization,
         preemption=args.preemption,
         scheduler_steps=args.scheduler_steps,
+        kv_capacity_tokens=args.kv_tokens,
+        kv_blocks=args.kv_blocks,
+        kv_free_fraction=args.kv_free_fraction,
+        request_overhead_s=args.request_overhead_ms / 1e3,
+        chunk_overhead_s=args.chunk_overhead_ms / 1e3,
     )
 
     def build(workload: Any) -> Any:
@@ -194,9 +245,49 @@ def _workload_maker(args: argparse.Namespace) -> Any:
             prefix_count=args.prefix_count,
             prefix_zipf=args.prefix_zipf,
             seed=args.seed,
+            requests=args.num_requests,
+            max_concurrency=args.max_concurrency,
         )
 
     return make
+
+
+def slo_from_args(args: argparse.Namespace) -> Any:
+    """The SLO of the --slo-* flags (ms flags converted to seconds)."""
+    from search.serving import SLO
+
+    def seconds(ms: float | None) -> float | None:
+        return None if ms is None else ms / 1e3
+
+    return SLO(
+        ttft_s=args.slo_ttft_p99_s,
+        tpot_s=seconds(args.slo_tpot_p99_ms),
+        itl_s=seconds(args.slo_itl_p99_ms),
+        queue_s=args.slo_queue_p99_s,
+    )
+
+
+def _check_client_flags(args: argparse.Namespace) -> None:
+    """--num-requests and --max-concurrency: ranges, and what they go with."""
+    for flag, value, high in (
+        ("--num-requests", args.num_requests, 50_000_000),
+        ("--max-concurrency", args.max_concurrency, 1_000_000),
+    ):
+        if value is not None and not 1 <= value <= high:
+            raise InputError(f"{flag} must be an integer in [1, {high}], got {value}")
+    if args.max_concurrency is None:
+        return
+    if args.num_requests is None:
+        raise InputError("--max-concurrency needs --num-requests N (the requests the clients send)")
+    if args.trace:
+        raise InputError("--max-concurrency draws its own requests; drop --trace")
+    if args.policy == "disaggregated" or args.find_replicas:
+        raise InputError(
+            "--max-concurrency (closed-loop clients) is simulated on one colocated replica; "
+            "drop --policy disaggregated / --find-replicas"
+        )
+    if args.sweep_policies and "disaggregated" in args.sweep_policies:
+        raise InputError("--max-concurrency is not simulated with --policy disaggregated")
 
 
 def _check_pool_flags(args: argparse.Namespace, policies: list[str]) -> None:
@@ -254,19 +345,20 @@ def _rates(text: str) -> list[float]:
 def run_serve(args: argparse.Namespace) -> None:
     """Simulate, sweep, or search for the max rate / the fewest replicas, and print."""
     from search.serving import (
-        SLO,
         find_disaggregated_max_rate,
         find_max_rate,
         find_replicas,
         load_trace,
     )
 
-    slo = SLO(
-        ttft_s=args.slo_ttft_p99_s,
-        tpot_s=None if args.slo_tpot_p99_ms is None else args.slo_tpot_p99_ms / 1e3,
-    )
+    slo = slo_from_args(args)
     policies = _policies(args)
     _check_pool_flags(args, policies)
+    _check_client_flags(args)
+    if args.rate is None and args.max_concurrency is not None and not args.find_max_rate:
+        args.rate = float("inf")
+    if args.rate == float("inf") and args.num_requests is None:
+        raise InputError("--rate inf (every request at once) needs --num-requests N")
     make = _workload_maker(args)
     if args.sweep_policies and not args.sweep_rates:
         raise InputError("--sweep-policies goes with --sweep-rates")
@@ -371,13 +463,10 @@ def _simulate(
 def sweep_point(args: argparse.Namespace, point: tuple[float, str]) -> dict[str, Any]:
     """One sweep row: the workload at the point's rate under its policy (module-level,
     so Ray can ship it to a worker)."""
-    from search.serving import SLO, sweep_row
+    from search.serving import sweep_row
 
     rate, policy = point
-    slo = SLO(
-        ttft_s=args.slo_ttft_p99_s,
-        tpot_s=None if args.slo_tpot_p99_ms is None else args.slo_tpot_p99_ms / 1e3,
-    )
+    slo = slo_from_args(args)
     here = argparse.Namespace(**{**vars(args), "policy": policy, "rate": rate})
     result = _simulate(here, _workload_maker(here)(rate), slo, progress=False)
     return sweep_row(rate, policy, result)
@@ -423,6 +512,10 @@ def _slo_text(slo: Any) -> str:
         parts.append(f"P99 TTFT <= {slo.ttft_s:g} s")
     if slo.tpot_s is not None:
         parts.append(f"P99 TPOT <= {slo.tpot_s * 1e3:g} ms")
+    if slo.itl_s is not None:
+        parts.append(f"P99 ITL <= {slo.itl_s * 1e3:g} ms")
+    if slo.queue_s is not None:
+        parts.append(f"P99 queueing delay <= {slo.queue_s:g} s")
     return ", ".join(parts) or "none: goodput counts every finished request"
 
 
@@ -467,7 +560,9 @@ def _print_result(args: argparse.Namespace, workload: Any, result: Any) -> None:
             ("TTFT P50/P90/P99", "ttft_s"),
             ("TPOT P50/P90/P99", "tpot_s"),
             ("ITL P50/P90/P99", "itl_s"),
+            ("queue P50/P90/P99", "queue_s"),
         )
+        if f"{key}_p50" in summary
     ]
     e2e = " / ".join(f"{summary[f'e2e_s_p{p}']:.2f} s" for p in (50, 90, 99))
     print_key_values(

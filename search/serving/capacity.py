@@ -47,6 +47,8 @@ def run(
     """Simulate ``workload`` on ``replicas`` copies of ``replica`` (requests routed by
     ``routing``, `routing.route`) and summarise it against ``slo``."""
     record = simulate_replica(workload, replica, progress, replicas, routing)
+    if record.arrival_s is not None:  # closed loop: latencies count from the send times
+        workload = replace(workload, arrival_s=record.arrival_s)
     result = summarise(workload, record.first_token_s, record.finish_s, record, slo)
     return with_economics(result, [(replica, replicas, record)])
 
@@ -125,8 +127,10 @@ def _search_rate(
     there, the message names what the SLO misses (`slo_misses`)."""
     require_positive("start_rate", start_rate)
     require_positive("rtol", rtol)
-    if slo.ttft_s is None and slo.tpot_s is None:
-        raise InputError("find-max-rate needs an SLO: give a TTFT or a TPOT limit")
+    if all(limit is None for _, _, limit in slo.limits):
+        raise InputError(
+            "find-max-rate needs an SLO: give a TTFT, TPOT, ITL or queueing-delay limit"
+        )
     tried: list[tuple[float, bool]] = []
     passing: tuple[float, ServingResult] | None = None
     last: tuple[int, ServingResult] | None = None
@@ -268,8 +272,10 @@ def find_replicas(
 ) -> CapacityResult:
     """Fewest replicas that serve ``workload`` meeting ``slo``: each count's pool is
     simulated whole, requests routed by ``routing`` (`routing.route`)."""
-    if slo.ttft_s is None and slo.tpot_s is None:
-        raise InputError("find-replicas needs an SLO: give a TTFT or a TPOT limit")
+    if all(limit is None for _, _, limit in slo.limits):
+        raise InputError(
+            "find-replicas needs an SLO: give a TTFT, TPOT, ITL or queueing-delay limit"
+        )
     replica = replica_for(workload)
     tried: list[tuple[float, bool]] = []
     found: dict[int, ServingResult] = {}
@@ -319,8 +325,10 @@ def find_disaggregated_replicas(
     fewest devices and the lowest cost of all feasible pairs. ``link_for(N, M)`` gives
     the KV link of a pair (`kv_link`).
     """
-    if slo.ttft_s is None and slo.tpot_s is None:
-        raise InputError("find-replicas needs an SLO: give a TTFT or a TPOT limit")
+    if all(limit is None for _, _, limit in slo.limits):
+        raise InputError(
+            "find-replicas needs an SLO: give a TTFT, TPOT, ITL or queueing-delay limit"
+        )
     tried: list[tuple[float, bool]] = []
     labels: list[str] = []
     firsts: dict[int, RunRecord] = {}

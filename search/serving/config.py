@@ -58,6 +58,32 @@ class SchedulerConfig:
         (no lookahead for prefill unless multi-step chunked prefill, a later feature)
         and ``vllm/engine/output_processor/multi_step.py`` (a block's outputs are
         processed together; tokens past a stop are discarded).
+    kv_capacity_tokens, kv_blocks, kv_free_fraction
+        The KV budget as an engine states it, at most one of them (None: vLLM's rule,
+        ``memory_utilization`` of device memory less weights and the largest step's
+        activations). ``kv_capacity_tokens``: a token count (SGLang
+        ``--max-total-tokens``, TensorRT-LLM ``max_tokens`` / ``max_tokens_in_paged_kv_cache``,
+        or the size an engine's start-up log prints). ``kv_blocks``: a block count of
+        ``block_tokens`` each (vLLM ``--num-gpu-blocks-override``, the "# GPU blocks" of
+        its log). ``kv_free_fraction``: a share of the memory left after weights and
+        activations (TensorRT-LLM ``kv_cache_free_gpu_mem_fraction`` /
+        ``KvCacheConfig.free_gpu_memory_fraction``, default 0.9; LMDeploy
+        ``cache_max_entry_count`` below 1, default 0.8); ``memory_utilization`` is then
+        not used. A stated budget larger than memory holds is taken as stated (the
+        engine's log is the measurement).
+    request_overhead_s
+        Front-end time of each request, seconds (HTTP server, tokenisation, scheduling
+        hand-off and the return of the first chunk; default 0): the engine sees a request
+        this long after it is sent, through one first-come-first-served front end (a
+        request waits while the one before it is still there: at high request rates the
+        front end, not the GPU, bounds throughput, as with 128-in / 4-out runs). It adds
+        to TTFT and end-to-end latency and does not occupy the GPU.
+    chunk_overhead_s
+        Host time per streamed chunk of each sequence, seconds (detokenisation, output
+        processing and streaming in an engine loop that waits for it; default 0): every
+        step takes this much longer per sequence in it. Zero for engines that overlap it
+        with the GPU (vLLM V1's and SGLang's async scheduling). Both terms are serving
+        options until runtime profiles (`genz.RuntimeProfile`) carry fitted values.
     """
 
     policy: str = "continuous"
@@ -68,6 +94,11 @@ class SchedulerConfig:
     preemption: str = "recompute"
     host_link_bytes_per_s: float = 25e9
     scheduler_steps: int = 1
+    kv_capacity_tokens: int | None = None
+    kv_blocks: int | None = None
+    kv_free_fraction: float | None = None
+    request_overhead_s: float = 0.0
+    chunk_overhead_s: float = 0.0
 
     def __post_init__(self) -> None:
         if self.policy not in POLICIES:
@@ -92,3 +123,34 @@ class SchedulerConfig:
             )
         require_fraction("memory_utilization", self.memory_utilization)
         require_positive("host_link_bytes_per_s", self.host_link_bytes_per_s)
+        stated = [
+            name
+            for name in ("kv_capacity_tokens", "kv_blocks", "kv_free_fraction")
+            if getattr(self, name) is not None
+        ]
+        if len(stated) > 1:
+            raise InputError(f"give one KV budget, not both {stated[0]} and {stated[1]}")
+        for label, high in (("kv_capacity_tokens", 10**10), ("kv_blocks", 10**9)):
+            value = getattr(self, label)
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= high
+            ):
+                raise InputError(f"{label} must be an integer in [1, {high}], got {value!r}")
+        if self.kv_free_fraction is not None:
+            require_fraction("kv_free_fraction", self.kv_free_fraction)
+        for label in ("request_overhead_s", "chunk_overhead_s"):
+            value = getattr(self, label)
+            if not (isinstance(value, (int, float)) and 0 <= value <= 60):
+                raise InputError(f"{label} must be a number of seconds in [0, 60], got {value!r}")
+
+    def stated_kv_tokens(self, free_bytes: float, bytes_per_token: float) -> int | None:
+        """KV cache tokens of a stated budget (None: none stated, vLLM's rule applies):
+        ``free_bytes`` is the memory per device left after weights and activations,
+        ``bytes_per_token`` the KV bytes of one token per device."""
+        if self.kv_capacity_tokens is not None:
+            return self.kv_capacity_tokens
+        if self.kv_blocks is not None:
+            return self.kv_blocks * self.block_tokens
+        if self.kv_free_fraction is not None:
+            return max(int(self.kv_free_fraction * free_bytes // bytes_per_token), 0)
+        return None

@@ -20,6 +20,12 @@ resident from the admission of the request that computes it (a request admitted 
 it is being prefilled counts as a hit), and it takes its token count of the budget
 (partial blocks are not split out).
 
+Closed-loop clients (`Workload.max_concurrency` C, one replica): the first C requests
+are sent at their earliest send times; each time a request leaves (finishes, or is
+rejected), the next unsent one is sent at the later of that moment and its own earliest
+send time (a first-come-first-served semaphore of C slots, as ``vllm bench serve
+--max-concurrency`` holds). The times they were sent are the record's ``arrival_s``.
+
 A pool of replicas (`simulate_pool`) routes requests with `routing.route`: by default
 every replica is advanced to each arrival and the request goes to the least-loaded
 one (fewest requests routed there and not finished by then, lowest index on a tie).
@@ -64,7 +70,11 @@ class RunRecord:
     ``step_s`` (its time, s), ``step_flop`` and ``step_bytes`` (per-device FLOP and
     main-memory bytes, `genz.StepCost.step_work`), for the energy of the run.
     Per streamed chunk: ``itl_s`` (gaps, s) with ``itl_count`` (sequences that saw
-    each), `emissions.Emissions`.
+    each), `emissions.Emissions`. ``arrival_s``: when each request was sent by its
+    client (None: at the workload's arrival times and seen by the engine then: open
+    loop, no front-end time). ``admitted_s``: when each was first admitted to a batch
+    (its queueing delay ends; None where not recorded). ``engine_arrival_s``: when the
+    engine saw each (send plus front-end time; None without a front-end time).
     """
 
     first_token_s: NDArray[np.float64]
@@ -83,6 +93,9 @@ class RunRecord:
     step_bytes: NDArray[np.float64]
     itl_s: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
     itl_count: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+    arrival_s: NDArray[np.float64] | None = None
+    admitted_s: NDArray[np.float64] | None = None
+    engine_arrival_s: NDArray[np.float64] | None = None
 
 
 class StepLog:
@@ -154,11 +167,61 @@ class StepLog:
         return seconds, flop, moved
 
 
+class Clients:
+    """When each request is sent and when the engine sees it (module doc): open loop
+    (every request sent at its arrival time) or closed loop of ``concurrency`` clients;
+    ``delay`` is `SchedulerConfig.request_overhead_s`, the time in a first-come-first-
+    served front end between a request's send and the engine seeing it.
+    ``arrival`` (engine times; infinite for closed-loop requests not yet sent) is the
+    list the replica reads; ``sent`` the send times (None when they are the arrivals)."""
+
+    def __init__(self, arrivals: list[float], concurrency: int | None, delay: float) -> None:
+        self.concurrency, self.delay = concurrency, delay
+        self.arrival = arrivals
+        self.earliest = arrivals
+        self.sent: list[float] | None = None
+        self.unsent = len(arrivals)
+        self.front_free = -math.inf  # when the front end takes the next request
+        if concurrency is None and delay == 0:
+            return
+        self.earliest = list(arrivals)
+        self.sent = list(arrivals)
+        first = len(arrivals) if concurrency is None else min(concurrency, len(arrivals))
+        self.unsent = first
+        for k in range(first):
+            self.arrival[k] = self.front_end(self.earliest[k])
+        self.arrival[first:] = [math.inf] * (len(arrivals) - first)
+
+    def front_end(self, sent: float) -> float:
+        """When the engine sees a request sent at ``sent``: it waits for the front end
+        to finish the request before it, then spends ``delay`` there."""
+        if self.delay == 0:
+            return sent
+        seen = max(sent, self.front_free) + self.delay
+        self.front_free = seen
+        return seen
+
+    def engine_arrivals(self) -> NDArray[np.float64] | None:
+        """When the engine saw each request (None without a front-end time)."""
+        return np.asarray(self.arrival, float) if self.delay > 0 else None
+
+    def send_next(self, t: float) -> None:
+        """A closed-loop client is free at ``t``: send the next request."""
+        k = self.unsent
+        if self.concurrency is None or k >= len(self.arrival):
+            return
+        assert self.sent is not None
+        self.sent[k] = max(self.earliest[k], t)
+        self.arrival[k] = self.front_end(self.sent[k])
+        self.unsent = k + 1
+
+
 class _Requests:
     """Per-request state, shared by the replicas of a pool (lists indexed by request)."""
 
-    def __init__(self, workload: Workload, prefilled: bool) -> None:
-        self.arrival = workload.arrival_s.tolist()
+    def __init__(self, workload: Workload, prefilled: bool, delay: float = 0.0) -> None:
+        self.clients = Clients(workload.arrival_s.tolist(), workload.max_concurrency, delay)
+        self.arrival = self.clients.arrival  # engine times (sent + front end)
         self.prompt = workload.input_tokens.tolist()  # full prompt (grows on recompute)
         self.output = workload.output_tokens.tolist()
         self.prefix = workload.prefixes.tolist()
@@ -170,6 +233,7 @@ class _Requests:
         self.preempted = [0] * n
         self.rejected = [False] * n
         self.hits = [-1] * n
+        self.admitted = [math.nan] * n  # first admission (queueing delay ends)
 
 
 class _Engine:
@@ -185,6 +249,7 @@ class _Engine:
     ) -> None:
         self.cost, self.config, self.r = cost, config, requests
         self.prefilled = prefilled
+        self.closed = requests.clients.concurrency is not None
         self.arrival, self.prompt, self.output = requests.arrival, requests.prompt, requests.output
         self.generated, self.first, self.finish = (
             requests.generated,
@@ -259,6 +324,8 @@ class _Engine:
         self.finish[i] = self.t
         self.done_at.append(self.t)
         self.release(i)
+        if self.closed:
+            self.r.clients.send_next(self.t)
 
     def join_decode(self, i: int) -> None:
         """Request ``i`` has emitted a token and holds its prompt's KV: decode the rest."""
@@ -383,6 +450,8 @@ class _Engine:
                 self.waiting.popleft()
                 self.r.rejected[i] = True
                 self.done_at.append(self.t)
+                if self.closed:
+                    self.r.clients.send_next(self.t)
                 continue
             # Admit only with a block of growth left for every running sequence (the
             # role of vLLM's watermark): a re-admitted victim cannot be evicted again
@@ -394,6 +463,8 @@ class _Engine:
                 break
             if i in self.swapped:  # KV comes back from host (or arrived from the prefill pool)
                 self.waiting.popleft()
+                if math.isnan(self.r.admitted[i]):
+                    self.r.admitted[i] = self.t
                 self.kv += need
                 self.t += self.transfer_s(self.own(i)) if self.r.preempted[i] else 0.0
                 if prefix >= 0:
@@ -406,6 +477,8 @@ class _Engine:
             if not whole and token_room <= 0:
                 break
             self.waiting.popleft()
+            if math.isnan(self.r.admitted[i]):
+                self.r.admitted[i] = self.t
             self.kv += need
             if prefix >= 0:
                 self.acquire(i)
@@ -526,6 +599,8 @@ class _Engine:
             if not (self.waiting or self.d or self.prefilling):
                 if self.next_arrival >= len(self.inbox):
                     break
+                if self.arrival[self.inbox[self.next_arrival]] == math.inf:
+                    break  # closed loop: nothing in flight sends it (not reached)
                 self.t = max(self.t, self.arrival[self.inbox[self.next_arrival]])
                 continue
             if self.t >= limit:
@@ -594,7 +669,8 @@ def simulate_pool(
     """
     if isinstance(replicas, bool) or not isinstance(replicas, int) or replicas < 1:
         raise InputError(f"replicas must be an integer >= 1, got {replicas!r}")
-    requests = _Requests(workload, prefilled)
+    refuse_closed_pool(workload, replicas)
+    requests = _Requests(workload, prefilled, 0.0 if prefilled else config.request_overhead_s)
     engines = [
         _Engine(requests, cost, config, kv_capacity_tokens, prefilled) for _ in range(replicas)
     ]
@@ -623,7 +699,19 @@ def simulate_pool(
         step_bytes=moved,
         itl_s=itl,
         itl_count=counts,
+        arrival_s=None if requests.clients.sent is None else np.asarray(requests.clients.sent),
+        admitted_s=np.asarray(requests.admitted, float),
+        engine_arrival_s=requests.clients.engine_arrivals(),
     )
+
+
+def refuse_closed_pool(workload: Workload, replicas: int) -> None:
+    """Closed-loop clients are simulated on one replica only."""
+    if workload.max_concurrency is not None and replicas != 1:
+        raise InputError(
+            "max_concurrency (closed-loop clients) is simulated on one replica; got "
+            f"{replicas} replicas (use an open-loop rate for pools)"
+        )
 
 
 def merged_timeline(

@@ -11,7 +11,10 @@
   in their replica's prefix cache when first admitted.
 - A rate is *not sustainable* when the replica falls behind: over the second half of
   the arrival window fewer than 90 % as many requests finish as arrive (the waiting
-  queue then grows without bound as the run lengthens).
+  queue then grows without bound as the run lengthens). Not judged when every request
+  arrives at once (offline runs).
+- Queueing delay = first admission to a batch - the engine seeing the request (its
+  send time plus any front-end time, `SchedulerConfig.request_overhead_s`).
 """
 
 from __future__ import annotations
@@ -42,14 +45,31 @@ Floats = NDArray[np.float64]
 
 @dataclass(frozen=True)
 class SLO:
-    """Latency objectives: a percentile of TTFT and of TPOT (None: not checked), s."""
+    """Latency objectives at one percentile (None: not checked), seconds: TTFT, TPOT,
+    ITL (the gap between streamed chunks over every chunk of the run, also called
+    TBT) and queueing delay (arrival at the engine to first admission to a batch).
+    A request meets the SLO (goodput) when its TTFT, TPOT and queueing delay are
+    within their limits; the ITL limit is checked on the run's percentile only (a
+    request has many gaps)."""
 
     ttft_s: float | None = None
     tpot_s: float | None = None
     percentile: float = 99.0
+    itl_s: float | None = None
+    queue_s: float | None = None
+
+    @property
+    def limits(self) -> tuple[tuple[str, str, float | None], ...]:
+        """(result field, label, limit) of every objective, given or not."""
+        return (
+            ("ttft_s", "TTFT", self.ttft_s),
+            ("tpot_s", "TPOT", self.tpot_s),
+            ("itl_s", "ITL", self.itl_s),
+            ("queue_s", "queueing delay", self.queue_s),
+        )
 
     def __post_init__(self) -> None:
-        for label in ("ttft_s", "tpot_s"):
+        for label in ("ttft_s", "tpot_s", "itl_s", "queue_s"):
             value = getattr(self, label)
             if value is not None and not (math.isfinite(value) and value > 0):
                 raise InputError(f"slo {label} must be a positive number of seconds, got {value}")
@@ -81,6 +101,9 @@ class ServingResult:
     verdict: str
     summary: dict[str, float] = field(default_factory=dict)
     economics: ServingEconomics | None = None
+    queue_s: Floats = field(default_factory=lambda: np.zeros(0))
+    itl_s: Floats = field(default_factory=lambda: np.zeros(0))
+    itl_count: Floats = field(default_factory=lambda: np.zeros(0))
 
     def to_dict(self) -> dict[str, object]:
         """Summary figures, the verdict and the economics (JSON-ready)."""
@@ -132,6 +155,8 @@ def _itl(record: RunRecord) -> dict[str, float]:
 
 def _sustainability(arrival: Floats, finish: Floats) -> tuple[bool, str]:
     end = float(arrival[-1]) if len(arrival) else 0.0
+    if len(arrival) and end == float(arrival[0]):
+        return True, "every request arrives at once (offline): sustainability is not judged"
     half = end / 2
     arrived = int(np.sum(arrival >= half))
     finished = int(np.sum((finish >= half) & (finish <= end)))
@@ -173,6 +198,12 @@ def summarise(
         meets &= ttft <= slo.ttft_s
     if slo.tpot_s is not None:
         meets &= ~(tpot > slo.tpot_s)
+    admitted = record.admitted_s
+    # queueing delay: from the engine seeing the request (sent + front end) to admission
+    seen = arrival + _front_end_s(record, arrival)
+    queue = np.full(len(arrival), math.nan) if admitted is None else admitted - seen
+    if slo.queue_s is not None:
+        meets &= queue <= slo.queue_s
     span = float(np.nanmax(finish_s) - arrival[0]) if done.any() else math.nan
     sustainable, verdict = _sustainability(arrival, finish_s)
     capacity = max(record.kv_capacity_tokens, 1)
@@ -188,6 +219,7 @@ def summarise(
         **_percentiles("tpot_s", tpot),
         **_percentiles("e2e_s", e2e),
         **_itl(record),
+        **({} if admitted is None else _percentiles("queue_s", queue)),
         "throughput_tokens_per_s": float(outputs[done].sum()) / span,
         "throughput_requests_per_s": float(done.sum()) / span,
         "goodput_requests_per_s": float(meets.sum()) / span,
@@ -222,7 +254,17 @@ def summarise(
         sustainable=sustainable,
         verdict=verdict,
         summary=summary,
+        queue_s=queue,
+        itl_s=record.itl_s,
+        itl_count=record.itl_count,
     )
+
+
+def _front_end_s(record: RunRecord, arrival: Floats) -> Floats | float:
+    """Time each request spent in the front end before the engine saw it (0 when
+    the record carries no engine arrival times)."""
+    seen = record.engine_arrival_s
+    return 0.0 if seen is None else seen - arrival
 
 
 def slo_misses(result: ServingResult) -> list[str]:
@@ -237,17 +279,25 @@ def slo_misses(result: ServingResult) -> list[str]:
         misses.append(
             f"{summary['rejected']:.0f} request(s) rejected (prompt exceeds the KV cache)"
         )
-    for name, label, limit in (("ttft_s", "TTFT", slo.ttft_s), ("tpot_s", "TPOT", slo.tpot_s)):
+    for name, label, limit in slo.limits:
         if limit is None:
             continue
-        values = getattr(result, name)
-        finite = values[np.isfinite(values)]
-        if not len(finite):
-            continue
-        value = float(np.percentile(finite, slo.percentile))
-        if value > limit:
+        value = _percentile_of(result, name, slo.percentile)
+        if value is not None and value > limit:
             misses.append(f"P{slo.percentile:g} {label} {value:.4g} s > {limit:g} s")
     return misses
+
+
+def _percentile_of(result: ServingResult, name: str, percentile: float) -> float | None:
+    """A percentile of a result's per-request figure (ITL: over every streamed chunk,
+    weighted by the sequences that saw it); None when there is none."""
+    if name == "itl_s":
+        if not float(result.itl_count.sum()) > 0:
+            return None
+        return float(weighted_percentiles(result.itl_s, result.itl_count, (percentile,))[0])
+    values = getattr(result, name)
+    finite = values[np.isfinite(values)]
+    return float(np.percentile(finite, percentile)) if len(finite) else None
 
 
 def meets_percentiles(result: ServingResult) -> bool:

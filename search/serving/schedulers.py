@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_right
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -30,7 +30,14 @@ from roofline import (
 
 from .config import SchedulerConfig
 from .emissions import Emissions
-from .engine import RunRecord, StepLog, merged_timeline, simulate_pool
+from .engine import (
+    Clients,
+    RunRecord,
+    StepLog,
+    merged_timeline,
+    refuse_closed_pool,
+    simulate_pool,
+)
 from .routing import route
 from .workload import Workload
 
@@ -106,6 +113,13 @@ def build_replica(
     step_tokens = min(tokens, config.max_batched_tokens if config.policy == "chunked" else longest)
     activations = step_activation_bytes(model, precision, parallelism, step_tokens)
     capacity = cost.kv_capacity_tokens(config.memory_utilization, activations)
+    stated = config.stated_kv_tokens(
+        cost.capacity_bytes - cost.weights_bytes - activations, cost.kv_bytes_per_token
+    )
+    if stated is not None:
+        capacity = stated
+    if config.chunk_overhead_s > 0:  # per sequence in every step (`SchedulerConfig`)
+        cost = replace(cost, fixed_sequence_s=cost.fixed_sequence_s + config.chunk_overhead_s)
     if capacity <= config.block_tokens:
         raise InputError(
             f"{model.name} on {parallelism.devices_per_replica} x {platform.name} leaves no "
@@ -158,7 +172,13 @@ class _StaticReplica:
     ) -> None:
         self.workload, self.replica = workload, replica
         self.first, self.finish, self.rejected = first, finish, rejected
-        self.arrival = workload.arrival_s.tolist()
+        self.clients = Clients(
+            workload.arrival_s.tolist(),
+            workload.max_concurrency,
+            replica.config.request_overhead_s,
+        )
+        self.arrival = self.clients.arrival  # engine times (sent + front end)
+        self.admitted = np.full(len(self.arrival), math.nan)
         self.inbox: list[int] = []
         self.done_at: list[float] = []  # times requests left, sorted
         self.next = 0  # first request of the inbox not yet batched
@@ -171,6 +191,11 @@ class _StaticReplica:
     def load(self, at: float) -> int:
         """Requests routed here and not finished by ``at``."""
         return len(self.inbox) - bisect_right(self.done_at, at)
+
+    def send(self, times: list[float]) -> None:
+        """Closed loop: one request sent per request that left at ``times`` (sorted)."""
+        for t in times:
+            self.clients.send_next(t)
 
     def advance(self, limit: float, progress: Callable[[int], None] | None = None) -> None:
         """Run the batches that start before ``limit`` (every request arriving by
@@ -191,9 +216,11 @@ class _StaticReplica:
             if fits == 0:
                 self.rejected[ids[0]] = True
                 self.done_at.append(t)
+                self.send([t])
                 self.next += 1
                 continue
             ids, inputs, outputs = ids[:fits], inputs[:fits], outputs[:fits]
+            self.admitted[ids] = t
             size, prompt, longest = fits, int(inputs.max()), int(outputs.max())
             self.timeline.append((t, ready - start - fits, size, size * (prompt + longest)))
             pairs = size * (prompt * prompt - prompt * (prompt - 1) / 2)
@@ -214,7 +241,9 @@ class _StaticReplica:
                 t += float(ends[-1])
             else:
                 self.finish[ids] = t
-            self.done_at.extend(sorted(self.finish[ids].tolist()))
+            left = sorted(self.finish[ids].tolist())
+            self.done_at.extend(left)
+            self.send(left)
             self.steps += longest
             if progress is not None:
                 progress(fits)
@@ -237,6 +266,7 @@ def simulate_static(
     not cached (every prompt is prefilled whole)."""
     if isinstance(replicas, bool) or not isinstance(replicas, int) or replicas < 1:
         raise InputError(f"replicas must be an integer >= 1, got {replicas!r}")
+    refuse_closed_pool(workload, replicas)
     n = len(workload)
     first, finish = np.full(n, math.nan), np.full(n, math.nan)
     rejected = np.zeros(n, bool)
@@ -248,6 +278,7 @@ def simulate_static(
         route(engines[0].arrival, engines, routing)
     for engine in engines:
         engine.timeline.append((engine.t, 0, 0, 0.0))
+    clients = engines[0].clients
     line = merged_timeline([engine.timeline for engine in engines])
     seconds, flop, moved = StepLog.joined([engine.work for engine in engines], replica.cost)
     itl, counts = Emissions.joined([engine.emissions for engine in engines])
@@ -268,6 +299,9 @@ def simulate_static(
         step_bytes=moved,
         itl_s=itl,
         itl_count=counts,
+        arrival_s=None if clients.sent is None else np.asarray(clients.sent),
+        admitted_s=np.fmin.reduce([engine.admitted for engine in engines]),
+        engine_arrival_s=clients.engine_arrivals(),
     )
 
 
@@ -416,6 +450,11 @@ def simulate_disaggregated(
     ``routing`` (`routing.route`: least-loaded by default). TTFT is when the prefill pool emits the first token.
     ``prefilled`` reuses a `prefill_pool` run of this workload and pool.
     """
+    if workload.max_concurrency is not None:
+        raise InputError(
+            "max_concurrency (closed-loop clients) is simulated on one colocated replica, "
+            "not on disaggregated pools"
+        )
     if decode.model.name != prefill.model.name:
         raise InputError(
             f"the pools must serve one model, got {prefill.model.name} and {decode.model.name}"
@@ -465,6 +504,8 @@ def simulate_disaggregated(
         step_bytes=np.concatenate([first_pool.step_bytes, second.step_bytes]),
         itl_s=second.itl_s,
         itl_count=second.itl_count,
+        admitted_s=first_pool.admitted_s,
+        engine_arrival_s=first_pool.engine_arrival_s,
     )
     return DisaggregatedRun(
         first_pool, second, first_pool.finish_s, finish, transfer, size, combined

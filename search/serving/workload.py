@@ -8,6 +8,14 @@
   a lognormal fitted to a trace's lengths, or the trace's own lengths; ShareGPT-like
   pairs (`sharegpt_lengths`: lognormal of given means under the benchmark scripts'
   length filter).
+- Clients: open loop (every request sent at its arrival time, whatever the server
+  does), or closed loop (``max_concurrency`` C: at most C requests in flight; a request
+  is sent at its arrival time or, when C are in flight then, the moment one of them
+  finishes, first come first served, as ``vllm bench serve --max-concurrency C`` and
+  GenAI-Perf's concurrency mode do). A closed-loop workload's ``arrival_s`` is the
+  earliest send time of each request (0 for all: "request rate inf"); the engine decides
+  the actual one (`search.serving.engine`). ``requests`` draws a fixed number of
+  requests (``--num-requests``) instead of those falling in a duration.
 - Shared prefixes: a share ``prefix_share`` of requests start with one of
   ``prefix_count`` shared prefixes of ``prefix_tokens`` tokens (system prompts, agent
   contexts, earlier turns), drawn with Zipf popularity (weight of the k-th most popular
@@ -22,6 +30,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +56,9 @@ TRACE_COLUMNS = ("arrival_s", "input_tokens", "output_tokens")
 PREFIX_COLUMNS = ("prefix_id", "prefix_tokens")
 #: Largest prefix id a trace may use.
 MAX_PREFIX_ID = 2**31 - 1
+#: Most closed-loop clients (requests in flight) and most requests drawn by count.
+MAX_CONCURRENCY = 1_000_000
+MAX_REQUESTS = 50_000_000
 
 Ints = NDArray[np.int64]
 Floats = NDArray[np.float64]
@@ -57,7 +69,10 @@ class Workload:
     """Requests sorted by arrival: times (s), prompt and output tokens, and the tokens
     of the shared prefix each prompt starts with (0: none; included in the prompt).
     ``prefix_id`` names that prefix (-1: none); None means one prefix shared by every
-    request with ``prefix_tokens > 0``. ``source`` says how it was made."""
+    request with ``prefix_tokens > 0``. ``source`` says how it was made.
+    ``max_concurrency`` (None: open loop) makes the clients closed-loop: at most that
+    many requests in flight, ``arrival_s`` being each request's earliest send time
+    (module doc)."""
 
     arrival_s: Floats
     input_tokens: Ints
@@ -65,6 +80,16 @@ class Workload:
     prefix_tokens: Ints
     source: str
     prefix_id: Ints | None = None
+    max_concurrency: int | None = None
+
+    def __post_init__(self) -> None:
+        c = self.max_concurrency
+        if c is not None and (
+            isinstance(c, bool) or not isinstance(c, int) or not 1 <= c <= MAX_CONCURRENCY
+        ):
+            raise InputError(
+                f"max_concurrency must be an integer in [1, {MAX_CONCURRENCY}], got {c!r}"
+            )
 
     def __len__(self) -> int:
         return len(self.arrival_s)
@@ -135,6 +160,25 @@ def arrival_times(
         more = rng.gamma(shape, 1.0 / (rate * shape), size=count)
         times = np.concatenate([times, times[-1] + np.cumsum(more)])
     return times[times < duration_s]
+
+
+def counted_arrivals(
+    rate: float, requests: int, rng: np.random.Generator, cv: float = 1.0
+) -> Floats:
+    """Arrival times of exactly ``requests`` requests of a renewal process of mean
+    ``rate`` (gamma gaps of coefficient of variation ``cv``, the first at 0); an infinite
+    ``rate`` sends all of them at 0 ("request rate inf" of the benchmark scripts)."""
+    if isinstance(requests, bool) or not isinstance(requests, int):
+        raise InputError(f"requests must be an integer in [1, {MAX_REQUESTS}], got {requests!r}")
+    if not 1 <= requests <= MAX_REQUESTS:
+        raise InputError(f"requests must be an integer in [1, {MAX_REQUESTS}], got {requests!r}")
+    if rate == math.inf:
+        return np.zeros(requests)
+    require_positive("rate", rate)
+    require_positive("cv", cv)
+    shape = 1.0 / cv**2
+    gaps = rng.gamma(shape, 1.0 / (rate * shape), size=requests)
+    return np.cumsum(gaps) - gaps[0]
 
 
 def lognormal_lengths(mean: float, cv: float, size: int, rng: np.random.Generator) -> Ints:
@@ -236,8 +280,12 @@ def synthetic_workload(
     prefix_count: int = 1,
     prefix_zipf: float = 1.0,
     seed: int = 0,
+    requests: int | None = None,
+    max_concurrency: int | None = None,
 ) -> Workload:
-    """Requests over ``duration_s`` seconds at ``rate`` requests/s.
+    """Requests over ``duration_s`` seconds at ``rate`` requests/s; with ``requests``,
+    exactly that many at ``rate`` whatever the duration (an infinite ``rate`` sends all
+    at 0). ``max_concurrency`` makes the clients closed-loop (`Workload`).
 
     Mean lengths come from the use case unless ``input_tokens`` / ``output_tokens``
     are given; ``length_cv`` is the spread of both (lognormal). A share
@@ -246,12 +294,23 @@ def synthetic_workload(
     """
     rng = np.random.default_rng(seed)
     case = use_case(use_case_name)
-    arrivals = arrival_times(rate, duration_s, rng, arrival_cv)
+    if requests is None:
+        if rate == math.inf:
+            raise InputError("an infinite rate (all requests at once) needs a request count")
+        arrivals = arrival_times(rate, duration_s, rng, arrival_cv)
+    else:
+        arrivals = counted_arrivals(rate, requests, rng, arrival_cv)
     inputs = lognormal_lengths(input_tokens or case.input_tokens, length_cv, len(arrivals), rng)
     outputs = lognormal_lengths(output_tokens or case.output_tokens, length_cv, len(arrivals), rng)
     weights = zipf_weights(prefix_count, prefix_zipf)
     prompts, prefix, ids = _prefixes(inputs, prefix_share, prefix_tokens, weights, rng)
     kind = "Poisson" if arrival_cv == 1 else f"gamma (cv {arrival_cv:g})"
+    window = f"for {duration_s:g} s" if requests is None else f"({requests} requests)"
+    sending = f"{kind} arrivals at {rate:g}/s {window}"
+    if rate == math.inf:
+        sending = f"{requests} requests all at once"
+    if max_concurrency is not None:
+        sending += f", closed loop of {max_concurrency} clients"
     shared = ""
     if prefix.any():
         shared = (
@@ -263,9 +322,9 @@ def synthetic_workload(
         prompts,
         outputs,
         prefix,
-        f"{kind} arrivals at {rate:g}/s for {duration_s:g} s; {use_case_name} lengths "
-        f"(lognormal, cv {length_cv:g}){shared}; seed {seed}",
+        f"{sending}; {use_case_name} lengths (lognormal, cv {length_cv:g}){shared}; seed {seed}",
         ids,
+        max_concurrency,
     )
 
 
