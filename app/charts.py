@@ -519,8 +519,14 @@ def bits_heatmap_figure(allocation: pd.DataFrame) -> go.Figure:
     return go.Figure(traces, layout)
 
 
-def design_pareto_figure(points: pd.DataFrame, y: str, y_title: str) -> go.Figure:
-    """Designs of a sweep: ``y`` against TPOT (both log, human time ticks on x).
+def design_pareto_figure(
+    points: pd.DataFrame,
+    y: str,
+    y_title: str,
+    y_format: Callable[[float], str] = lambda v: f"{v:.3g}",
+) -> go.Figure:
+    """Designs of a sweep: ``y`` against TPOT (both log; human time ticks on x, ``y_format``
+    ticks on y, e.g. ``'$0.1'``).
 
     ``points``: ``tpot_s``, ``y``, ``label`` (hover text) and booleans ``fits``,
     ``pareto`` (non-dominated among the fitting designs) and ``chosen`` (the page's own
@@ -581,7 +587,7 @@ def design_pareto_figure(points: pd.DataFrame, y: str, y_title: str) -> go.Figur
     shown = points[fits] if fits.any() else points
     layout = {
         "xaxis": log_axis(shown["tpot_s"], "TPOT (log)"),
-        "yaxis": {"title": {"text": f"{y_title} (log)"}, "type": "log"},
+        "yaxis": log_axis(shown[y], f"{y_title} (log)", y_format),
         "height": 460,
         "legend": {"orientation": "h", "y": -0.2},
     }

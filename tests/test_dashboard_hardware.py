@@ -117,9 +117,12 @@ def test_bad_combination_is_the_library_one_line_error(key: str, value: float, w
 
 def test_pareto_chart_highlights_the_design_and_marks_the_front() -> None:
     at = page()
-    traces = json.loads(at.get("plotly_chart")[0].proto.spec)["data"]
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    traces = spec["data"]
     names = [trace.get("name") for trace in traces]
     assert "this design" in names and "Pareto-optimal" in names
+    assert all(t.startswith("$") for t in spec["layout"]["yaxis"]["ticktext"])
+    assert spec["layout"]["xaxis"]["ticktext"][0].endswith("ms")
     star = traces[names.index("this design")]
     assert values(star["x"])[0] == pytest.approx(cards(at)["TPOT"], rel=5e-3)
     front = traces[names.index("Pareto-optimal")]
@@ -141,3 +144,14 @@ def test_chart_title_names_the_design_and_not_the_sidebar_preset() -> None:
     assert "600 TFLOP/s, 6 x hbm3e, n5" in title and "llama-3.1-8b, batch 1" in title
     assert "h100" not in title
     assert not any(w.label == "Hardware preset" for w in at.sidebar.selectbox)
+
+
+def test_perf_per_cost_front_maximises_y() -> None:
+    at = page()
+    at.radio(key="hwd_pareto_y").set_value("perf / cost (tok/s per device per US$)").run()
+    traces = json.loads(at.get("plotly_chart")[0].proto.spec)["data"]
+    names = [trace.get("name") for trace in traces]
+    front = traces[names.index("Pareto-optimal")]
+    points = np.column_stack([values(front["x"]), values(front["y"])])
+    order = np.argsort(points[:, 0])
+    assert len(points) >= 2 and np.all(np.diff(points[order, 1]) > 0)  # slower: more per US$

@@ -43,10 +43,10 @@ UNIT_FACTORS = (0.25, 0.5, 0.75, 1.0, 1.5, 2.0)
 #: Largest memory count the slider offers (the most any technology in the data allows,
 #: DDR5's 64 channels); a count beyond the chosen technology's limit is the library's error.
 MAX_UNITS_SLIDER = 64
-#: Chart y choices: label -> (column, Pareto sense).
+#: Chart y choices: label -> (column, Pareto sense, tick format).
 Y_CHOICES = {
-    "$ per million output tokens": ("usd_per_million_output_tokens", "min"),
-    "perf / cost (tok/s per device per US$)": ("perf_per_cost", "max"),
+    "$ per million output tokens": ("usd_per_million_output_tokens", "min", "${:.3g}"),
+    "perf / cost (tok/s per device per US$)": ("perf_per_cost", "max", "{:.3g}"),
 }
 
 
@@ -167,7 +167,7 @@ def pareto_table(choice: DesignChoice, selection: Selection) -> tuple[pd.DataFra
     if table.empty:
         return table, skipped
     usable = table["fits"].astype(bool) & table["usd_per_million_output_tokens"].notna()
-    for column, sense in Y_CHOICES.values():
+    for column, sense, _ in Y_CHOICES.values():
         flags = np.zeros(len(table), dtype=bool)
         if usable.any():
             values = table.loc[usable, ["tpot_s", column]].to_numpy(dtype=float)
@@ -258,13 +258,13 @@ def render() -> None:
 
     st.subheader("Pareto front: compute x memory count around this design")
     y_label = st.radio("y axis", list(Y_CHOICES), horizontal=True, key="hwd_pareto_y")
-    column, _ = Y_CHOICES[y_label]
+    column, _, tick = Y_CHOICES[y_label]
     table, skipped = pareto_table(choice, selection)
     if table.empty:
         st.info("No design of the sweep can be built (every one exceeds a limit).")
     else:
         points = table.assign(pareto=table[f"pareto_{column}"])
-        figure = design_pareto_figure(points, column, y_label)
+        figure = design_pareto_figure(points, column, y_label, tick.format)
         show_chart(
             figure,
             points.drop(columns=["label"]),
