@@ -517,3 +517,78 @@ def bits_heatmap_figure(allocation: pd.DataFrame) -> go.Figure:
         "height": max(260, 50 * len(codes.index) + 120),
     }
     return go.Figure(traces, layout)
+
+
+def design_pareto_figure(
+    points: pd.DataFrame,
+    y: str,
+    y_title: str,
+    y_format: Callable[[float], str] = lambda v: f"{v:.3g}",
+) -> go.Figure:
+    """Designs of a sweep: ``y`` against TPOT (both log; human time ticks on x, ``y_format``
+    ticks on y, e.g. ``'$0.1'``).
+
+    ``points``: ``tpot_s``, ``y``, ``label`` (hover text) and booleans ``fits``,
+    ``pareto`` (non-dominated among the fitting designs) and ``chosen`` (the page's own
+    design, drawn as a star). Designs whose weights and KV do not fit are grey crosses.
+    """
+    traces = []
+    fits = points["fits"].astype(bool)
+    pareto = points["pareto"].astype(bool) & fits
+    front = points[pareto].sort_values("tpot_s")
+    if len(front) > 1:
+        traces.append(
+            go.Scatter(
+                x=front["tpot_s"].to_numpy(),
+                y=front[y].to_numpy(),
+                mode="lines",
+                line={"color": SERIES_COLORS[0], "dash": "dot"},
+                showlegend=False,
+                hoverinfo="skip",
+            )
+        )
+    hover = "%{text}<br>TPOT %{x:.4g} s<br>" + y_title + " %{y:.4g}<extra></extra>"
+    for mask, name, symbol, color, size in (
+        (fits & ~pareto, "dominated", "circle", "#c7c7c7", 8),
+        (pareto, "Pareto-optimal", "circle", SERIES_COLORS[0], 10),
+        (~fits, "does not fit in memory", "x", "#7f7f7f", 8),
+    ):
+        if mask.any():
+            part = points[mask]
+            traces.append(
+                go.Scatter(
+                    x=part["tpot_s"].to_numpy(),
+                    y=part[y].to_numpy(),
+                    mode="markers",
+                    name=name,
+                    text=part["label"].tolist(),
+                    hovertemplate=hover,
+                    marker={"symbol": symbol, "size": size, "color": color},
+                )
+            )
+    chosen = points[points["chosen"].astype(bool)]
+    if not chosen.empty:
+        traces.append(
+            go.Scatter(
+                x=chosen["tpot_s"].to_numpy(),
+                y=chosen[y].to_numpy(),
+                mode="markers",
+                name="this design",
+                text=chosen["label"].tolist(),
+                hovertemplate=hover,
+                marker={
+                    "symbol": "star",
+                    "size": 18,
+                    "color": SERIES_COLORS[1],
+                    "line": {"width": 1, "color": "black"},
+                },
+            )
+        )
+    shown = points[fits] if fits.any() else points
+    layout = {
+        "xaxis": log_axis(shown["tpot_s"], "TPOT (log)"),
+        "yaxis": log_axis(shown[y], f"{y_title} (log)", y_format),
+        "height": 460,
+        "legend": {"orientation": "h", "y": -0.2},
+    }
+    return go.Figure(traces, layout)

@@ -172,6 +172,7 @@ SCREENSHOTS = {
     "latency": "TPOT",
     "memory": "KV cache",
     "compare": "TTFT against decode throughput",
+    "hardware": "Device cost",
     "precision": "Mean weight bits",
     "serving": "SLO met",
     "accuracy": "Out-of-sample error",

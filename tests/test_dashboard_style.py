@@ -14,7 +14,16 @@ from app.cli.dashboard import streamlit_command
 from app.dashboard.home_page import source_link
 
 DASHBOARD = Path(__file__).resolve().parents[1] / "app" / "dashboard" / "main.py"
-PAGES = ("roofline", "latency", "memory", "compare", "accuracy", "precision", "serving")
+PAGES = (
+    "roofline",
+    "latency",
+    "memory",
+    "compare",
+    "hardware",
+    "accuracy",
+    "precision",
+    "serving",
+)
 
 
 def opened(name: str) -> AppTest:

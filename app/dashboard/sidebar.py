@@ -85,7 +85,8 @@ def render_sidebar(controls: frozenset[str] = EVERY_CONTROL) -> Selection | None
     state = st.session_state
     bar = st.sidebar
     try:
-        hw_yaml = _hardware_widgets(bar, controls)
+        # A page that builds its own device (Hardware designer) hides the preset.
+        hw_yaml = _hardware_widgets(bar, controls) if "hw" in controls else None
         model_json, model = _model_widgets(bar)
         _scenario_widgets(bar, model, controls)
         selection = Selection(
@@ -110,7 +111,8 @@ def render_sidebar(controls: frozenset[str] = EVERY_CONTROL) -> Selection | None
             runtime=str(state.runtime) if "runtime" in controls else "ideal",
             hw_yaml=hw_yaml,
         )
-        _platform_caption(bar, selection)
+        if "hw" in controls:
+            _platform_caption(bar, selection)
     except _NoModelYet as pending:
         st.info(str(pending))
         return None
