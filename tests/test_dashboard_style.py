@@ -66,7 +66,7 @@ def test_home_page_explains_the_method_and_links_the_presets() -> None:
     models, hardware = at.dataframe[0].value, at.dataframe[1].value
     row = models.set_index("model").loc["llama-3.1-8b"]
     assert row["link"] == "https://huggingface.co/meta-llama/Llama-3.1-8B/blob/main/config.json"
-    assert hardware.set_index("hardware").loc["h100-sxm", "capacity (decimal)"] == "80 GB"
+    assert hardware.set_index("hardware").loc["h100-sxm", "capacity (decimal)"] == "85.5 GB"
     assert hardware["datasheet source"].str.len().min() > 10
 
 
