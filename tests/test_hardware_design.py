@@ -32,11 +32,13 @@ from cost_model import fit, leave_one_die_out, load_rows, row_design
 
 
 def h100_like(**changes: object) -> AcceleratorDesign:
-    """A design with the H100 SXM preset's spec (peaks, HBM3 x5 at 3350 GB/s, 80 GB)."""
+    """A design with the H100 SXM preset's spec (peaks, HBM3 x5 at 3350 GB/s, and the
+    preset's capacity: the 81,559 MiB the driver reports, one fifth per stack)."""
     preset = load_platform("h100-sxm")
+    per_stack_gb = preset.main_memory.capacity_bytes / 5 / 1e9
     fields: dict[str, object] = {
         "compute_tflops": {d: p / 1e12 for d, p in preset.peak_flops_per_s.items()},
-        "memory": MemorySpec("hbm3", 5, capacity_gb_per_unit=16, bandwidth_gb_per_s=3350),
+        "memory": MemorySpec("hbm3", 5, capacity_gb_per_unit=per_stack_gb, bandwidth_gb_per_s=3350),
         "sram_mb": 132 * 1.048576,
         "node": "n4",
         "clock_ghz": 1.98,
@@ -62,7 +64,12 @@ def test_design_equal_to_a_preset_reproduces_its_predictions_exactly() -> None:
         assert ours.e2e_s == theirs.e2e_s
         assert ours.throughput_tokens_per_s == theirs.throughput_tokens_per_s
         assert ours.footprint == theirs.footprint
-        assert ours.capacity == theirs.capacity
+        # Capacity: 5 x (capacity / 5) rounds in the last bit; everything else is equal.
+        mine = ours.capacity.capacity_bytes
+        assert mine == pytest.approx(theirs.capacity.capacity_bytes, rel=1e-12)
+        assert dataclasses.replace(ours.capacity, capacity_bytes=mine) == dataclasses.replace(
+            theirs.capacity, capacity_bytes=mine
+        )
 
 
 def test_platform_carries_modelled_tdp_and_cost() -> None:
@@ -71,7 +78,9 @@ def test_platform_carries_modelled_tdp_and_cost() -> None:
     platform = design_platform(design, cost)
     assert platform.power_w == pytest.approx(cost.tdp_w)
     assert platform.price_usd == pytest.approx(cost.device_cost_usd)
-    assert platform.main_memory.capacity_bytes == 80e9
+    assert platform.main_memory.capacity_bytes == pytest.approx(
+        load_platform("h100-sxm").main_memory.capacity_bytes, rel=1e-12
+    )
     assert platform.main_memory.bandwidth_bytes_per_s == 3350e9
     parts = cost.die_usd + cost.memory_usd + cost.package_usd + cost.board_usd
     assert cost.device_cost_usd == pytest.approx(parts)
