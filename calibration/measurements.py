@@ -69,6 +69,7 @@ RUNTIMES = (
 #: How a row was measured (the optional ``harness`` column; `calibration.store`).
 HARNESSES = (
     "llama-bench",
+    "llama-bench-pg",
     "benchmark_latency",
     "offline_generate",
     "offline_throughput",

@@ -24,9 +24,9 @@ def test_every_shipped_row_has_a_source_and_a_known_harness():
     counts = source_counts(stored)
     assert len(counts) >= 14
     assert all(item.info.harness in HARNESSES for item in stored)
-    # LLM-Inference-Bench measured llama.cpp with llama-bench, the others offline.
+    # LLM-Inference-Bench measured llama.cpp with llama-bench -pg, the others offline.
     bench = [s for s in stored if s.info.source_id == "argonne-lcf/LLM-Inference-Bench"]
-    assert {s.info.harness for s in bench if s.row.runtime == "llama.cpp"} == {"llama-bench"}
+    assert {s.info.harness for s in bench if s.row.runtime == "llama.cpp"} == {"llama-bench-pg"}
     assert {s.info.harness for s in bench if s.row.runtime == "vllm"} == {"offline_generate"}
 
 
