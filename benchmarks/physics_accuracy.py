@@ -23,6 +23,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--write", type=Path, help="the ideal profile to update")
     args = parser.parse_args()
+    if args.write is not None and not args.write.is_file():
+        parser.error(f"--write must name an existing profile YAML, got {args.write}")
     stored = load_store()
     rows = [item.row for item in stored]
     physics, measured = physics_times(rows), measured_metrics(rows)

@@ -45,7 +45,7 @@ from genz import (
 from roofline import InputError, Platform, csv_failure, load_platform, read_user_text
 
 from .intervals import INTERVAL_KINDS, Interval, prediction_intervals
-from .measurements import MAX_TEXT_CHARS, METRIC_LIMITS
+from .measurements import MAX_TEXT_CHARS, METRIC_LIMITS, PROVENANCE_COLUMNS
 from .measurements import METRICS as MEASURED_METRICS
 
 #: Largest scenario file read, bytes.
@@ -63,7 +63,7 @@ NUMBER_COLUMNS = {"weight_bits": 16.0, "activation_bits": 16.0, "kv_bits": 16.0}
 DEFAULTS = {name: float(value) for name, value in {**INTEGER_COLUMNS, **NUMBER_COLUMNS}.items()}
 TEXT_COLUMNS = ("model", "hw", "runtime")
 #: Text columns of a measurement file, carried to the output unchanged.
-NOTE_COLUMNS = ("weight_format", "source")
+NOTE_COLUMNS = ("weight_format", "source", *PROVENANCE_COLUMNS)
 COLUMNS = (*TEXT_COLUMNS, *INTEGER_COLUMNS, *NUMBER_COLUMNS, *NOTE_COLUMNS, *MEASURED_METRICS)
 #: (measured column, predicted output, error column) of each scored time or rate.
 SCORED_TIMES = (

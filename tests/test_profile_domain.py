@@ -132,3 +132,15 @@ def test_predict_scenarios_on_measurements_prints_the_per_source_table(tmp_path,
     assert err[0].startswith("per source")
     lab_a = next(line for line in err if "lab-a" in line)
     assert "TPOT" in lab_a and "2 rows" in lab_a and "ideal" in lab_a
+
+
+def test_predict_scenarios_takes_the_provenance_columns_of_a_measurement_file(tmp_path, capsys):
+    path = tmp_path / "runs.csv"
+    path.write_text(
+        "model,hw,runtime,batch,input_tokens,output_tokens,itl_s,harness,runtime_version,date\n"
+        "llama-3.1-8b,h100-sxm,vllm,1,128,128,0.008,server_load,0.6.3,2025-06\n",
+        encoding="utf-8",
+    )
+    assert main(["predict", "--scenarios", str(path)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "harness" in out[0].split(",") and "server_load" in out[1]
