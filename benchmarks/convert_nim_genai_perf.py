@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import csv
 
+from serving_validate import SETUP
+
 from roofline import data_dir
 
 FOLDER = data_dir() / "validation" / "serving"
@@ -53,29 +55,9 @@ ASSUMPTIONS = (
     "and before the last concurrency-many), as GenAI-Perf measures in a stable window "
     "after warm-up; ISL/OSL exact (stddev 0, measured output counts equal the request)"
 )
+#: The serving set-up columns `serving_validate.py` reads, then the reading's own.
 COLUMNS = [
-    "model",
-    "hardware",
-    "tp",
-    "weight_bits",
-    "activation_bits",
-    "kv_bits",
-    "runtime",
-    "profile",
-    "scenario",
-    "rate_per_s",
-    "requests",
-    "lengths",
-    "input_tokens",
-    "output_tokens",
-    "length_cv",
-    "policy",
-    "max_sequences",
-    "max_batched_tokens",
-    "memory_utilization",
-    "kv_capacity_tokens",
-    "concurrency",
-    "kv_free_fraction",
+    *SETUP,
     "metric",
     "statistic",
     "measured",
