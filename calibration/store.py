@@ -82,24 +82,21 @@ def load_store(root: Path | None = None) -> tuple[StoredRow, ...]:
     Raises `InputError` naming the file and line of a row no source matches, and for a
     malformed source table."""
     base = root or data_dir()
-    table = load_user_document(base / SOURCES_FILE, kind="source table", max_bytes=1_000_000)
-    if not isinstance(table, dict) or set(table) - {"files", "sources"}:
-        raise InputError(f"{SOURCES_FILE}: expected the keys 'files' and 'sources'")
-    rules = [_rule(entry, index) for index, entry in enumerate(table.get("sources") or [])]
+    files, rules = _source_table(base)
     stored: list[StoredRow] = []
-    for name in table.get("files") or []:
-        path = base / "validation" / str(name)
+    for name in files:
+        path = base / "validation" / name
         if not path.is_file():
             continue
         rows = load_measurements(path)
-        meta = _sidecar(path)
-        for line, row in enumerate(rows, start=2):
-            info = meta.get(line) or _match(rules, str(name), row)
+        for line, (row, info) in enumerate(
+            zip(rows, _sources(name, path, rows, rules), strict=True), start=2
+        ):
             if info is None:
                 raise InputError(
                     f"{name}:{line}: no source in {SOURCES_FILE} matches source {row.source!r}"
                 )
-            stored.append(StoredRow(row, _own_columns(info, row), str(name)))
+            stored.append(StoredRow(row, info, name))
     return tuple(stored)
 
 
@@ -112,25 +109,17 @@ def load_tagged_measurements(path: str | Path) -> tuple[Measurement, ...]:
         name = Path(path).resolve().relative_to((base / "validation").resolve()).as_posix()
     except ValueError:
         return rows
-    table = load_user_document(base / SOURCES_FILE, kind="source table", max_bytes=1_000_000)
-    if name not in (table.get("files") or []):
+    files, rules = _source_table(base)
+    if name not in files:
         return rows
-    rules = [_rule(entry, index) for index, entry in enumerate(table.get("sources") or [])]
-    meta = _sidecar(Path(path))
-    tagged = []
-    for line, row in enumerate(rows, start=2):
-        info = meta.get(line) or _match(rules, name, row)
-        if info is None:
-            tagged.append(row)
-            continue
-        tagged.append(
-            dataclasses.replace(
-                row,
-                harness=row.harness or info.harness,
-                runtime_version=row.runtime_version or info.runtime_version,
-                date=row.date or info.date,
-            )
+    tagged = [
+        row
+        if info is None
+        else dataclasses.replace(
+            row, harness=info.harness, runtime_version=info.runtime_version, date=info.date
         )
+        for row, info in zip(rows, _sources(name, Path(path), rows, rules), strict=True)
+    ]
     return tuple(tagged)
 
 
@@ -140,6 +129,28 @@ def source_counts(stored: Sequence[StoredRow]) -> dict[str, int]:
     for item in stored:
         counts[item.info.source_id] = counts.get(item.info.source_id, 0) + 1
     return dict(sorted(counts.items(), key=lambda pair: (-pair[1], pair[0])))
+
+
+def _source_table(base: Path) -> tuple[list[str], list[_Rule]]:
+    """The files and the source rules of the source table under ``base``."""
+    table = load_user_document(base / SOURCES_FILE, kind="source table", max_bytes=1_000_000)
+    if not isinstance(table, dict) or set(table) - {"files", "sources"}:
+        raise InputError(f"{SOURCES_FILE}: expected the keys 'files' and 'sources'")
+    rules = [_rule(entry, index) for index, entry in enumerate(table.get("sources") or [])]
+    return [str(name) for name in table.get("files") or []], rules
+
+
+def _sources(
+    name: str, path: Path, rows: Sequence[Measurement], rules: Sequence[_Rule]
+) -> list[SourceInfo | None]:
+    """Each row's source: its sidecar line, else the first matching rule (None: none),
+    with the row's own provenance columns where it fills them."""
+    meta = _sidecar(path)
+    found: list[SourceInfo | None] = []
+    for line, row in enumerate(rows, start=2):
+        info = meta.get(line) or _match(rules, name, row)
+        found.append(None if info is None else _own_columns(info, row))
+    return found
 
 
 def _own_columns(info: SourceInfo, row: Measurement) -> SourceInfo:

@@ -151,7 +151,8 @@ class TransferFit:
 def fit_transfer(terms: TransferTerms, train: Array, max_nfev: int = 200) -> TransferFit:
     """Fit on the rows where ``train`` (boolean) is true (see the module docstring)."""
     layout = Layout.of(terms)
-    start = _prior_means(layout)
+    prior_mean, prior_sd = _prior_arrays(layout)
+    start = prior_mean.copy()
     weights = _row_weights(terms, train)
     observed = {name: np.flatnonzero(train & np.isfinite(terms.measured[name])) for name in METRICS}
 
@@ -161,7 +162,7 @@ def fit_transfer(terms: TransferTerms, train: Array, max_nfev: int = 200) -> Tra
         for name, rows in observed.items():
             ratio = np.log(terms.measured[name][rows]) - np.log(times[name][rows])
             parts.append(weights[rows] * _soft_l1(ratio))
-        parts.append(_prior_residuals(layout, params))
+        parts.append((params - prior_mean) / prior_sd)
         return np.concatenate(parts)
 
     sparsity = _sparsity(terms, layout, observed)
@@ -319,11 +320,6 @@ def _prior_arrays(layout: Layout) -> tuple[Array, Array]:
 
 def _prior_means(layout: Layout) -> Array:
     return _prior_arrays(layout)[0].copy()
-
-
-def _prior_residuals(layout: Layout, params: Array) -> Array:
-    mean, sd = _prior_arrays(layout)
-    return (params - mean) / sd
 
 
 def _row_weights(terms: TransferTerms, train: Array) -> Array:
