@@ -1,0 +1,451 @@
+"""Prefill and decode accelerators designed together: a design pair and its N:M pools.
+
+The OI/CF question (specialised prefill and decode parts): from one design space,
+`design_pair` picks a prefill design and mesh, a decode design and mesh and the pool
+ratio N:M that give the least US$ per million output tokens under TTFT and TPOT
+ceilings, and compares it with the best colocated design of the same space.
+
+Per (design, mesh) row, two vectorised predictions of the space
+(`search.sizing.design_space`): ``prefill_s``, the prefill of one prompt (batch 1),
+and ``tpot_s``, one decode step at the workload's concurrency B. With o output tokens
+per request, hourly cost c per replica (devices x device-hour, `design_hourly_usd`):
+
+- KV transfer: the prompt's whole KV cache ``K`` (bytes, all layers) leaves the
+  prefill replica's ``n_P`` devices and reaches the decode replica's ``n_D``, each over
+  its own KV link (PCIe lanes: the NIC path; the scale-up links when a design has no
+  PCIe), so ``t_kv = max(K / (n_P b_P), K / (n_D b_D)) + latency``.
+- Disaggregated: TTFT ``= prefill_s + t_kv`` (the request streams from the decode pool
+  once its cache has arrived), TPOT ``= tpot_s`` of the decode design; a prefill
+  replica serves ``r_P = 1 / max(prefill_s, t_kv)`` requests/s (transfers overlap the
+  next prefill), a decode replica ``r_D = B / ((o - 1) tpot_s)``. N prefill and M
+  decode replicas serve ``min(N r_P, M r_D)`` requests/s at ``N c_P + M c_D`` per hour.
+- Colocated (continuous batching on one design): a new prompt's prefill stalls the B
+  running sequences, about B prefills per o steps, so TPOT ``= tpot_s + B prefill_s / o``,
+  TTFT ``= prefill_s`` and a replica makes ``B / TPOT`` output tokens/s.
+
+The pair is chosen over every feasible (prefill row, decode row) with the fluid cost
+per request ``c_P / r_P + c_D / r_D``; the best pairs then get the integer N:M (within
+``max_devices`` devices, or the fewest meeting a throughput floor) that minimises the
+cost per token.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from genz import ModelConfig, Scenario
+from roofline import AcceleratorDesign, DesignCost, InputError, link_technology, require_positive
+
+from .design_space import SpaceTable, evaluate_space
+from .slo import ServiceLevel, format_seconds
+
+KV_LINK_LATENCY_S = 10e-6
+#: Pairs (by fluid cost) whose integer pool ratio is searched.
+TOP_PAIRS = 32
+#: Pools within this fraction of the least cost per request count as equal (fewest
+#: devices wins).
+POOL_TOLERANCE = 0.02
+
+
+def kv_link_bytes_per_s(design: AcceleratorDesign) -> float:
+    """Bandwidth of a device's KV path, bytes/s: its PCIe lanes, else its scale-up links."""
+    pcie = sum(
+        link_technology(name).gb_per_s_per_unit * count * 1e9
+        for name, count in design.links.items()
+        if link_technology(name).name.startswith("pcie")
+    )
+    return pcie or design.link_bandwidth_bytes_per_s()
+
+
+def pool_ratio(
+    prefill_rate: float,
+    decode_rate: float,
+    prefill_hourly_usd: float,
+    decode_hourly_usd: float,
+    prefill_devices: int,
+    decode_devices: int,
+    max_devices: int,
+    min_requests_per_s: float | None = None,
+    tolerance: float = POOL_TOLERANCE,
+) -> tuple[int, int, float, float] | None:
+    """(N, M, requests/s, US$ per hour) of the pools of least cost per request.
+
+    Rates in requests/s per replica, hourly US$ per replica. Without a floor: among
+    every N, M with ``N n_P + M n_D <= max_devices``, the fewest devices whose cost per
+    request ``(N c_P + M c_D) / min(N r_P, M r_D)`` is within ``tolerance`` of the
+    least (a 3:1 pool, not 42:13, when the two differ by under 2%). With
+    ``min_requests_per_s``: the fewest replicas of each pool reaching it. None when no
+    pools fit the device cap.
+    """
+    for label, value in (
+        ("prefill_rate", prefill_rate),
+        ("decode_rate", decode_rate),
+        ("prefill_devices", prefill_devices),
+        ("decode_devices", decode_devices),
+        ("max_devices", max_devices),
+    ):
+        require_positive(label, value)
+    if min_requests_per_s is not None:
+        n = max(1, math.ceil(min_requests_per_s / prefill_rate - 1e-12))
+        m = max(1, math.ceil(min_requests_per_s / decode_rate - 1e-12))
+        if n * prefill_devices + m * decode_devices > max_devices:
+            return None
+        hourly = n * prefill_hourly_usd + m * decode_hourly_usd
+        return n, m, min(n * prefill_rate, m * decode_rate), hourly
+    most_n = (max_devices - decode_devices) // prefill_devices
+    most_m = (max_devices - prefill_devices) // decode_devices
+    if most_n < 1 or most_m < 1:
+        return None
+    counts_n = np.arange(1, most_n + 1)[:, None]
+    counts_m = np.arange(1, most_m + 1)[None, :]
+    devices = counts_n * prefill_devices + counts_m * decode_devices
+    served = np.minimum(counts_n * prefill_rate, counts_m * decode_rate)
+    bills = counts_n * prefill_hourly_usd + counts_m * decode_hourly_usd
+    per_request = np.where(devices <= max_devices, bills / served, np.inf)
+    near = per_request <= per_request.min() * (1 + tolerance)
+    flat = np.lexsort((per_request.ravel(), np.where(near, devices, np.inf).ravel()))[0]
+    i, j = np.unravel_index(flat, per_request.shape)
+    return int(counts_n[i, 0]), int(counts_m[0, j]), float(served[i, j]), float(bills[i, j])
+
+
+@dataclass(frozen=True)
+class PhasePool:
+    """One pool: its design, mesh of one replica, replicas and per-replica figures.
+
+    ``seconds`` is the prefill of one prompt (prefill pool) or one decode step (decode
+    pool); ``requests_per_s`` and ``hourly_usd`` are per replica.
+    """
+
+    design: AcceleratorDesign
+    cost: DesignCost
+    tp: int
+    pp: int
+    ep: int
+    replicas: int
+    seconds: float
+    requests_per_s: float
+    hourly_usd: float
+    bound: str
+
+    @property
+    def devices_per_replica(self) -> int:
+        """Devices of one replica."""
+        return self.tp * self.pp * self.ep
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON-ready values."""
+        return {
+            "name": self.design.name,
+            "compute_tflops_bf16": self.design.tensor_tflops,
+            "memory_technology": self.design.memory.technology,
+            "memory_units": self.design.memory.units,
+            "node": self.design.node,
+            "tp": self.tp,
+            "pp": self.pp,
+            "ep": self.ep,
+            "replicas": self.replicas,
+            "devices": self.replicas * self.devices_per_replica,
+            "seconds": self.seconds,
+            "requests_per_s_per_replica": self.requests_per_s,
+            "hourly_usd_per_replica": self.hourly_usd,
+            "device_cost_usd": self.cost.device_cost_usd,
+            "bound": self.bound,
+        }
+
+
+@dataclass(frozen=True)
+class ColocatedDesign:
+    """The best single design serving both phases (continuous batching, module doc)."""
+
+    design: AcceleratorDesign
+    cost: DesignCost
+    tp: int
+    pp: int
+    ep: int
+    replicas: int
+    ttft_s: float
+    tpot_s: float
+    throughput_tokens_per_s: float
+    usd_per_million_output_tokens: float
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON-ready values."""
+        return {
+            "name": self.design.name,
+            "tp": self.tp,
+            "pp": self.pp,
+            "ep": self.ep,
+            "replicas": self.replicas,
+            "ttft_s": self.ttft_s,
+            "tpot_s": self.tpot_s,
+            "throughput_tokens_per_s": self.throughput_tokens_per_s,
+            "device_cost_usd": self.cost.device_cost_usd,
+            "usd_per_million_output_tokens": self.usd_per_million_output_tokens,
+        }
+
+
+@dataclass(frozen=True)
+class DesignPair:
+    """The chosen prefill and decode pools, the KV transfer and the colocated best."""
+
+    prefill: PhasePool
+    decode: PhasePool
+    kv_transfer_bytes: float
+    kv_transfer_s: float
+    ttft_s: float
+    tpot_s: float
+    requests_per_s: float
+    output_tokens: int
+    usd_per_million_output_tokens: float
+    colocated: ColocatedDesign | None
+    pairs_considered: int
+
+    @property
+    def ratio_text(self) -> str:
+        """``'1:4'`` (prefill replicas : decode replicas)."""
+        return f"{self.prefill.replicas}:{self.decode.replicas}"
+
+    @property
+    def saving(self) -> float | None:
+        """Colocated $/Mtok over the pair's (> 1: the pair is cheaper per token)."""
+        if self.colocated is None:
+            return None
+        return self.colocated.usd_per_million_output_tokens / self.usd_per_million_output_tokens
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON-ready summary."""
+        return {
+            "prefill": self.prefill.to_dict(),
+            "decode": self.decode.to_dict(),
+            "pool_ratio": self.ratio_text,
+            "kv_transfer_bytes": self.kv_transfer_bytes,
+            "kv_transfer_s": self.kv_transfer_s,
+            "ttft_s": self.ttft_s,
+            "tpot_s": self.tpot_s,
+            "requests_per_s": self.requests_per_s,
+            "output_tokens_per_s": self.requests_per_s * self.output_tokens,
+            "usd_per_million_output_tokens": self.usd_per_million_output_tokens,
+            "colocated": None if self.colocated is None else self.colocated.to_dict(),
+            "colocated_over_pair_usd_per_mtok": self.saving,
+            "pairs_considered": self.pairs_considered,
+        }
+
+
+def phase_tables(
+    model: ModelConfig,
+    scenario: Scenario,
+    designs: list[AcceleratorDesign],
+    *,
+    max_devices: int,
+    lifetime_years: float,
+    electricity_usd_per_kwh: float,
+) -> tuple[SpaceTable, SpaceTable]:
+    """(prefill table: one prompt, one token; decode table: the scenario), same rows."""
+    options = {
+        "max_devices": max_devices,
+        "lifetime_years": lifetime_years,
+        "electricity_usd_per_kwh": electricity_usd_per_kwh,
+        "mesh_batch": scenario.batch,
+    }
+    single = dataclasses.replace(scenario, batch=1, output_tokens=1)
+    return (
+        evaluate_space(model, single, designs, **options),  # type: ignore[arg-type]
+        evaluate_space(model, scenario, designs, **options),  # type: ignore[arg-type]
+    )
+
+
+def colocated_best(
+    prefill: SpaceTable, decode: SpaceTable, scenario: Scenario, slo: ServiceLevel, max_devices: int
+) -> ColocatedDesign | None:
+    """Least $/Mtok single design under continuous batching (module doc), or None."""
+    batch, out = scenario.batch, scenario.output_tokens
+    tpot = decode.tpot_s + batch * prefill.ttft_s / out
+    ttft = prefill.ttft_s
+    rate = batch / tpot
+    ok = decode.fits & prefill.fits
+    if slo.max_ttft_s is not None:
+        ok &= ttft <= slo.max_ttft_s
+    if slo.max_tpot_s is not None:
+        ok &= tpot <= slo.max_tpot_s
+    replicas = np.ones(len(decode), np.int64)
+    if slo.min_throughput_tokens_per_s is not None:
+        replicas = np.maximum(1, np.ceil(slo.min_throughput_tokens_per_s / rate - 1e-12))
+    ok &= replicas * decode.devices <= max_devices
+    if not ok.any():
+        return None
+    usd = decode.devices * decode.hourly_usd / 3600 / rate * 1e6
+    row = int(np.argmin(np.where(ok, usd, np.inf)))
+    index = int(decode.design[row])
+    return ColocatedDesign(
+        design=decode.designs[index],
+        cost=decode.costs[index],
+        tp=int(decode.tp[row]),
+        pp=int(decode.pp[row]),
+        ep=int(decode.ep[row]),
+        replicas=int(replicas[row]),
+        ttft_s=float(ttft[row]),
+        tpot_s=float(tpot[row]),
+        throughput_tokens_per_s=float(rate[row] * replicas[row]),
+        usd_per_million_output_tokens=float(usd[row]),
+    )
+
+
+def design_pair(
+    model: ModelConfig,
+    scenario: Scenario,
+    slo: ServiceLevel,
+    designs: list[AcceleratorDesign],
+    *,
+    max_devices: int = 64,
+    lifetime_years: float = 4.0,
+    electricity_usd_per_kwh: float = 0.10,
+    kv_link_gb_per_s: float | None = None,
+) -> DesignPair:
+    """The least-cost-per-token prefill/decode design pair and pools (module doc)."""
+    out = scenario.output_tokens
+    if out < 2:
+        raise InputError(f"--output must be >= 2 for a prefill/decode pair (got {out})")
+    if kv_link_gb_per_s is not None:
+        require_positive("kv_link_gb_per_s (GB/s)", kv_link_gb_per_s)
+    prefill, decode = phase_tables(
+        model,
+        scenario,
+        designs,
+        max_devices=max_devices,
+        lifetime_years=lifetime_years,
+        electricity_usd_per_kwh=electricity_usd_per_kwh,
+    )
+    link = np.array(
+        [
+            kv_link_gb_per_s * 1e9 if kv_link_gb_per_s is not None else kv_link_bytes_per_s(d)
+            for d in prefill.designs
+        ]
+    )
+    if not (link > 0).all():
+        raise InputError("a design has no link for the KV transfer; give --kv-link-gb-per-s")
+    sharded = prefill.tp * prefill.pp  # KV heads over TP, layers over PP
+    kv_total = prefill.kv_cache_bytes * sharded
+    send = kv_total / (sharded * link[prefill.design])
+    p_ok = prefill.fits.copy()
+    d_ok = decode.fits.copy()
+    if slo.max_tpot_s is not None:
+        d_ok &= decode.tpot_s <= slo.max_tpot_s
+    if slo.max_ttft_s is not None:
+        p_ok &= prefill.ttft_s + send <= slo.max_ttft_s
+    if not p_ok.any() or not d_ok.any():
+        raise InputError(_infeasible(prefill, decode, slo, p_ok, d_ok))
+    d_rows = np.nonzero(d_ok)[0]
+    d_rate = scenario.batch / ((out - 1) * decode.tpot_s[d_rows])
+    d_hourly = decode.devices[d_rows] * decode.hourly_usd[d_rows]
+    d_receive = decode.tp[d_rows] * decode.pp[d_rows] * link[decode.design[d_rows]]
+    # The receive bandwidth is all the decode side adds to the transfer: keep the
+    # cheapest decode row per receive bandwidth, then pair every prefill row with them.
+    keep = []
+    for value in np.unique(d_receive):
+        group = np.nonzero(d_receive == value)[0]
+        keep.append(group[np.argmin(d_hourly[group] / d_rate[group])])
+    d_keep = np.array(keep)
+    p_rows = np.nonzero(p_ok)[0]
+    total = kv_total[p_rows][:, None]
+    transfer = (
+        np.maximum(send[p_rows][:, None], total / d_receive[d_keep][None, :]) + KV_LINK_LATENCY_S
+    )
+    ttft = prefill.ttft_s[p_rows][:, None] + transfer
+    p_rate = 1.0 / np.maximum(prefill.ttft_s[p_rows][:, None], transfer)
+    p_hourly = (prefill.devices[p_rows] * prefill.hourly_usd[p_rows])[:, None]
+    fluid = p_hourly / p_rate + (d_hourly[d_keep] / d_rate[d_keep])[None, :]
+    if slo.max_ttft_s is not None:
+        fluid = np.where(ttft <= slo.max_ttft_s, fluid, np.inf)
+    floor = slo.min_throughput_tokens_per_s
+    best: tuple[float, int, int, tuple[int, int, float, float]] | None = None
+    for flat in np.argsort(fluid, axis=None)[:TOP_PAIRS]:
+        i, j = np.unravel_index(flat, fluid.shape)
+        if not np.isfinite(fluid[i, j]):
+            break
+        pools = pool_ratio(
+            float(p_rate[i, j]),
+            float(d_rate[d_keep[j]]),
+            float(p_hourly[i, 0]),
+            float(d_hourly[d_keep[j]]),
+            int(prefill.devices[p_rows[i]]),
+            int(decode.devices[d_rows[d_keep[j]]]),
+            max_devices,
+            None if floor is None else floor / out,
+        )
+        if pools is None:
+            continue
+        per_token = pools[3] / 3600 / (pools[2] * out) * 1e6
+        if best is None or per_token < best[0]:
+            best = (per_token, int(i), int(j), pools)
+    if best is None:
+        raise InputError(
+            f"no prefill/decode pools fit within {max_devices} devices (--max-devices)"
+            + ("" if floor is None else f" at --min-throughput {floor:.4g} tok/s")
+        )
+    per_token, i, j, (n, m, requests, _) = best
+    p_row, d_row = int(p_rows[i]), int(d_rows[d_keep[j]])
+    return DesignPair(
+        prefill=_pool(
+            prefill, p_row, n, float(prefill.ttft_s[p_row]), float(p_rate[i, j]), "prefill"
+        ),
+        decode=_pool(
+            decode, d_row, m, float(decode.tpot_s[d_row]), float(d_rate[d_keep[j]]), "decode"
+        ),
+        kv_transfer_bytes=float(kv_total[p_row]),
+        kv_transfer_s=float(transfer[i, j]),
+        ttft_s=float(ttft[i, j]),
+        tpot_s=float(decode.tpot_s[d_row]),
+        requests_per_s=requests,
+        output_tokens=out,
+        usd_per_million_output_tokens=per_token,
+        colocated=colocated_best(prefill, decode, scenario, slo, max_devices),
+        pairs_considered=int(np.isfinite(fluid).sum()),
+    )
+
+
+def _pool(
+    table: SpaceTable, row: int, replicas: int, seconds: float, rate: float, phase: str
+) -> PhasePool:
+    index = int(table.design[row])
+    bounds = table.prefill_bound if phase == "prefill" else table.decode_bound
+    return PhasePool(
+        design=table.designs[index],
+        cost=table.costs[index],
+        tp=int(table.tp[row]),
+        pp=int(table.pp[row]),
+        ep=int(table.ep[row]),
+        replicas=replicas,
+        seconds=seconds,
+        requests_per_s=rate,
+        hourly_usd=float(table.devices[row] * table.hourly_usd[row]),
+        bound=str(bounds[row]),
+    )
+
+
+def _infeasible(
+    prefill: SpaceTable,
+    decode: SpaceTable,
+    slo: ServiceLevel,
+    p_ok: NDArray[np.bool_],
+    d_ok: NDArray[np.bool_],
+) -> str:
+    if not d_ok.any():
+        if not decode.fits.any():
+            return "no design of the space holds the model and the decode batch's KV cache"
+        best = float(decode.tpot_s[decode.fits].min())
+        return (
+            f"--max-tpot-ms {slo.max_tpot_s * 1e3:.4g} ms cannot be met by any decode design "  # type: ignore[operator]
+            f"of the space: the best achievable is {format_seconds(best)}"
+        )
+    if not prefill.fits.any():
+        return "no design of the space holds the model for prefill"
+    best = float(prefill.ttft_s[prefill.fits].min())
+    return (
+        f"--max-ttft-s {slo.max_ttft_s:.4g} s cannot be met by any prefill design of the "
+        f"space with its KV transfer: the best prefill alone is {format_seconds(best)}"
+    )
