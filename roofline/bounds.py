@@ -169,6 +169,7 @@ FLAG_BOUNDS: dict[str, ValueBound] = _table(
     _int("--k", 1, 64, "tokens", "draft tokens per speculation step"),
     _num("--acceptance", 0, 1, "", "per-token acceptance rate", low_open=False, high_open=True),
     _num("--link-gb-per-s", 0, 1e6, "GB/s", "KV-transfer link bandwidth"),
+    _num("--kv-link-gb-per-s", 0, 1e6, "GB/s", "KV-transfer bandwidth per device"),
     _num("--rate", 0, 1e7, "requests/s", "arrival rate"),
     _num("--duration", 0, _SECONDS, "s", "seconds of arrivals"),
     _num("--length-cv", 0, 10, "", "lognormal CV of lengths", low_open=False),
