@@ -284,6 +284,10 @@ def test_cli_disaggregated_pair(capsys) -> None:
         (("--design", "--design-compute-tflops", "abc"), "--design-compute-tflops"),
         (("--design", "--kv-link-gb-per-s", "50"), "--kv-link-gb-per-s"),
         (("--design", "--max-tpot-ms", "0.01"), "best achievable"),
+        (("--design", "--tp", "2"), "--tp is searched"),
+        (("--design", "--objective", "cost"), "--design-objective"),
+        (("--design", "--compute-scale", "2"), "scales a preset"),
+        (("--design", "--base-hw", "h100-sxm"), "drop --base-hw"),
     ],
 )
 def test_cli_design_errors_are_one_line(capsys, argv, needle) -> None:
@@ -291,3 +295,18 @@ def test_cli_design_errors_are_one_line(capsys, argv, needle) -> None:
     assert code == 2
     assert needle in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_design_pair_sizes_both_pools_for_a_throughput_floor(llama8b) -> None:
+    floor = 20_000.0  # output tokens/s
+    slo = ServiceLevel(max_ttft_s=1.0, max_tpot_s=0.05, min_throughput_tokens_per_s=floor)
+    pair = design_pair(llama8b, SCENARIO, slo, _pair_space(), max_devices=256)
+    requests = floor / SCENARIO.output_tokens
+    prefill, decode = pair.prefill, pair.decode
+    assert prefill.replicas * prefill.requests_per_s >= requests
+    assert decode.replicas * decode.requests_per_s >= requests
+    # The fewest replicas: one fewer of either pool misses the floor.
+    assert (prefill.replicas - 1) * prefill.requests_per_s < requests
+    assert (decode.replicas - 1) * decode.requests_per_s < requests
+    with pytest.raises(InputError, match="--max-devices"):
+        design_pair(llama8b, SCENARIO, slo, _pair_space(), max_devices=4)

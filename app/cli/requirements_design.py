@@ -31,6 +31,14 @@ from ..formatting import human_bytes, print_json, print_key_values, print_table
 
 DESIGN_LIFETIME_YEARS = 4.0
 DESIGN_ELECTRICITY_USD_PER_KWH = 0.10
+#: Options of the preset searches that --design does not use: (dest, flag, default).
+PRESET_ONLY = (
+    ("method", "--method", "all"),
+    ("objective", "--objective (use --design-objective)", "devices"),
+    ("max_scale", "--max-scale", 1024.0),
+    ("power_fraction", "--power-fraction", 1.0),
+    ("utilization", "--utilization", 1.0),
+)
 
 
 def _joined(values: tuple[object, ...], separator: str = ",") -> str:
@@ -91,6 +99,25 @@ def add_design_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _refuse_preset_options(args: argparse.Namespace) -> None:
+    """One line for an option --design would silently ignore (the mesh is searched, the
+    design is not a scaled preset)."""
+    from genz import MESH_AXES, SCALE_AXES
+
+    for dest, flag, default in PRESET_ONLY:
+        if getattr(args, dest) != default:
+            raise InputError(f"{flag} applies to --base-hw searches, not to --design")
+    for axis in SCALE_AXES.values():
+        if getattr(args, axis.dest) != axis.default:
+            raise InputError(f"{axis.flag} scales a preset; --design describes the device")
+    for flag in ("compute_eff", "memory_eff"):
+        if getattr(args, flag, None) is not None:
+            raise InputError(f"--{flag.replace('_', '-')} applies to --base-hw, not to --design")
+    for name in MESH_AXES:
+        if getattr(args, name) is not None:
+            raise InputError(f"--{name} is searched with --design; drop it")
+
+
 def _numbers(text: str, flag: str) -> tuple[float, ...]:
     try:
         values = tuple(float(item) for item in str(text).split(",") if item.strip())
@@ -118,6 +145,7 @@ def run_design_requirements(
     """Search the design space and print the answer (or the pair)."""
     if getattr(args, "hw", None):
         raise InputError("--design searches parametric designs; drop --base-hw")
+    _refuse_preset_options(args)
     designs = grid_from_args(args).designs()
     lifetime = args.lifetime_years or DESIGN_LIFETIME_YEARS
     electricity = (
