@@ -310,3 +310,24 @@ def test_design_pair_sizes_both_pools_for_a_throughput_floor(llama8b) -> None:
     assert (decode.replicas - 1) * decode.requests_per_s < requests
     with pytest.raises(InputError, match="--max-devices"):
         design_pair(llama8b, SCENARIO, slo, _pair_space(), max_devices=4)
+
+
+def test_pair_kv_and_prefill_rate_count_whole_prompts_under_expert_parallelism() -> None:
+    # DeepSeek-V3 (MLA, 256 experts): one design, meshes with EP; a prompt's latent cache is
+    # tokens x layers x (kv_lora_rank + rope dim) x 2 bytes whatever the EP degree.
+    from genz import load_model
+
+    model = load_model("deepseek-v3")
+    design = AcceleratorDesign(
+        {"bf16": 1000.0}, MemorySpec("hbm3e", 8), sram_mb=32, links={"pcie5": 16}, name="d"
+    )
+    scenario = Scenario(batch=16, input_tokens=1024, output_tokens=128)
+    pair = design_pair(
+        model, scenario, ServiceLevel(max_ttft_s=5.0, max_tpot_s=0.1), [design], max_devices=64
+    )
+    assert pair.prefill.ep > 1
+    latent = 61 * (512 + 64) * 2
+    assert pair.kv_transfer_bytes == pytest.approx(1024 * latent, rel=5e-3)
+    # One prompt per EP rank per prefill pass (the transfer is shorter than the pass).
+    assert pair.kv_transfer_s < pair.prefill.seconds
+    assert pair.prefill.requests_per_s == pytest.approx(pair.prefill.ep / pair.prefill.seconds)

@@ -6,8 +6,9 @@ ratio N:M that give the least US$ per million output tokens under TTFT and TPOT
 ceilings, and compares it with the best colocated design of the same space.
 
 Per (design, mesh) row, two vectorised predictions of the space
-(`search.sizing.design_space`): ``prefill_s``, the prefill of one prompt (batch 1),
-and ``tpot_s``, one decode step at the workload's concurrency B. With o output tokens
+(`search.sizing.design_space`): ``prefill_s``, the prefill of one prompt per EP rank
+(batch ``ep``: one prompt without expert parallelism), and ``tpot_s``, one decode step
+at the workload's concurrency B. With o output tokens
 per request, hourly cost c per replica (devices x device-hour, `design_hourly_usd`):
 
 - KV transfer: the prompt's whole KV cache ``K`` (bytes, all layers) leaves the
@@ -16,11 +17,12 @@ per request, hourly cost c per replica (devices x device-hour, `design_hourly_us
   PCIe), so ``t_kv = max(K / (n_P b_P), K / (n_D b_D)) + latency``.
 - Disaggregated: TTFT ``= prefill_s + t_kv`` (the request streams from the decode pool
   once its cache has arrived), TPOT ``= tpot_s`` of the decode design; a prefill
-  replica serves ``r_P = 1 / max(prefill_s, t_kv)`` requests/s (transfers overlap the
+  replica serves ``r_P = ep / max(prefill_s, t_kv)`` requests/s (transfers overlap the
   next prefill), a decode replica ``r_D = B / ((o - 1) tpot_s)``. N prefill and M
   decode replicas serve ``min(N r_P, M r_D)`` requests/s at ``N c_P + M c_D`` per hour.
 - Colocated (continuous batching on one design): a new prompt's prefill stalls the B
-  running sequences, about B prefills per o steps, so TPOT ``= tpot_s + B prefill_s / o``,
+  running sequences, about B prompts per o steps (B / ep prefill passes), so TPOT ``=
+  tpot_s + B prefill_s / (ep o)``,
   TTFT ``= prefill_s`` and a replica makes ``B / TPOT`` output tokens/s.
 
 The pair is chosen over every feasible (prefill row, decode row) with the fluid cost
@@ -245,7 +247,8 @@ def phase_tables(
     lifetime_years: float,
     electricity_usd_per_kwh: float,
 ) -> tuple[SpaceTable, SpaceTable]:
-    """(prefill table: one prompt, one token; decode table: the scenario), same rows."""
+    """(prefill table: one prompt per EP rank, one token; decode table: the scenario),
+    same rows."""
     options = {
         "max_devices": max_devices,
         "lifetime_years": lifetime_years,
@@ -254,7 +257,7 @@ def phase_tables(
     }
     single = dataclasses.replace(scenario, batch=1, output_tokens=1)
     return (
-        evaluate_space(model, single, designs, **options),  # type: ignore[arg-type]
+        evaluate_space(model, single, designs, batch_per_ep_rank=True, **options),  # type: ignore[arg-type]
         evaluate_space(model, scenario, designs, **options),  # type: ignore[arg-type]
     )
 
@@ -264,7 +267,7 @@ def colocated_best(
 ) -> ColocatedDesign | None:
     """Least $/Mtok single design under continuous batching (module doc), or None."""
     batch, out = scenario.batch, scenario.output_tokens
-    tpot = decode.tpot_s + batch * prefill.ttft_s / out
+    tpot = decode.tpot_s + batch * prefill.ttft_s / (prefill.ep * out)
     ttft = prefill.ttft_s
     rate = batch / tpot
     ok = decode.fits & prefill.fits
@@ -328,7 +331,8 @@ def design_pair(
     )
     if not (link > 0).all():
         raise InputError("a design has no link for the KV transfer; give --kv-link-gb-per-s")
-    sharded = prefill.tp * prefill.pp  # KV heads over TP, layers over PP
+    # One prompt's cache: KV heads over TP, layers over PP (each EP rank holds its own).
+    sharded = prefill.tp * prefill.pp
     kv_total = prefill.kv_cache_bytes * sharded
     send = kv_total / (sharded * link[prefill.design])
     p_ok = prefill.fits.copy()
@@ -356,7 +360,7 @@ def design_pair(
         np.maximum(send[p_rows][:, None], total / d_receive[d_keep][None, :]) + KV_LINK_LATENCY_S
     )
     ttft = prefill.ttft_s[p_rows][:, None] + transfer
-    p_rate = 1.0 / np.maximum(prefill.ttft_s[p_rows][:, None], transfer)
+    p_rate = prefill.ep[p_rows][:, None] / np.maximum(prefill.ttft_s[p_rows][:, None], transfer)
     p_hourly = (prefill.devices[p_rows] * prefill.hourly_usd[p_rows])[:, None]
     fluid = p_hourly / p_rate + (d_hourly[d_keep] / d_rate[d_keep])[None, :]
     if slo.max_ttft_s is not None:

@@ -225,12 +225,16 @@ def evaluate_space(
     lifetime_years: float = DESIGN_LIFETIME_YEARS,
     electricity_usd_per_kwh: float = DESIGN_ELECTRICITY_USD_PER_KWH,
     mesh_batch: int | None = None,
+    batch_per_ep_rank: bool = False,
 ) -> SpaceTable:
     """Every buildable design of ``designs`` at every mesh of up to ``max_devices``
     devices serving ``scenario`` (its own mesh is ignored): a `SpaceTable`.
 
     ``mesh_batch`` (default the scenario's batch) picks the meshes (EP is capped by it),
     so two tables of one space at different batches have the same rows in the same order.
+    ``batch_per_ep_rank`` runs ``scenario.batch`` sequences per EP rank (``batch x ep``
+    per replica: EP splits the batch, so a prefill of one prompt per rank keeps every
+    expert-parallel device busy with whole sequences).
     """
     if isinstance(max_devices, bool) or not isinstance(max_devices, int) or max_devices < 1:
         raise InputError(f"max_devices must be an integer >= 1, got {max_devices!r}")
@@ -246,7 +250,7 @@ def evaluate_space(
         grid = evaluate_grid(
             model,
             platform,
-            batch=scenario.batch,
+            batch=scenario.batch * ep if batch_per_ep_rank else scenario.batch,
             input_tokens=scenario.input_tokens,
             output_tokens=scenario.output_tokens,
             weight_bits=precision.weight_bits,
