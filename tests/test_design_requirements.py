@@ -331,3 +331,32 @@ def test_pair_kv_and_prefill_rate_count_whole_prompts_under_expert_parallelism()
     # One prompt per EP rank per prefill pass (the transfer is shorter than the pass).
     assert pair.kv_transfer_s < pair.prefill.seconds
     assert pair.prefill.requests_per_s == pytest.approx(pair.prefill.ep / pair.prefill.seconds)
+
+
+def test_cli_design_space_file_equals_the_same_axes_as_flags(capsys, tmp_path) -> None:
+    space = tmp_path / "space.yaml"
+    space.write_text(
+        "hardware:\n  design:\n    compute_tflops: [100, 400]\n"
+        "    memory: {technology: [hbm3e, lpddr5x], units: [2, 8]}\n"
+        "    sram_mb: 32\n    node: n5\n    links: {pcie5: 16}\n",
+        encoding="utf-8",
+    )
+    common = ("requirements", "--model", "llama-3.1-8b", "--design", "--max-tpot-ms", "20")
+    shape = ("--batch", "16", "--input", "1024", "--output", "128", "--json")
+    code, out, err = _run(capsys, *common, "--design-space", str(space), *shape)
+    assert code == 0, err
+    from_file = json.loads(out)
+    flags = (
+        "--design-compute-tflops", "100,400",
+        "--design-memory", "hbm3e:2,hbm3e:8,lpddr5x:2,lpddr5x:8",
+        "--design-sram-mb", "32", "--design-nodes", "n5", "--design-links", "pcie5:16",
+    )  # fmt: skip
+    code, out, _ = _run(capsys, *common, *flags, *shape)
+    from_flags = json.loads(out)
+    assert from_file["designs"] == from_flags["designs"]
+    assert from_file["best"]["hardware_cost_usd"] == pytest.approx(
+        from_flags["best"]["hardware_cost_usd"]
+    )
+    assert from_file["best"]["tpot_s"] == pytest.approx(from_flags["best"]["tpot_s"])
+    code, _, err = _run(capsys, *common, "--design-space", str(space), "--design-nodes", "n3")
+    assert code == 2 and "give the axes in one place" in err

@@ -24,6 +24,7 @@ from search.sizing import (
     ServiceLevel,
     cheapest_design,
     design_pair,
+    designs_from_file,
     format_seconds,
 )
 
@@ -87,6 +88,11 @@ def add_design_arguments(parser: argparse.ArgumentParser) -> None:
         help="link sets separated by ';', each link:units pairs (nvlink4:18,pcie5:16;pcie5:16)",
     )
     group.add_argument(
+        "--design-space",
+        help="YAML/JSON with a space file's hardware.design section (or that mapping "
+        "alone); replaces the --design-* axes",
+    )
+    group.add_argument(
         "--disaggregated",
         action="store_true",
         help="with --design: choose a prefill design, a decode design and the N:M pool "
@@ -139,6 +145,30 @@ def grid_from_args(args: argparse.Namespace) -> DesignGrid:
     )
 
 
+def designs_from_args(args: argparse.Namespace) -> list:  # type: ignore[type-arg]
+    """The designs of ``--design-space``, else of the ``--design-*`` axes."""
+    if args.design_space is None:
+        return grid_from_args(args).designs()
+    axes = ("compute_tflops", "memory", "sram_mb", "nodes", "links")
+    for axis in axes:
+        dest = f"design_{axis}"
+        if getattr(args, dest) != _default_axes()[dest]:
+            raise InputError(
+                f"--design-{axis.replace('_', '-')} and --design-space: give the axes in one place"
+            )
+    return designs_from_file(args.design_space)
+
+
+def _default_axes() -> dict[str, str]:
+    return {
+        "design_compute_tflops": _joined(DEFAULT_COMPUTE_TFLOPS),
+        "design_memory": _joined(DEFAULT_MEMORIES),
+        "design_sram_mb": _joined(DEFAULT_SRAM_MB),
+        "design_nodes": _joined(DEFAULT_NODES),
+        "design_links": _joined(DEFAULT_LINKS, ";"),
+    }
+
+
 def run_design_requirements(
     args: argparse.Namespace, model: object, scenario: object, slo: ServiceLevel
 ) -> None:
@@ -146,7 +176,7 @@ def run_design_requirements(
     if getattr(args, "hw", None):
         raise InputError("--design searches parametric designs; drop --base-hw")
     _refuse_preset_options(args)
-    designs = grid_from_args(args).designs()
+    designs = designs_from_args(args)
     lifetime = args.lifetime_years or DESIGN_LIFETIME_YEARS
     electricity = (
         DESIGN_ELECTRICITY_USD_PER_KWH

@@ -15,6 +15,7 @@ from .design_space import (
     DEFAULT_SRAM_MB,
     DesignGrid,
     SpaceTable,
+    designs_from_file,
     evaluate_space,
 )
 from .oicf import DEFAULT_BITS, DEFAULT_MODELS, OicfReport, oicf_report
@@ -44,6 +45,7 @@ __all__ = [
     "SpaceTable",
     "cheapest_design",
     "design_pair",
+    "designs_from_file",
     "evaluate_space",
     "find_requirement",
     "format_seconds",

@@ -64,6 +64,7 @@ DEFAULT_SRAM_MB = (32.0, 128.0)
 DEFAULT_NODES = ("n5", "n3")
 DEFAULT_LINKS = ("nvlink4:18,pcie5:16", "pcie5:16")
 MAX_DESIGNS = 4096
+MAX_SPACE_FILE_BYTES = 200_000
 
 Array = NDArray[np.float64]
 
@@ -195,6 +196,22 @@ class SpaceTable:
 
     def __len__(self) -> int:
         return len(self.design)
+
+
+def designs_from_file(path: str) -> list[AcceleratorDesign]:
+    """The designs of a YAML/JSON file: a space file's ``hardware.design`` section, or
+    that mapping alone (the keys of `search.codesign` space files: ``compute_tflops``,
+    ``memory``, ``sram_mb``, ``node``, ``clock_ghz``, ``vector_ratio``, ``links``)."""
+    from roofline import load_user_document
+    from search.codesign.designs import parse_design_section
+
+    document = load_user_document(path, kind="design space", max_bytes=MAX_SPACE_FILE_BYTES)
+    if isinstance(document, dict) and "hardware" in document:
+        hardware = document["hardware"]
+        if not isinstance(hardware, dict) or "design" not in hardware:
+            raise InputError(f"{path}: hardware needs a design section")
+        return parse_design_section(hardware["design"], f"{path}: hardware.design")
+    return parse_design_section(document, f"{path}: design")
 
 
 def buildable(
