@@ -228,12 +228,19 @@ def test_validation_rows_are_re_read_and_scored() -> None:
     for key, value in fit(rows).items():
         assert getattr(shipped, key) == pytest.approx(value, rel=1e-4, abs=1e-9), key
     # Leave-one-die-out area error, as docs/hardware-design.md quotes (19.6%).
-    results = [r for r in leave_one_die_out(rows) if r["bound"] != "upper"]
+    every = leave_one_die_out(rows)
+    results = [r for r in every if r["bound"] != "upper"]
     per_die: dict[object, dict[str, object]] = {}
     for r in results:
         per_die.setdefault(r["die"], r)  # the die's first row, as the benchmark scores
     errors = [abs(float(r["area_model_mm2"]) / float(r["area_mm2"]) - 1) for r in per_die.values()]
     assert 100 * sum(errors) / len(errors) == pytest.approx(19.6, abs=0.1)
+    # Leave-one-die-out TDP error with the DRAM-traffic multiplier (33.5%) and without
+    # it (36.4%), as docs/hardware-design.md quotes: the multiplier is kept because it
+    # helps out of sample.
+    for scored, quoted in ((every, 33.5), (leave_one_die_out(rows, False), 36.4)):
+        tdp = [abs(float(r["tdp_model_w"]) / float(r["tdp_w"]) - 1) for r in scored]
+        assert 100 * sum(tdp) / len(tdp) == pytest.approx(quoted, abs=0.1)
 
 
 def test_h100_like_design_area_is_near_the_published_die() -> None:
