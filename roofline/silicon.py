@@ -240,7 +240,8 @@ def design_cost(design: AcceleratorDesign, constants: DesignConstants | None = N
 
 
 def design_platform(design: AcceleratorDesign, cost: DesignCost | None = None) -> Platform:
-    """The `Platform` of ``design``: its peaks and memory, links, efficiencies, the
+    """The `Platform` of ``design``: its peaks and memory, links (scale-up: the non-PCIe
+    links; scale-out between nodes: the PCIe lanes, the NIC's path), efficiencies, the
     modelled TDP as ``power_w`` with an activity `PowerModel` that reaches it at peak
     (idle = static power), and the modelled device cost as ``price_usd``."""
     cost = cost or design_cost(design)
@@ -254,10 +255,12 @@ def design_platform(design: AcceleratorDesign, cost: DesignCost | None = None) -
     interconnect = design.interconnect
     link_bw = design.link_bandwidth_bytes_per_s()
     if interconnect is None and link_bw > 0:
+        # Off-node traffic leaves through the NIC on the PCIe lanes (none: the links).
         interconnect = Interconnect(
             link_bandwidth_bytes_per_s=link_bw,
             link_latency_s=design.link_latency_s,
             devices_per_node=design.devices_per_node,
+            scaleout_bandwidth_bytes_per_s=design.pcie_bandwidth_bytes_per_s() or None,
         )
     tensor_w = cost.tensor_power_w
     node = process_node(design.node)

@@ -247,3 +247,24 @@ def test_h100_like_design_area_is_near_the_published_die() -> None:
     area = design_area(h100_like()).total_mm2
     assert math.isfinite(area)
     assert 0.7 * 814 < area < 1.3 * 814
+
+
+def test_a_designs_scale_out_path_is_its_pcie_lanes() -> None:
+    from roofline import link_parameters
+
+    both = design_platform(
+        AcceleratorDesign(
+            {"bf16": 500.0}, MemorySpec("hbm3e", 4), links={"nvlink4": 18, "pcie5": 16}
+        )
+    )
+    link = both.interconnect
+    assert link.link_bandwidth_bytes_per_s == pytest.approx(18 * 25e9)
+    assert link.scaleout_bandwidth_bytes_per_s == pytest.approx(16 * 3.938e9)
+    inside, _ = link_parameters(both, 8)
+    beyond, _ = link_parameters(both, 9)
+    assert float(inside) == pytest.approx(18 * 25e9 * 0.8)
+    assert float(beyond) == pytest.approx(16 * 3.938e9 * 0.8)
+    nvlink_only = design_platform(
+        AcceleratorDesign({"bf16": 500.0}, MemorySpec("hbm3e", 4), links={"nvlink4": 18})
+    )
+    assert nvlink_only.interconnect.scaleout_bandwidth_bytes_per_s is None

@@ -13,8 +13,10 @@ per request, hourly cost c per replica (devices x device-hour, `design_hourly_us
 
 - KV transfer: the prompt's whole KV cache ``K`` (bytes, all layers) leaves the
   prefill replica's ``n_P`` devices and reaches the decode replica's ``n_D``, each over
-  its own KV link (PCIe lanes: the NIC path; the scale-up links when a design has no
-  PCIe), so ``t_kv = max(K / (n_P b_P), K / (n_D b_D)) + latency``.
+  its own off-node link (`roofline.link_parameters` at a group beyond one node, as the
+  serving simulator's KV link: a design's scale-out path is its PCIe lanes, after the
+  interconnect efficiency), so ``t_kv = max(K / (n_P b_P), K / (n_D b_D)) + max(l_P,
+  l_D)``.
 - Disaggregated: TTFT ``= prefill_s + t_kv`` (the request streams from the decode pool
   once its cache has arrived), TPOT ``= tpot_s`` of the decode design; a prefill
   replica serves ``r_P = ep / max(prefill_s, t_kv)`` requests/s (transfers overlap the
@@ -41,12 +43,18 @@ import numpy as np
 from numpy.typing import NDArray
 
 from genz import ModelConfig, Scenario
-from roofline import AcceleratorDesign, DesignCost, InputError, link_technology, require_positive
+from roofline import (
+    AcceleratorDesign,
+    DesignCost,
+    InputError,
+    Platform,
+    link_parameters,
+    require_positive,
+)
 
 from .design_space import SpaceTable, evaluate_space
 from .slo import ServiceLevel, format_seconds
 
-KV_LINK_LATENCY_S = 10e-6
 #: Pairs (by fluid cost) whose integer pool ratio is searched.
 TOP_PAIRS = 32
 #: Pools within this fraction of the least cost per request count as equal (fewest
@@ -54,14 +62,16 @@ TOP_PAIRS = 32
 POOL_TOLERANCE = 0.02
 
 
-def kv_link_bytes_per_s(design: AcceleratorDesign) -> float:
-    """Bandwidth of a device's KV path, bytes/s: its PCIe lanes, else its scale-up links."""
-    pcie = sum(
-        link_technology(name).gb_per_s_per_unit * count * 1e9
-        for name, count in design.links.items()
-        if link_technology(name).name.startswith("pcie")
-    )
-    return pcie or design.link_bandwidth_bytes_per_s()
+def kv_link(platform: Platform) -> tuple[float, float]:
+    """(bandwidth bytes/s, latency s) of a device's KV path to another node: the link model
+    at a group one device beyond a node (`roofline.link_parameters`)."""
+    link = platform.interconnect
+    if link is None:
+        raise InputError(
+            f"{platform.name} has no link for the KV transfer; give --kv-link-gb-per-s"
+        )
+    bandwidth, latency = link_parameters(platform, link.devices_per_node + 1)
+    return float(bandwidth), float(latency)
 
 
 def pool_ratio(
@@ -323,14 +333,11 @@ def design_pair(
         lifetime_years=lifetime_years,
         electricity_usd_per_kwh=electricity_usd_per_kwh,
     )
+    links = [kv_link(platform) for platform in prefill.platforms]
     link = np.array(
-        [
-            kv_link_gb_per_s * 1e9 if kv_link_gb_per_s is not None else kv_link_bytes_per_s(d)
-            for d in prefill.designs
-        ]
+        [kv_link_gb_per_s * 1e9 if kv_link_gb_per_s is not None else bw for bw, _ in links]
     )
-    if not (link > 0).all():
-        raise InputError("a design has no link for the KV transfer; give --kv-link-gb-per-s")
+    latency = np.array([lat for _, lat in links])
     # One prompt's cache: KV heads over TP, layers over PP (each EP rank holds its own).
     sharded = prefill.tp * prefill.pp
     kv_total = prefill.kv_cache_bytes * sharded
@@ -347,17 +354,20 @@ def design_pair(
     d_rate = scenario.batch / ((out - 1) * decode.tpot_s[d_rows])
     d_hourly = decode.devices[d_rows] * decode.hourly_usd[d_rows]
     d_receive = decode.tp[d_rows] * decode.pp[d_rows] * link[decode.design[d_rows]]
-    # The receive bandwidth is all the decode side adds to the transfer: keep the
-    # cheapest decode row per receive bandwidth, then pair every prefill row with them.
+    # The receive bandwidth and latency are all the decode side adds to the transfer: keep
+    # the cheapest decode row per (bandwidth, latency), then pair every prefill row with them.
     keep = []
-    for value in np.unique(d_receive):
-        group = np.nonzero(d_receive == value)[0]
+    d_latency = latency[decode.design[d_rows]]
+    for value, lag in sorted(
+        {(float(a), float(b)) for a, b in zip(d_receive, d_latency, strict=True)}
+    ):
+        group = np.nonzero((d_receive == value) & (d_latency == lag))[0]
         keep.append(group[np.argmin(d_hourly[group] / d_rate[group])])
     d_keep = np.array(keep)
     p_rows = np.nonzero(p_ok)[0]
     total = kv_total[p_rows][:, None]
-    transfer = (
-        np.maximum(send[p_rows][:, None], total / d_receive[d_keep][None, :]) + KV_LINK_LATENCY_S
+    transfer = np.maximum(send[p_rows][:, None], total / d_receive[d_keep][None, :]) + np.maximum(
+        latency[prefill.design[p_rows]][:, None], d_latency[d_keep][None, :]
     )
     ttft = prefill.ttft_s[p_rows][:, None] + transfer
     p_rate = prefill.ep[p_rows][:, None] / np.maximum(prefill.ttft_s[p_rows][:, None], transfer)
