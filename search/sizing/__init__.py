@@ -6,7 +6,7 @@ Public face of ``search.sizing``.
 
 from .cheapest import OBJECTIVES as DESIGN_OBJECTIVES
 from .cheapest import CheapestDesign, DesignChoice, cheapest_design
-from .design_pairs import ColocatedDesign, DesignPair, PhasePool, design_pair, pool_ratio
+from .design_pairs import design_pair
 from .design_space import (
     DEFAULT_COMPUTE_TFLOPS,
     DEFAULT_LINKS,
@@ -19,6 +19,7 @@ from .design_space import (
     evaluate_space,
 )
 from .oicf import DEFAULT_BITS, DEFAULT_MODELS, OicfReport, oicf_report
+from .pools import ColocatedDesign, DesignPair, PhasePool, pool_ratio
 from .requirements import AXES, METHODS, Requirement, find_requirement
 from .slo import ServiceLevel, format_seconds
 
