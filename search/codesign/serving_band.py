@@ -12,6 +12,9 @@ overhead). The serving scenarios, equally likely (the same set
   of `OVERHEADS_S` (0, 2, 5, 10 us);
 - every shipped runtime profile (`genz.list_runtimes`) at the presets' overhead.
 
+A profile carries its own fitted overheads and ignores the per-kernel prior, so in a space
+served under a profile the four overhead scenarios coincide.
+
 Columns added to the frontier (ratios: design over the base model at the same weight
 bits, hardware, mesh and workload, paired scenario by scenario):
 
