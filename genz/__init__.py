@@ -32,15 +32,14 @@ from .axes import (
     WORKLOAD_AXES,
     Axis,
 )
-from .model import (
+from .hf_config import (
     MAX_CONFIG_BYTES,
-    ModelConfig,
     list_models,
     load_model,
     model_from_hf_config,
     models_dir,
-    with_lora,
 )
+from .model import ModelConfig, with_lora
 from .params import WEIGHT_GROUPS, ParameterCount, parameter_count
 from .profile_domain import ProfileDomain, domain_from_dict, outside_domain
 from .scaled_models import (
@@ -68,15 +67,9 @@ if TYPE_CHECKING:
         summarise_weight_bits,
     )
     from .costing import PassCost
+    from .grid import evaluate_grid
     from .memory import kv_cache_bytes_per_device, weight_bytes_per_device
-    from .predictor import (
-        BREAKDOWN_AXES,
-        CostBreakdown,
-        check_parallelism,
-        cost_breakdown,
-        evaluate_grid,
-        predict,
-    )
+    from .predictor import BREAKDOWN_AXES, CostBreakdown, cost_breakdown, predict
     from .resolved import stored_weight_bits
     from .result import GridResult, OperatorCost, PhaseCost, Prediction
     from .runtime import (
@@ -89,6 +82,7 @@ if TYPE_CHECKING:
         load_runtime,
         runtime_from_dict,
     )
+    from .scenario_checks import check_parallelism
     from .serving import (
         DisaggregatedEstimate,
         SpeculativeEstimate,

@@ -31,9 +31,10 @@ from .graph import pass_ops
 from .inputs import pass_shape, scenario_inputs
 from .memory import kv_cache_bytes_per_device
 from .model import ModelConfig
-from .predictor import check_parallelism, predict
+from .predictor import predict
 from .result import Prediction, end_to_end_s
 from .scenario import Scenario
+from .scenario_checks import check_parallelism
 
 
 def pass_time(

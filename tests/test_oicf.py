@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from genz.model import load_model
+from genz.hf_config import load_model
 from genz.predictor import predict
 from genz.scaled_models import model_from_spec, with_gqa
 from genz.scenario import Precision, Scenario

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from genz.model import load_model
+from genz.hf_config import load_model
 from genz.params import parameter_count
 from genz.predictor import predict
 from genz.scaled_models import scale_model, with_gqa, with_mla

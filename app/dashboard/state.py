@@ -229,7 +229,7 @@ def prediction_intervals(selection: Selection) -> dict[str, Interval]:
 
 @st.cache_data(show_spinner=False, max_entries=256)
 def sweep(selection: Selection, axis: str, values: tuple[float, ...]) -> pd.DataFrame:
-    """`genz.predictor.evaluate_grid` along one scenario axis, other axes from ``selection``.
+    """`genz.grid.evaluate_grid` along one scenario axis, other axes from ``selection``.
 
     ``axis`` is an `evaluate_grid` keyword (``'batch'``, ``'input_tokens'``...).
     One row per value; times in seconds, sizes in bytes, plus ``fits`` and bounds.
