@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from roofline import lazy_exports
 
 from .axes import (
+    ARCHITECTURE_AXES,
     AXES,
     BITS_AXES,
     DEFAULT_BATCH,
@@ -27,6 +28,7 @@ from .axes import (
     DEFAULT_OUTPUT_TOKENS,
     GRID_AXES,
     MESH_AXES,
+    MODE_AXES,
     REPLICA_AXES,
     SCALE_AXES,
     WORKLOAD_AXES,
@@ -39,6 +41,7 @@ from .hf_config import (
     model_from_hf_config,
     models_dir,
 )
+from .layer_mix import with_layer_mix
 from .model import ModelConfig, with_lora
 from .params import WEIGHT_GROUPS, ParameterCount, parameter_count
 from .profile_domain import ProfileDomain, domain_from_dict, outside_domain
@@ -95,6 +98,7 @@ if TYPE_CHECKING:
 __getattr__, __dir__ = lazy_exports(__name__, __file__)
 
 __all__ = [
+    "ARCHITECTURE_AXES",
     "AXES",
     "BITS_AXES",
     "BREAKDOWN_AXES",
@@ -106,6 +110,7 @@ __all__ = [
     "MAX_CONFIG_BYTES",
     "MESH_AXES",
     "MIN_METRIC_ROWS",
+    "MODE_AXES",
     "REPLICA_AXES",
     "SCALE_AXES",
     "WEIGHT_GROUPS",
@@ -166,6 +171,7 @@ __all__ = [
     "use_case",
     "weight_bytes_per_device",
     "with_gqa",
+    "with_layer_mix",
     "with_lora",
     "with_mla",
     "with_sliding_window",

@@ -122,7 +122,10 @@ def evaluate(
     prefill_terms = pass_ops(model, prefill_shape)
     if model.vision is not None and np.any(np.asarray(inputs.images) > 0):  # genz.vision
         images = dataclasses.replace(prefill_shape, batch=inputs.batch * inputs.images)
-        tower = vision_ops(model.vision, images, prefill_shape.head_share)
+        runs = prefill_shape.head_share
+        if not isinstance(inputs.images, float):  # a grid: the tower runs where images > 0
+            runs = np.where(np.asarray(inputs.images) > 0, runs, 0.0)
+        tower = vision_ops(model.vision, images, runs)
         prefill_terms = prefill_terms + PassOps(tuple(tower), ("model",) * len(tower))
     decode_terms = pass_ops(
         model, _shape(model, inputs, False, phases["decode"].routing_independence)
@@ -312,7 +315,8 @@ def _prediction(
     offload = None
     if scenario.weight_offload or scenario.kv_offload:  # genz.offload: host-resident share
         offload = offload_terms(model, platform, scenario, weights_bytes, kv_bytes)
-        weights_bytes, kv_bytes = offload.device_weights_bytes, offload.device_kv_bytes
+        weights_bytes = float(offload.device_weights_bytes)
+        kv_bytes = float(offload.device_kv_bytes)
     footprint = CapacityFootprint(
         weights_bytes=weights_bytes,
         kv_cache_bytes=kv_bytes,
@@ -322,8 +326,8 @@ def _prediction(
     prefill = _phase("prefill", prefill_cost, verdict.fits)
     decode = _phase("decode", decode_cost, verdict.fits)
     if offload is not None:
-        prefill = _over_host_link(prefill, offload.prefill_link_s)
-        decode = _over_host_link(decode, offload.decode_link_s)
+        prefill = _over_host_link(prefill, float(offload.prefill_link_s))
+        decode = _over_host_link(decode, float(offload.decode_link_s))
     mesh = scenario.parallelism
     ttft, tpot = prefill.time_s, decode.time_s
     e2e = end_to_end_s(ttft, tpot, scenario.output_tokens)

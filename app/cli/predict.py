@@ -17,7 +17,6 @@ from genz import (
     predict,
     summarise_weight_bits,
     with_lora,
-    with_sliding_window,
 )
 from roofline import InputError, Platform
 from search.economics import CostModel
@@ -41,9 +40,11 @@ from .runtime_output import (
     runtime_from_args,
 )
 from .scenario_args import (
+    add_architecture_arguments,
     add_decoding_arguments,
     add_offload_arguments,
     add_scenario_arguments,
+    model_from_args,
     scenario_from_args,
 )
 from .scenarios_output import add_scenarios_argument, run_scenarios
@@ -61,13 +62,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_scenario_arguments(parser)
     add_decoding_arguments(parser)
     add_offload_arguments(parser)
-    parser.add_argument(
-        "--sliding-window",
-        type=int,
-        default=None,
-        help="attention window in tokens replacing the model's (a model without one gets "
-        "it on every attention layer); 0: full attention everywhere",
-    )
+    add_architecture_arguments(parser)
     lora = parser.add_argument_group("multi-LoRA serving (S-LoRA / Punica batching)")
     lora.add_argument("--lora-rank", type=int, default=None, help="adapter rank r")
     lora.add_argument(
@@ -122,8 +117,7 @@ def run_predict(args: argparse.Namespace) -> int:
         if value is None:
             raise InputError(f"{flag} is required (or give --scenarios FILE)")
     model = load_model(args.model)
-    if args.sliding_window is not None:
-        model = with_sliding_window(model, args.sliding_window, flag="--sliding-window")
+    model = model_from_args(args, model)
     if args.lora_rank is not None:
         targets = tuple(part.strip() for part in args.lora_targets.split(",") if part.strip())
         model = with_lora(model, args.lora_rank, args.lora_adapters, targets)
