@@ -44,6 +44,7 @@ from .hf_config import (
 from .layer_mix import with_layer_mix
 from .model import ModelConfig, with_lora
 from .params import WEIGHT_GROUPS, ParameterCount, parameter_count
+from .partial_offload import PartialOffload, predict_partial_offload
 from .profile_domain import ProfileDomain, domain_from_dict, outside_domain
 from .scaled_models import (
     model_from_spec,
@@ -124,6 +125,7 @@ __all__ = [
     "OperatorCost",
     "Parallelism",
     "ParameterCount",
+    "PartialOffload",
     "PassCost",
     "PhaseCost",
     "PhaseProfile",
@@ -159,6 +161,7 @@ __all__ = [
     "precision_from_dict",
     "precision_to_dict",
     "predict",
+    "predict_partial_offload",
     "runtime_from_dict",
     "scale_model",
     "speculative_decoding",
