@@ -43,6 +43,7 @@ from .hf_config import (
 )
 from .layer_mix import with_layer_mix
 from .model import ModelConfig, with_lora
+from .mtp import mtp_draft, mtp_parameters
 from .params import WEIGHT_GROUPS, ParameterCount, parameter_count
 from .partial_offload import PartialOffload, predict_partial_offload
 from .profile_domain import ProfileDomain, domain_from_dict, outside_domain
@@ -156,6 +157,8 @@ __all__ = [
     "model_from_hf_config",
     "model_from_spec",
     "models_dir",
+    "mtp_draft",
+    "mtp_parameters",
     "outside_domain",
     "parameter_count",
     "precision_from_dict",

@@ -64,6 +64,7 @@ USED_KEYS = {
     "qk_rope_head_dim",
     "qk_nope_head_dim",
     "v_head_dim",
+    "num_nextn_predict_layers",
     "sliding_window",
     "layer_types",
 }
@@ -260,6 +261,7 @@ def model_from_hf_config(
         qk_rope_head_dim=config.get("qk_rope_head_dim") or 0,
         qk_nope_head_dim=config.get("qk_nope_head_dim") or 0,
         v_head_dim=config.get("v_head_dim") or 0,
+        mtp_layers=config.get("num_nextn_predict_layers") or 0,
         max_context=config.get("max_position_embeddings") or 0,
         sliding_window=window,
         attention_sink_tokens=config.get("attention_sink_tokens") or 0 if window else 0,

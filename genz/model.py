@@ -58,6 +58,9 @@ class ModelConfig:
     qk_rope_head_dim: int = 0
     qk_nope_head_dim: int = 0
     v_head_dim: int = 0
+    #: Multi-token-prediction modules (DeepSeek-V3 ``num_nextn_predict_layers``), outside
+    #: the main model's layers and parameter count; `genz.mtp_draft` drafts with them.
+    mtp_layers: int = 0
     max_context: int = 0
     sliding_window: int = 0
     attention_sink_tokens: int = 0
@@ -101,6 +104,7 @@ class ModelConfig:
             "qk_rope_head_dim",
             "qk_nope_head_dim",
             "v_head_dim",
+            "mtp_layers",
             "max_context",
             "sliding_window",
             "attention_sink_tokens",
