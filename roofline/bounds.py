@@ -150,6 +150,7 @@ CONFIG_BOUNDS: dict[str, ValueBound] = _table(
     _int("qk_rope_head_dim", 0, 65_536, "", "MLA rotary width"),
     _int("qk_nope_head_dim", 0, 65_536, "", "MLA non-rotary width"),
     _int("v_head_dim", 0, 65_536, "", "MLA value width"),
+    _int("num_nextn_predict_layers", 0, 64, "layers", "multi-token-prediction modules"),
     _num("_weight_bits", 0, 32, "bits", "default weight bits"),
 )
 

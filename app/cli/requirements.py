@@ -35,7 +35,14 @@ from .commands import add_command
 from .platform_args import add_scale_arguments, platform_from_args
 from .predict import precision_label
 from .requirements_design import add_design_arguments, run_design_requirements
-from .scenario_args import add_scenario_arguments, scenario_from_args
+from .scenario_args import (
+    add_architecture_arguments,
+    add_decoding_arguments,
+    add_offload_arguments,
+    add_scenario_arguments,
+    model_from_args,
+    scenario_from_args,
+)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -50,6 +57,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_scale_arguments(parser)
     add_scenario_arguments(parser, searched_mesh=True)
     parser.add_argument("--concurrency", dest="batch", type=int, help="same as --batch")
+    add_decoding_arguments(parser)
+    add_offload_arguments(parser)
+    add_architecture_arguments(parser)
     slo = parser.add_argument_group("service-level objectives")
     slo.add_argument("--max-ttft-s", type=float, help="time to first token ceiling, seconds")
     slo.add_argument("--max-tpot-ms", type=float, help="time per output token ceiling, ms")
@@ -109,7 +119,7 @@ def add_cost_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _model(args: argparse.Namespace) -> ModelConfig:
-    model = model_from_spec(args.model)
+    model = model_from_args(args, model_from_spec(args.model))
     if args.params_scale != 1.0 or args.experts_scale != 1.0:
         model = scale_model(model, args.params_scale, args.experts_scale)
     return model
