@@ -59,8 +59,11 @@ def test_percentile_chart_names_units_and_slo_lines() -> None:
 
 
 def test_log_ticks_of_a_narrow_range_are_distinct_human_labels() -> None:
-    ticks = log_ticks(0.0299, 0.0424)
-    assert ticks["ticktext"] == ["29.9 ms", "35.6 ms", "42.4 ms"]
+    ticks = log_ticks(0.0299, 0.0424)  # no 1-2-5 value inside: round ones of a finer grid
+    assert ticks["ticktext"] == ["30 ms", "40 ms"]
+    narrow = log_ticks(92.65, 178.1, lambda v: f"{v:g} tok/s")  # Compare's two-design axis
+    assert narrow["ticktext"] == ["100 tok/s", "150 tok/s"]
+    assert log_ticks(1.0, 1.05)["tickvals"] == pytest.approx([1.0, 1.05**0.5, 1.05])
     wide = log_ticks(0.006, 20_000.0)
     assert len(wide["tickvals"]) <= 8 and "10 ms" in wide["ticktext"]
     assert log_ticks(0.0, 1.0) == {}
