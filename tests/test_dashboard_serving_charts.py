@@ -12,7 +12,7 @@ import pytest
 
 from app.charts import log_ticks
 from app.dashboard.png_export import figure_png, system_chromium
-from app.dashboard.serving_page import CURVES, occupancy_figure, percentile_figure
+from app.dashboard.serving_page import CURVES, curve_rates, occupancy_figure, percentile_figure
 from search.serving import SLO
 
 
@@ -99,3 +99,24 @@ def test_exported_png_draws_each_curve_in_its_colour() -> None:
 
     for _, color, _ in CURVES.values():
         assert near(color) > 200, color
+
+
+@pytest.mark.parametrize("rate", [0.1, 1.0, 7.3, 10.0, 11.9, 31.3, 100.0])
+def test_curve_rates_are_round_within_the_span_and_include_the_chosen_rate(rate: float) -> None:
+    rates = curve_rates(rate)
+    assert rate in rates and list(rates) == sorted(set(rates)) and len(rates) >= 5
+    assert all(rate / 4 * (1 - 1e-9) <= r <= 2 * rate * (1 + 1e-9) for r in rates)
+    others = [r for r in rates if r != rate]
+    assert all(f"{r:.0e}"[0] in "12357" and float(f"{r:.2g}") == r for r in others)
+
+
+def test_a_small_rate_move_reuses_every_curve_point_but_its_own() -> None:
+    """10 -> 11.9 requests/s: one new simulation (the chosen rate), not six."""
+    before, after = set(curve_rates(10.0)), set(curve_rates(11.9))
+    assert after - before == {11.9}
+
+
+def test_percentile_chart_marks_the_chosen_rate_in_both_panels() -> None:
+    figure = percentile_figure(curve_table(), SLO(ttft_s=2.0, tpot_s=0.05), chosen_rate=10.0)
+    verticals = [s for s in figure.layout.shapes if s.x0 == s.x1 == 10.0]
+    assert {s.xref for s in verticals} == {"x", "x2"}
