@@ -76,6 +76,9 @@ def test_queue_axis_starts_at_zero(waiting: list[float]) -> None:
     )
     axis = occupancy_figure(timeline).layout.yaxis2
     assert axis.range[0] == 0 and axis.range[1] >= max(1.0, max(waiting))
+    # Whole-request ticks: 0, 1 when the queue is empty; 0, 50, 100, ... at 240 waiting.
+    assert axis.tickmode == "linear" and axis.tick0 == 0
+    assert axis.dtick == (1 if max(waiting) == 0 else 50)
 
 
 @pytest.mark.skipif(system_chromium() is None, reason="no Chromium for kaleido")

@@ -389,6 +389,13 @@ def percentile_figure(
     return go.Figure(traces, layout)
 
 
+def count_step(peak: float, ticks: int = 5) -> int:
+    """A whole, round (1-2-5) tick step giving about ``ticks`` ticks from 0 to ``peak``."""
+    raw = max(peak / ticks, 1.0)
+    decade = 10 ** math.floor(math.log10(raw))
+    return int(next(m * decade for m in (1, 2, 5, 10) if m * decade >= raw))
+
+
 def occupancy_figure(timeline: pd.DataFrame, title: str = "") -> go.Figure:
     """KV-cache occupancy (left axis, share of capacity) and waiting requests (right
     axis, from 0) over the run."""
@@ -410,7 +417,11 @@ def occupancy_figure(timeline: pd.DataFrame, title: str = "") -> go.Figure:
     figure.update_layout(
         title={"text": title},
         xaxis_title="time, s",
-        yaxis={"title": "KV cache used (share of capacity)", "range": [0, 1.05]},
+        yaxis={
+            "title": "KV cache used (share of capacity)",
+            "range": [0, 1.05],
+            "tickformat": ".0%",
+        },
         yaxis2={
             "title": "waiting requests",
             "overlaying": "y",
@@ -418,6 +429,10 @@ def occupancy_figure(timeline: pd.DataFrame, title: str = "") -> go.Figure:
             "range": [0, max(1.0, 1.05 * peak)],
             "rangemode": "nonnegative",
             "showgrid": False,
+            # Whole requests: plotly's own ticks on [0, 1] read 0.19, 0.381, ...
+            "tickmode": "linear",
+            "tick0": 0,
+            "dtick": count_step(peak),
         },
         legend={"orientation": "h", "y": -0.2},
         margin={"t": 60},
@@ -541,7 +556,8 @@ def render() -> None:
         timeline,
         "serving_kv_occupancy",
     )
-    mesh = f"{selection.tp * selection.pp * selection.ep} devices"
+    devices = selection.tp * selection.pp * selection.ep
+    mesh = f"{devices} device" + ("" if devices == 1 else "s")
     deployment = f"one replica of {mesh}"
     if policy == "disaggregated":
         deployment = (
