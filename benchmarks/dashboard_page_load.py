@@ -8,7 +8,9 @@ Streamlit's "running" indicator has gone: what a user waits for, server and brow
 both (on the same cores). Each page is opened twice in new sessions: ``cold`` (the
 first visit since the server started: its computations not cached yet) and ``warm``
 (a later visitor of the running server); Home, opened first, also pays the server's
-imports. The 1-minute load average is printed beside
+imports. Beside each, the ratio to a floor: a one-line Streamlit page with a two-point
+chart served and opened the same way (`FLOOR_SCRIPT`), what any Streamlit page costs
+in this browser on these cores. The 1-minute load average is printed beside
 each figure: on a shared machine the same code is 2-5x slower at load 10 than idle.
 
 Run: ``python benchmarks/dashboard_page_load.py [page ...]``
@@ -25,7 +27,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from app.cli.dashboard import streamlit_command
+from app.cli.dashboard import DASHBOARD, streamlit_command
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
@@ -105,15 +107,52 @@ def is_open(driver, text: str, charts: bool) -> bool:
 
 def open_page(driver, url: str, page: str) -> float:
     """Seconds from navigating to ``page`` in a new session until it is open."""
+    address = f"{url}/" + ("" if page == "home" else f"{page}_page")
+    return open_address(driver, address, PAGES[page], page not in NO_CHART)
+
+
+def open_address(driver, address: str, text: str, charts: bool) -> float:
+    """Seconds from navigating to ``address`` until it shows ``text`` (and a chart)."""
     driver.get("about:blank")
     start = time.perf_counter()
-    driver.get(f"{url}/" + ("" if page == "home" else f"{page}_page"))
+    driver.get(address)
     deadline = start + TIMEOUT_S
     while time.perf_counter() < deadline:
-        if is_open(driver, PAGES[page], page not in NO_CHART):
+        if is_open(driver, text, charts):
             return time.perf_counter() - start
         time.sleep(POLL_S)
-    raise SystemExit(f"{page} did not open within {TIMEOUT_S:g} s")
+    raise SystemExit(f"{address} did not open within {TIMEOUT_S:g} s")
+
+
+#: The peer every page is timed against: a Streamlit page with one line and one
+#: two-point plotly chart, served and opened the same way (the browser's and Streamlit's
+#: own cost of a page with a chart, on the same cores at the same load).
+FLOOR_SCRIPT = """import plotly.graph_objects as go
+import streamlit as st
+
+st.write("Floor page")
+st.plotly_chart(go.Figure(go.Scatter(x=[1, 2], y=[1, 2])))
+"""
+
+
+def floor_times(driver, scratch: Path) -> tuple[float, float]:
+    """(cold, warm) seconds to open `FLOOR_SCRIPT` served by its own Streamlit."""
+    script = scratch / "floor.py"
+    script.write_text(FLOOR_SCRIPT)
+    port = free_port()
+    command = streamlit_command(port, "127.0.0.1")
+    command[command.index(str(DASHBOARD))] = str(script)
+    server = subprocess.Popen(
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=scratch
+    )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        wait_healthy(url)
+        cold = open_address(driver, url, "Floor page", charts=True)
+        return cold, open_address(driver, url, "Floor page", charts=True)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
 
 
 def main(pages: list[str]) -> int:
@@ -139,14 +178,22 @@ def main(pages: list[str]) -> int:
             driver = browser(Path(scratch) / "profile")
             # The first page opened also pays the server's imports: Home, the default page.
             cold = {"home": open_page(driver, url, "home")}
-            print(f"{'page':<10} {'cold open':>10} {'warm open':>10}  warm ratio to 1 s  load")
+            floor_cold, floor = floor_times(driver, Path(scratch))
+            print(
+                f"{'page':<10} {'cold open':>10} {'warm open':>10}  warm ratio to 1 s  "
+                "warm / floor  load"
+            )
+            print(
+                f"{'floor':<10} {floor_cold * 1e3:>7.0f} ms {floor * 1e3:>7.0f} ms  "
+                f"{floor / TARGET_S:.2f}              1.00          {load()}"
+            )
             for page in pages or list(PAGES):
                 if page not in cold:
                     cold[page] = open_page(driver, url, page)
                 warm = open_page(driver, url, page)
                 print(
                     f"{page:<10} {cold[page] * 1e3:>7.0f} ms {warm * 1e3:>7.0f} ms  "
-                    f"{warm / TARGET_S:.2f}              {load()}",
+                    f"{warm / TARGET_S:.2f}              {warm / floor:.2f}          {load()}",
                     flush=True,
                 )
         finally:
