@@ -91,22 +91,52 @@ def bits_color(bits: float) -> str:
     return BITS_COLORS[below[-1] if below else listed[0]]
 
 
+#: Mantissas of the tick grids `log_ticks` tries, coarsest first: a range too narrow for
+#: two ticks on the 1-2-5 grid gets round ticks from a finer one (100, 150 for 93-178).
+TICK_MANTISSAS = (
+    (1, 2, 5),
+    (1, 1.5, 2, 3, 5, 7),
+    (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8),
+    (1, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.8, 2, 2.2, 2.5, 3, 3.5, 4, 4.5, 5, 6, 7, 8, 9),
+)
+
+
+def _grid(low: float, high: float, mantissas: Iterable[float]) -> list[float]:
+    """Every ``mantissa x 10^k`` within ``[low, high]`` (a relative slack of 1e-4)."""
+    mantissas = tuple(mantissas)
+    values = []
+    for exponent in range(math.floor(math.log10(low)) - 1, math.ceil(math.log10(high)) + 1):
+        for mantissa in mantissas:
+            value = float(f"{mantissa * 10.0**exponent:.12g}")
+            if low / 1.0001 <= value <= high * 1.0001:
+                values.append(value)
+    return values
+
+
+def human_count(value: float) -> str:
+    """A count as a tick label: ``'512'``, ``'2k'``, ``'100k'``, ``'1.5M'``."""
+    for suffix, scale in (("M", 1e6), ("k", 1e3)):
+        if abs(value) >= scale:
+            return f"{value / scale:.3g}{suffix}"
+    return f"{value:.3g}"
+
+
 def log_ticks(
     low: float, high: float, formatter: Callable[[float], str] = human_seconds
 ) -> dict[str, object]:
-    """Tick values on a 1-2-5 grid spanning ``[low, high]`` (positive) and their labels
-    by ``formatter`` (default: seconds in s / ms / us), for a log axis: plotly's own
-    labels on a log axis spanning less than a decade repeat or run to many digits."""
+    """Tick values on a 1-2-5 grid spanning ``[low, high]`` (positive; a finer grid of
+    round values, `TICK_MANTISSAS`, when that gives fewer than two) and their labels by
+    ``formatter`` (default: seconds in s / ms / us), for a log axis: plotly's own labels
+    on a log axis spanning less than a decade repeat or run to many digits."""
     if not (math.isfinite(low) and math.isfinite(high)) or low <= 0 or high <= 0:
         return {}
     low, high = min(low, high), max(low, high)
     values: list[float] = []
-    for exponent in range(math.floor(math.log10(low)) - 1, math.ceil(math.log10(high)) + 1):
-        for mantissa in (1, 2, 5):
-            value = mantissa * 10.0**exponent
-            if low / 1.0001 <= value <= high * 1.0001:
-                values.append(value)
-    if len(values) < 2:  # a narrow range: its ends (and middle) instead
+    for mantissas in TICK_MANTISSAS:  # the coarsest grid giving two ticks or more
+        values = _grid(low, high, mantissas)
+        if len(values) >= 2:
+            break
+    else:  # narrower than any grid: its ends (and middle) instead
         values = sorted({low, math.sqrt(low * high), high})
     if len(values) > 8:  # a wide range: decades only
         values = [v for v in values if f"{v:.0e}".startswith("1")] or values
@@ -266,7 +296,8 @@ def breakdown_figure(operators: pd.DataFrame) -> go.Figure:
     width = 1.0 / max(len(phases), 1)
     layout: dict[str, object] = {
         "barmode": "stack",
-        "legend": {"orientation": "h", "y": 1.02, "yanchor": "bottom", "title": {"text": "bound"}},
+        # Below the panels: above them it ran into the chart's title.
+        "legend": {"orientation": "h", "y": -0.22, "yanchor": "top", "title": {"text": "bound"}},
     }
     traces = []
     shown: set[str] = set()
@@ -320,11 +351,14 @@ def sweep_figure(
     y_title: str,
     current: float,
     log_y: bool = False,
+    y_format: Callable[[float], str] = human_count,
 ) -> go.Figure:
-    """One metric along a scenario axis (log x); points past the capacity wall as crosses.
+    """One metric along a scenario axis (log x, counts labelled 1-2-5 as ``2k``); points
+    past the capacity wall as crosses.
 
     ``sweep``: columns ``x``, ``y`` and boolean ``fits``; ``current`` marks the
-    sidebar's value with a dotted vertical line.
+    sidebar's value with a dotted vertical line. A log y axis is labelled by ``y_format``
+    (e.g. milliseconds as time units).
     """
     traces = [
         go.Scatter(
@@ -352,9 +386,14 @@ def sweep_figure(
                     hovertemplate=f"{x_title} %{{x:.4g}}<br>{y_title} %{{y:.4g}}<extra>{label}</extra>",
                 )
             )
+    y_values = sweep[y].to_numpy()
     layout = {
-        "xaxis": {"type": "log", "title": {"text": x_title}},
-        "yaxis": {"title": {"text": y_title}, "type": "log" if log_y else "linear"},
+        "xaxis": log_axis(sweep[x], x_title, human_count),
+        "yaxis": (
+            log_axis(y_values, y_title, y_format)
+            if log_y
+            else {"title": {"text": y_title}, "type": "linear"}
+        ),
         "shapes": [_vertical(current, "gray", "dot")],
         "height": 380,
         "legend": {"orientation": "h", "y": -0.25},

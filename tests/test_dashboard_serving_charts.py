@@ -12,7 +12,7 @@ import pytest
 
 from app.charts import log_ticks
 from app.dashboard.png_export import figure_png, system_chromium
-from app.dashboard.serving_page import CURVES, occupancy_figure, percentile_figure
+from app.dashboard.serving_page import CURVES, curve_rates, occupancy_figure, percentile_figure
 from search.serving import SLO
 
 
@@ -59,8 +59,11 @@ def test_percentile_chart_names_units_and_slo_lines() -> None:
 
 
 def test_log_ticks_of_a_narrow_range_are_distinct_human_labels() -> None:
-    ticks = log_ticks(0.0299, 0.0424)
-    assert ticks["ticktext"] == ["29.9 ms", "35.6 ms", "42.4 ms"]
+    ticks = log_ticks(0.0299, 0.0424)  # no 1-2-5 value inside: round ones of a finer grid
+    assert ticks["ticktext"] == ["30 ms", "40 ms"]
+    narrow = log_ticks(92.65, 178.1, lambda v: f"{v:g} tok/s")  # Compare's two-design axis
+    assert narrow["ticktext"] == ["100 tok/s", "150 tok/s"]
+    assert log_ticks(1.0, 1.05)["tickvals"] == pytest.approx([1.0, 1.05**0.5, 1.05])
     wide = log_ticks(0.006, 20_000.0)
     assert len(wide["tickvals"]) <= 8 and "10 ms" in wide["ticktext"]
     assert log_ticks(0.0, 1.0) == {}
@@ -73,6 +76,9 @@ def test_queue_axis_starts_at_zero(waiting: list[float]) -> None:
     )
     axis = occupancy_figure(timeline).layout.yaxis2
     assert axis.range[0] == 0 and axis.range[1] >= max(1.0, max(waiting))
+    # Whole-request ticks: 0, 1 when the queue is empty; 0, 50, 100, ... at 240 waiting.
+    assert axis.tickmode == "linear" and axis.tick0 == 0
+    assert axis.dtick == (1 if max(waiting) == 0 else 50)
 
 
 @pytest.mark.skipif(system_chromium() is None, reason="no Chromium for kaleido")
@@ -96,3 +102,24 @@ def test_exported_png_draws_each_curve_in_its_colour() -> None:
 
     for _, color, _ in CURVES.values():
         assert near(color) > 200, color
+
+
+@pytest.mark.parametrize("rate", [0.1, 1.0, 7.3, 10.0, 11.9, 31.3, 100.0])
+def test_curve_rates_are_round_within_the_span_and_include_the_chosen_rate(rate: float) -> None:
+    rates = curve_rates(rate)
+    assert rate in rates and list(rates) == sorted(set(rates)) and len(rates) >= 5
+    assert all(rate / 4 * (1 - 1e-9) <= r <= 2 * rate * (1 + 1e-9) for r in rates)
+    others = [r for r in rates if r != rate]
+    assert all(f"{r:.0e}"[0] in "12357" and float(f"{r:.2g}") == r for r in others)
+
+
+def test_a_small_rate_move_reuses_every_curve_point_but_its_own() -> None:
+    """10 -> 11.9 requests/s: one new simulation (the chosen rate), not six."""
+    before, after = set(curve_rates(10.0)), set(curve_rates(11.9))
+    assert after - before == {11.9}
+
+
+def test_percentile_chart_marks_the_chosen_rate_in_both_panels() -> None:
+    figure = percentile_figure(curve_table(), SLO(ttft_s=2.0, tpot_s=0.05), chosen_rate=10.0)
+    verticals = [s for s in figure.layout.shapes if s.x0 == s.x1 == 10.0]
+    assert {s.xref for s in verticals} == {"x", "x2"}

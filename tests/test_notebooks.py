@@ -1,9 +1,12 @@
 """Execute every notebook in ``notebooks/`` with nbclient: each must run top to bottom
-without an error (the notebooks assert their own conclusions), and the committed
-files must carry no outputs."""
+without an error (the notebooks assert their own conclusions). The committed files carry
+the outputs ``notebooks/regenerate.py`` wrote: every chart also as a PNG (GitHub draws no
+plotly figure), cells numbered in order, no error, each file small."""
 
 from __future__ import annotations
 
+import base64
+import struct
 from pathlib import Path
 
 import pytest
@@ -14,6 +17,30 @@ pytest.importorskip("ipykernel", reason="ipykernel is not installed")
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
 CELL_TIMEOUT_S = 120
+PLOTLY_MIMETYPE = "application/vnd.plotly.v1+json"
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+#: A committed notebook's size limit: its PNGs at scale 1 are ~50-90 kB each.
+MAX_NOTEBOOK_BYTES = 400_000
+#: The smallest picture that still reads (layout pixels).
+MIN_PNG_WIDTH_PX = 600
+REGENERATE = "run `python notebooks/regenerate.py` to rewrite its outputs"
+
+
+def chart_cells(notebook) -> list[int]:
+    """Indices of the code cells that display a plotly figure."""
+    return [
+        index
+        for index, cell in enumerate(notebook.cells)
+        if cell.cell_type == "code"
+        and any(PLOTLY_MIMETYPE in output.get("data", {}) for output in cell.outputs)
+    ]
+
+
+def png_size(encoded: str) -> tuple[int, int]:
+    """(width, height) in pixels of a base64 PNG; fails on anything else."""
+    data = base64.b64decode(encoded)
+    assert data[:8] == PNG_SIGNATURE and data[12:16] == b"IHDR"
+    return struct.unpack(">II", data[16:24])
 
 
 def test_the_tutorial_notebooks_exist() -> None:
@@ -25,17 +52,45 @@ def test_the_tutorial_notebooks_exist() -> None:
     } <= names
 
 
+def test_the_quickstart_and_codesign_notebooks_show_their_charts() -> None:
+    counts = {path.stem: len(chart_cells(nbformat.read(path, as_version=4))) for path in NOTEBOOKS}
+    assert counts["01_quickstart"] == 2 and counts["03_scaling_law_codesign"] == 1, REGENERATE
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[path.stem for path in NOTEBOOKS])
-def test_notebook_is_stripped(path: Path) -> None:
+def test_every_chart_carries_a_static_png(path: Path) -> None:
+    notebook = nbformat.read(path, as_version=4)
+    for index in chart_cells(notebook):
+        for output in notebook.cells[index].outputs:
+            data = output.get("data", {})
+            if PLOTLY_MIMETYPE in data:
+                assert "image/png" in data, f"{path.name} cell {index}: no PNG; {REGENERATE}"
+                width, height = png_size(data["image/png"])
+                assert width >= MIN_PNG_WIDTH_PX and height >= 300, (path.name, index)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[path.stem for path in NOTEBOOKS])
+def test_committed_outputs_come_from_one_clean_run(path: Path) -> None:
+    assert path.stat().st_size <= MAX_NOTEBOOK_BYTES, path.name
+    notebook = nbformat.read(path, as_version=4)
+    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    assert [cell.execution_count for cell in code] == list(range(1, len(code) + 1)), REGENERATE
+    for cell in code:
+        assert "execution" not in cell.metadata, path.name  # no timings: reruns diff cleanly
+        for output in cell.outputs:
+            assert output.output_type != "error", path.name
+            html = output.get("data", {}).get("text/html", "")
+            assert "<script" not in html, f"{path.name}: plotly.js inlined"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[path.stem for path in NOTEBOOKS])
+def test_notebook_executes(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    committed = nbformat.read(path, as_version=4)
     notebook = nbformat.read(path, as_version=4)
     for cell in notebook.cells:
         if cell.cell_type == "code":
-            assert cell.outputs == [] and cell.execution_count is None, path.name
-
-
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=[path.stem for path in NOTEBOOKS])
-def test_notebook_executes(path: Path, tmp_path: Path) -> None:
-    notebook = nbformat.read(path, as_version=4)
+            cell.outputs = []
+    monkeypatch.setenv("PLOTLY_RENDERER", "plotly_mimetype")  # what regenerate.py uses
     client = nbclient.NotebookClient(
         notebook,
         timeout=CELL_TIMEOUT_S,
@@ -51,3 +106,8 @@ def test_notebook_executes(path: Path, tmp_path: Path) -> None:
         if output.output_type == "error"
     ]
     assert not errors
+    # The committed file shows a chart (with its PNG) exactly where the code draws one,
+    # and an output wherever the code prints one.
+    assert chart_cells(committed) == chart_cells(notebook), REGENERATE
+    with_output = [i for i, cell in enumerate(notebook.cells) if cell.get("outputs")]
+    assert with_output == [i for i, cell in enumerate(committed.cells) if cell.get("outputs")]

@@ -116,16 +116,18 @@ def show_chart(
     for_sidebar: bool = True,
 ) -> None:
     """Draw ``figure``, then its `download_buttons`. A figure without a title gets
-    ``'{label}: {design_title}'`` (``label`` defaults to ``name`` in words; the design
-    only when the chart shows the sidebar's, ``for_sidebar``), so that its PNG names
-    what it shows and for which model and hardware."""
+    ``label`` (default: ``name`` in words) over a smaller second line, the
+    `design_title` (only when the chart shows the sidebar's design, ``for_sidebar``), so
+    that its PNG names what it shows and for which model and hardware, and a title in a
+    half-width column is not cut off."""
     if not figure.layout.title.text:
         design = design_title(st.session_state.get(SELECTION_KEY)) if for_sidebar else ""
         what = label if label is not None else name.replace("_", " ")
-        text = f"{what}: {design}" if design else what
+        text = f"{what}:<br><sup>{design}</sup>" if design else what
         figure.update_layout(title={"text": text, "font": {"size": 14}})
-        if figure.layout.margin.t is None or figure.layout.margin.t < 60:
-            figure.update_layout(margin={"t": 60})
+        top = 80 if design else 60
+        if figure.layout.margin.t is None or figure.layout.margin.t < top:
+            figure.update_layout(margin={"t": top})
     st.plotly_chart(figure, config=chart_config(name), key=f"chart-{name}")
     download_buttons(figure, data, name)
 

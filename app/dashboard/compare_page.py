@@ -247,38 +247,42 @@ def scatter_figure(frame: pd.DataFrame, title: str = "") -> go.Figure:
                 "%{customdata[2]} (%{customdata[3]})<extra>%{fullData.name}</extra>",
             )
         )
+    annotations: list[dict[str, object]] = [
+        {
+            "x": 0.02,
+            "y": 0.98,
+            "xref": "paper",
+            "yref": "paper",
+            "text": "\u2196 better: sooner first token, more tokens/s",
+            "showarrow": False,
+            "xanchor": "left",
+            "yanchor": "top",
+            "bgcolor": "rgba(255,255,255,0.8)",
+            "font": {"color": "#2ca02c"},
+            "arrowcolor": "#2ca02c",
+        },
+    ]
+    if not frame["fits"].astype(bool).all():  # explain hollow markers only where there are some
+        annotations.append(
+            {
+                "x": 1.0,
+                "y": 0.0,
+                "xref": "paper",
+                "yref": "paper",
+                "text": "hollow markers: designs that do not fit in memory",
+                "showarrow": False,
+                "xanchor": "right",
+                "yanchor": "bottom",
+                "font": {"color": "#555555", "size": 11},
+            }
+        )
     layout = {
         "title": {"text": title},
         "xaxis": log_axis(frame["ttft_s"], "TTFT (log)"),
         "yaxis": log_axis(frame["decode_tokens_per_s"], "decode throughput (log)", tokens_per_s),
         "legend": {"orientation": "h", "y": -0.25},
         "height": 460,
-        "annotations": [
-            {
-                "x": 0.02,
-                "y": 0.98,
-                "xref": "paper",
-                "yref": "paper",
-                "text": "\u2196 better: sooner first token, more tokens/s",
-                "showarrow": False,
-                "xanchor": "left",
-                "yanchor": "top",
-                "bgcolor": "rgba(255,255,255,0.8)",
-                "font": {"color": "#2ca02c"},
-                "arrowcolor": "#2ca02c",
-            },
-            {
-                "x": 1.0,
-                "y": 0.0,
-                "xref": "paper",
-                "yref": "paper",
-                "text": "hollow: does not fit in memory",
-                "showarrow": False,
-                "xanchor": "right",
-                "yanchor": "bottom",
-                "font": {"color": "#555555", "size": 11},
-            },
-        ],
+        "annotations": annotations,
     }
     return go.Figure(traces, layout)
 

@@ -56,11 +56,13 @@ TensorRT-LLM, ...) adds efficiencies and overheads fitted on published runs, wit
 80 % intervals from held-out errors (the Accuracy page).
 """
 
+#: Every page after Home, in the menu's order (`app.dashboard.main.PAGES`), and what it shows.
 PAGES = (
     ("Roofline", "every operator on the platform's roofline, its bound and OI"),
     ("Latency", "TTFT, TPOT, throughput, per-operator time, TPOT against context and batch"),
     ("Memory", "footprint per device against capacity, the capacity wall"),
     ("Compare", "any number of platforms x models x use cases side by side"),
+    ("Hardware designer", "a device built from compute, memory, SRAM and node: speed, cost"),
     ("Accuracy", "predictions against published measurements, out of sample; your runs"),
     ("Precision", "mixed-precision bit allocation within memory / TPOT budgets"),
     ("Serving", "a replica (or prefill/decode pools) under load, P50/P99 against the rate"),
@@ -94,7 +96,7 @@ def model_table() -> pd.DataFrame:
                 "layers": model.num_layers,
                 "hidden size": model.hidden_size,
                 "config source": model.source,
-                "link": source_link(model.source or ""),
+                "link": source_link(model.source or "") or "",
             }
         )
     return pd.DataFrame(rows)
@@ -117,7 +119,7 @@ def hardware_table() -> pd.DataFrame:
                 "memory bandwidth": human_rate(memory.bandwidth_bytes_per_s, "B/s"),
                 "capacity (decimal)": human_bytes(memory.capacity_bytes),
                 "datasheet source": platform.source,
-                "link": source_link(platform.source or ""),
+                "link": source_link(platform.source or "") or "",
             }
         )
     return pd.DataFrame(rows)

@@ -122,7 +122,14 @@ def render() -> None:
         by_batch = checked(sweep, selection, "batch", batches)
         by_batch["tpot_ms"] = by_batch["tpot_s"] * 1e3
         figure = sweep_figure(
-            by_batch, "batch", "tpot_ms", "batch", "TPOT (ms)", selection.batch, log_y=True
+            by_batch,
+            "batch",
+            "tpot_ms",
+            "batch",
+            "TPOT (ms)",
+            selection.batch,
+            log_y=True,
+            y_format=lambda ms: human_seconds(ms / 1e3),
         )
         show_chart(figure, by_batch, "tpot_vs_batch", "TPOT against batch")
     show_commands(

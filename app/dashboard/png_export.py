@@ -93,11 +93,12 @@ _RENDERER: _Renderer | None = None
 STARTS = [0]
 
 
-def figure_png(figure: go.Figure, browser: Path) -> bytes:
+def figure_png(figure: go.Figure, browser: Path, scale: float = SCALE) -> bytes:
     """The figure as PNG bytes, drawn in ``browser`` (a Chromium executable).
 
     Size: the figure's layout width and height in pixels (`DEFAULT_WIDTH_PX` and
-    `DEFAULT_HEIGHT_PX` where unset), times `SCALE`. The first call starts the
+    `DEFAULT_HEIGHT_PX` where unset), times ``scale`` device pixels per layout pixel
+    (`SCALE` for the page's downloads; the notebooks' static images use 1). The first call starts the
     process's one headless browser (about a second); later calls reuse it.
     """
     global _RENDERER
@@ -106,7 +107,7 @@ def figure_png(figure: go.Figure, browser: Path) -> bytes:
         "format": "png",
         "width": layout.width or DEFAULT_WIDTH_PX,
         "height": layout.height or DEFAULT_HEIGHT_PX,
-        "scale": SCALE,
+        "scale": scale,
     }
     with _LOCK:
         if _RENDERER is not None and _RENDERER.browser != browser:

@@ -55,8 +55,12 @@ POLICY_LABELS = {
     "static": "Static batching (32 per batch)",
     "disaggregated": "Disaggregated prefill / decode pools (Splitwise / DistServe)",
 }
-#: Rates of the percentile curves, as multiples of the chosen rate.
-RATE_MULTIPLES = (0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0)
+#: The percentile curves span this range of multiples of the chosen rate.
+CURVE_SPAN = (0.25, 2.0)
+#: Mantissas of the round rates (requests/s) the curves are drawn at: 1, 1.5, 2, 3, 5, 7
+#: x 10^k. A fixed ladder, not multiples of the chosen rate, so that a slider move
+#: simulates the new rate only (and a ladder rate entering the span), not six others.
+LADDER_MANTISSAS = (1.0, 1.5, 2.0, 3.0, 5.0, 7.0)
 SEED = 0
 #: How `search.serving` words a run too short to judge sustainability.
 TOO_FEW = "too few arrivals"
@@ -193,27 +197,37 @@ def simulate(
     return summary, result.sustainable, result.verdict, timeline
 
 
+def curve_rates(rate: float) -> tuple[float, ...]:
+    """The rates (requests/s) of the percentile curves around ``rate``: every round rate
+    of `LADDER_MANTISSAS` within `CURVE_SPAN` times ``rate``, and ``rate`` itself."""
+    low, high = CURVE_SPAN[0] * rate, CURVE_SPAN[1] * rate
+    ladder = {
+        float(f"{mantissa * 10.0**exponent:.6g}")
+        for exponent in range(math.floor(math.log10(low)) - 1, math.ceil(math.log10(high)) + 1)
+        for mantissa in LADDER_MANTISSAS
+    }
+    return tuple(sorted({r for r in ladder if low * (1 - 1e-9) <= r <= high * (1 + 1e-9)} | {rate}))
+
+
 @st.cache_data(show_spinner=False, max_entries=64)
 def rate_curve(
     selection: Selection,
     policy: str,
     traffic: Traffic,
-    rate: float,
+    rates: tuple[float, ...],
     duration: float,
     slo: SLO,
     pools: Pools,
 ) -> pd.DataFrame:
     """P50 and P99 TTFT and TPOT (ms), prefix hit rate and sustainability at each of
-    `RATE_MULTIPLES` times ``rate`` (each run from `simulate`'s cache when seen before;
-    one cache lookup per rerun instead of one per point)."""
+    ``rates`` (`curve_rates`; each run from `simulate`'s cache when seen before; one
+    cache lookup per rerun instead of one per point)."""
     rows = []
-    for multiple in RATE_MULTIPLES:
-        point, ok, _, _ = simulate(
-            selection, policy, traffic, rate * multiple, duration, slo, pools
-        )
+    for point_rate in rates:
+        point, ok, _, _ = simulate(selection, policy, traffic, point_rate, duration, slo, pools)
         rows.append(
             {
-                "rate": rate * multiple,
+                "rate": point_rate,
                 **{
                     f"{name}_p{p}_ms": point[f"{name}_s_p{p}"] * 1e3
                     for name in ("ttft", "tpot")
@@ -283,9 +297,12 @@ CURVES = {
 SLO_COLOR = "#444444"
 
 
-def percentile_figure(table: pd.DataFrame, slo: SLO, title: str = "") -> go.Figure:
+def percentile_figure(
+    table: pd.DataFrame, slo: SLO, title: str = "", chosen_rate: float | None = None
+) -> go.Figure:
     """P50 and P99 of TTFT (left panel) and TPOT (right) against the rate, each on its
-    own log axis in human time units, with the P99 SLO of each as a labelled dashed line."""
+    own log axis in human time units, with the P99 SLO of each as a labelled dashed line
+    and ``chosen_rate`` (the cards' rate) as a dotted vertical line in both panels."""
     traces = []
     for column, (name, color, dash) in CURVES.items():
         panel = "" if column.startswith("ttft") else "2"
@@ -309,6 +326,19 @@ def percentile_figure(table: pd.DataFrame, slo: SLO, title: str = "") -> go.Figu
     annotations: list[dict[str, object]] = []
     for panel, limit, label in (("", slo.ttft_s, "TTFT"), ("2", slo.tpot_s, "TPOT")):
         prefix = label.lower()
+        if chosen_rate is not None:
+            shapes.append(
+                {
+                    "type": "line",
+                    "xref": f"x{panel}",
+                    "x0": chosen_rate,
+                    "x1": chosen_rate,
+                    "yref": f"y{panel} domain",
+                    "y0": 0,
+                    "y1": 1,
+                    "line": {"dash": "dot", "color": "gray"},
+                }
+            )
         values = [*table[f"{prefix}_p50_ms"] / 1e3, *table[f"{prefix}_p99_ms"] / 1e3]
         if limit is not None:
             values.append(limit)
@@ -359,6 +389,13 @@ def percentile_figure(table: pd.DataFrame, slo: SLO, title: str = "") -> go.Figu
     return go.Figure(traces, layout)
 
 
+def count_step(peak: float, ticks: int = 5) -> int:
+    """A whole, round (1-2-5) tick step giving about ``ticks`` ticks from 0 to ``peak``."""
+    raw = max(peak / ticks, 1.0)
+    decade = 10 ** math.floor(math.log10(raw))
+    return int(next(m * decade for m in (1, 2, 5, 10) if m * decade >= raw))
+
+
 def occupancy_figure(timeline: pd.DataFrame, title: str = "") -> go.Figure:
     """KV-cache occupancy (left axis, share of capacity) and waiting requests (right
     axis, from 0) over the run."""
@@ -380,7 +417,11 @@ def occupancy_figure(timeline: pd.DataFrame, title: str = "") -> go.Figure:
     figure.update_layout(
         title={"text": title},
         xaxis_title="time, s",
-        yaxis={"title": "KV cache used (share of capacity)", "range": [0, 1.05]},
+        yaxis={
+            "title": "KV cache used (share of capacity)",
+            "range": [0, 1.05],
+            "tickformat": ".0%",
+        },
         yaxis2={
             "title": "waiting requests",
             "overlaying": "y",
@@ -388,6 +429,10 @@ def occupancy_figure(timeline: pd.DataFrame, title: str = "") -> go.Figure:
             "range": [0, max(1.0, 1.05 * peak)],
             "rangemode": "nonnegative",
             "showgrid": False,
+            # Whole requests: plotly's own ticks on [0, 1] read 0.19, 0.381, ...
+            "tickmode": "linear",
+            "tick0": 0,
+            "dtick": count_step(peak),
         },
         legend={"orientation": "h", "y": -0.2},
         margin={"t": 60},
@@ -494,11 +539,14 @@ def render() -> None:
     else:
         (st.success if sustainable else st.error)(verdict)
 
-    table = checked(rate_curve, selection, policy, traffic, rate, duration, slo, pools)
+    rates = curve_rates(rate)
+    table = checked(rate_curve, selection, policy, traffic, rates, duration, slo, pools)
     st.subheader("Latency percentiles against the rate")
     where = f"{selection.model} on {selection.hw}, {POLICY_LABELS[policy]}"
     show_chart(
-        percentile_figure(table, slo, f"Latency percentiles against the rate: {where}"),
+        percentile_figure(
+            table, slo, f"Latency percentiles against the rate: {where}", chosen_rate=rate
+        ),
         table,
         "serving_percentiles_vs_rate",
     )
@@ -508,7 +556,8 @@ def render() -> None:
         timeline,
         "serving_kv_occupancy",
     )
-    mesh = f"{selection.tp * selection.pp * selection.ep} devices"
+    devices = selection.tp * selection.pp * selection.ep
+    mesh = f"{devices} device" + ("" if devices == 1 else "s")
     deployment = f"one replica of {mesh}"
     if policy == "disaggregated":
         deployment = (
@@ -530,8 +579,10 @@ def render() -> None:
         selection,
         serve_command(selection, policy, traffic, rate, duration, slo, pools),
         serve_command(selection, policy, traffic, "<rate>", duration, slo, pools),
-        note="The first prints this rate's figures; the second, with each rate of the "
-        "curve, its points.",
+        note="The first prints this rate's figures (the dotted line on the curves); the "
+        "second, with each rate of the curve ("
+        + ", ".join(f"{r:g}" for r in rates)
+        + " requests/s), its points.",
     )
 
 
