@@ -47,6 +47,7 @@ import numpy as np
 from genz import StepCost
 from roofline import InputError
 
+from . import compiled
 from .clients import Clients
 from .config import SchedulerConfig
 from .emissions import DecodeClock, Emissions
@@ -521,6 +522,10 @@ def simulate_pool(
     if isinstance(replicas, bool) or not isinstance(replicas, int) or replicas < 1:
         raise InputError(f"replicas must be an integer >= 1, got {replicas!r}")
     refuse_closed_pool(workload, replicas)
+    if compiled.eligible(workload, config, replicas):
+        done = compiled.simulate(workload, cost, config, kv_capacity_tokens, prefilled)
+        if done is not None:
+            return _compiled_record(done, workload, cost, kv_capacity_tokens, progress)
     requests = _Requests(workload, prefilled, 0.0 if prefilled else config.request_overhead_s)
     engines = [
         _Engine(requests, cost, config, kv_capacity_tokens, prefilled) for _ in range(replicas)
@@ -553,6 +558,42 @@ def simulate_pool(
         arrival_s=None if requests.clients.sent is None else np.asarray(requests.clients.sent),
         admitted_s=np.asarray(requests.admitted, float),
         engine_arrival_s=requests.clients.engine_arrivals(),
+    )
+
+
+def _compiled_record(
+    done: tuple[dict[str, np.ndarray], np.ndarray, StepLog, Emissions, int],
+    workload: Workload,
+    cost: StepCost,
+    kv_capacity_tokens: int,
+    progress: Callable[[int], None] | None,
+) -> RunRecord:
+    """The `RunRecord` of a `compiled.simulate` run (one replica, open loop)."""
+    outcome, timeline, work, emissions, steps = done
+    if progress is not None:
+        progress(len(workload))
+    seconds, flop, moved = StepLog.joined([work], cost)
+    itl, counts = Emissions.joined([emissions])
+    return RunRecord(
+        first_token_s=outcome["first_token_s"],
+        finish_s=outcome["finish_s"],
+        preemptions=outcome["preemptions"],
+        rejected=outcome["rejected"],
+        timeline_s=timeline[:, 0],
+        waiting=timeline[:, 1].astype(np.int64),
+        running=timeline[:, 2].astype(np.int64),
+        kv_tokens=timeline[:, 3],
+        kv_capacity_tokens=kv_capacity_tokens,
+        steps=steps,
+        prefix_hits=np.full(len(workload), -1, np.int8),
+        step_s=seconds,
+        step_flop=flop,
+        step_bytes=moved,
+        itl_s=itl,
+        itl_count=counts,
+        arrival_s=None,
+        admitted_s=outcome["admitted_s"],
+        engine_arrival_s=None,
     )
 
 
