@@ -19,6 +19,8 @@ from genz import StepCost
 
 #: Values a `Spool` keeps as Python objects before moving them to a numpy chunk.
 SPILL_FLOATS = 1 << 15
+#: Steps costed together by `StepLog.joined` (bounds its temporary arrays).
+WORK_SLICE = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -139,23 +141,26 @@ class StepLog:
         single = np.concatenate([log.spool.array().reshape(-1, 7) for log in logs])
         runs = [run for log in logs for run in log.runs]
         lengths = [len(run[0]) for run in runs]
-        sequences = np.repeat(np.array([float(run[1]) for run in runs]), lengths)
-        zero = np.zeros(len(sequences))
-
-        def column(k: int, tail: NDArray[np.float64]) -> NDArray[np.float64]:
-            return np.concatenate([single[:, k], tail])
-
-        seconds = column(0, np.concatenate([run[0] for run in runs]) if runs else zero)
-        contexts = column(5, np.concatenate([run[2] for run in runs]) if runs else zero)
-        decoding = column(4, sequences)
-        flop, moved = cost.step_work(
-            column(1, zero),
-            column(2, zero),
-            column(3, zero),
-            decoding,
-            contexts,
-            column(6, sequences),
-        )
+        first = len(single)
+        seconds = np.empty(first + sum(lengths))
+        flop, moved = np.empty(len(seconds)), np.empty(len(seconds))
+        seconds[:first] = single[:, 0]
+        # step_work is elementwise: costed in slices, its temporaries stay small
+        for a in range(0, first, WORK_SLICE):
+            rows = single[a : a + WORK_SLICE]
+            b = a + len(rows)
+            flop[a:b], moved[a:b] = cost.step_work(*(rows[:, k] for k in range(1, 7)))
+        if runs:
+            seconds[first:] = np.concatenate([run[0] for run in runs])
+            contexts = np.concatenate([run[2] for run in runs])
+            sequences = np.repeat(np.array([float(run[1]) for run in runs]), lengths)
+            for a in range(0, len(contexts), WORK_SLICE):
+                d, c = sequences[a : a + WORK_SLICE], contexts[a : a + WORK_SLICE]
+                zero = np.zeros(len(d))
+                b = first + a + len(d)
+                flop[first + a : b], moved[first + a : b] = cost.step_work(
+                    zero, zero, zero, d, c, d
+                )
         return seconds, flop, moved
 
 
