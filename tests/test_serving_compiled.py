@@ -1,8 +1,8 @@
 """The compiled event loop (`search.serving.compiled`) gives the Python loop's run bit
 for bit: every array of the `RunRecord` equal, on each configuration it covers (long
 and short decode runs, both policies, recompute and swap preemption, rejections, a
-decode pool's prefilled requests, a profile with fixed costs, two context operators),
-and numpy's pairwise sum reproduced exactly."""
+decode pool's prefilled requests, a profile with fixed costs, two context operators,
+closed-loop clients and front-end time), and numpy's pairwise sum reproduced exactly."""
 
 import dataclasses
 import math
@@ -17,7 +17,7 @@ from search.serving import (
     Workload,
     build_replica,
     compiled,
-    compiled_state,
+    compiled_loop,
     simulate_pool,
     synthetic_workload,
 )
@@ -58,6 +58,36 @@ CASES = {
     "swap": (dict(rate=25.0), dict(policy="continuous", preemption="swap"), None, 30000),
     "rejections": (dict(rate=5.0, input_tokens=3000), dict(policy="continuous"), None, 5000),
 }
+
+
+CLOSED = {
+    "closed, all at once": (dict(requests=1500, max_concurrency=32), dict(policy="continuous")),
+    "closed at a rate, front end": (
+        dict(requests=1000, max_concurrency=8, rate=20.0),
+        dict(policy="chunked", max_batched_tokens=2048, request_overhead_s=0.01),
+    ),
+    "open, front end": (dict(requests=2000, rate=40.0), dict(request_overhead_s=0.02)),
+    "closed, rejections": (
+        dict(requests=600, max_concurrency=4, input_tokens=3000),
+        dict(policy="continuous", kv_capacity_tokens=5000),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(CLOSED))
+def test_compiled_clients_equal_python_clients(monkeypatch, name):
+    """Closed-loop clients and front-end time: sends, engine arrivals, every record."""
+    shape, scheduler = CLOSED[name]
+    shape = dict(shape)
+    workload = synthetic_workload(shape.pop("rate", math.inf), 1.0, seed=7, **shape)
+    config = SchedulerConfig(**scheduler)
+    replica = build_replica(MODEL, PLATFORM, workload, config=config)
+    fast, slow = both(monkeypatch, workload, replica.cost, config, replica.kv_capacity_tokens)
+    assert_same(fast, slow)
+    if workload.max_concurrency is not None:
+        assert slow.arrival_s is not None and np.ptp(slow.arrival_s) > 0
+    if config.request_overhead_s:
+        assert slow.engine_arrival_s is not None
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -102,18 +132,15 @@ def test_runs_it_does_not_cover_take_the_python_loop():
     assert compiled.eligible(workload, SchedulerConfig(), 1)
     assert not compiled.eligible(workload, SchedulerConfig(), 2)
     assert not compiled.eligible(workload, SchedulerConfig(scheduler_steps=4), 1)
-    assert not compiled.eligible(workload, SchedulerConfig(request_overhead_s=0.01), 1)
     assert not compiled.eligible(workload, SchedulerConfig(policy="static"), 1)
     shared = synthetic_workload(5.0, 10.0, seed=1, prefix_share=0.5, prefix_tokens=100)
     assert not compiled.eligible(shared, SchedulerConfig(), 1)
-    closed = synthetic_workload(math.inf, 1.0, requests=20, max_concurrency=4)
-    assert not compiled.eligible(closed, SchedulerConfig(), 1)
 
 
 @pytest.mark.parametrize("n", [0, 1, 7, 8, 9, 15, 16, 17, 127, 128, 129, 200, 1000, 8193, 20000])
 def test_pairwise_sum_is_numpys(n):
     rng = np.random.default_rng(n)
     values = rng.random(n) * 10 ** rng.uniform(-6, 6, n)
-    assert compiled_state.pairwise_sum(values, 0, n) == values.sum()
+    assert compiled_loop.pairwise_sum(values, 0, n) == values.sum()
     if n > 3:  # a slice starting inside the array, as the loop sums a run's steps
-        assert compiled_state.pairwise_sum(values, 3, n - 3) == values[3:].sum()
+        assert compiled_loop.pairwise_sum(values, 3, n - 3) == values[3:].sum()

@@ -41,6 +41,7 @@ import math
 from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -562,13 +563,13 @@ def simulate_pool(
 
 
 def _compiled_record(
-    done: tuple[dict[str, np.ndarray], np.ndarray, StepLog, Emissions, int],
+    done: tuple[dict[str, Any], np.ndarray, StepLog, Emissions, int],
     workload: Workload,
     cost: StepCost,
     kv_capacity_tokens: int,
     progress: Callable[[int], None] | None,
 ) -> RunRecord:
-    """The `RunRecord` of a `compiled.simulate` run (one replica, open loop)."""
+    """The `RunRecord` of a `compiled.simulate` run (one replica)."""
     outcome, timeline, work, emissions, steps = done
     if progress is not None:
         progress(len(workload))
@@ -591,9 +592,9 @@ def _compiled_record(
         step_bytes=moved,
         itl_s=itl,
         itl_count=counts,
-        arrival_s=None,
+        arrival_s=outcome["arrival_s"],
         admitted_s=outcome["admitted_s"],
-        engine_arrival_s=None,
+        engine_arrival_s=outcome["engine_arrival_s"],
     )
 
 

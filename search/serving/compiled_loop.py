@@ -1,7 +1,10 @@
-"""The numba functions the compiled loop (`compiled`) is made of, each the compiled
-twin of one `engine._Engine` method (named in its docstring) with the same operations in
-the same order: step costs (`genz.StepCost.step_time` and ``decode_time``), chunks to
-clients, joining and leaving the decoding set, preemption, admission, a prefill step.
+"""The compiled loop of `compiled`: numba functions, each the compiled twin of one
+`engine._Engine` method (named in its docstring) with the same operations in the same
+order: step costs (`genz.StepCost.step_time` and ``decode_time``), chunks to clients,
+closed-loop sends, joining and leaving the decoding set, preemption, admission, a prefill
+step, a decode run, and the loop. Every jitted function is in this one file: numba keys
+its on-disk cache on the file of the function compiled, so a callee in another file
+could change without the caller's cached machine code noticing.
 The loop's state is two small arrays (``state``: integers at the indices below;
 ``clock``: time and last chunk, s), per-request arrays (``per``) and numba lists."""
 
@@ -10,6 +13,11 @@ from __future__ import annotations
 import heapq
 import math
 from typing import Any
+
+import numpy as np
+
+#: Decode runs of at most this many steps are costed step by step (`engine.SHORT_RUN`).
+SHORT_RUN = 6
 
 njit: Any
 try:  # numba is a dependency; the Python loop stays the fallback
@@ -151,6 +159,24 @@ def leave_decode(i: int, state: Any, per: Any, order: Any, fresh: Any) -> int:
 
 
 @jit
+def send_next(t: float, per: Any) -> None:
+    """`clients.Clients.send_next`: a closed-loop client is free at ``t``: the next
+    request is sent (``per[13:18]``: engine arrivals, earliest and actual send times,
+    [front end free, front-end time, concurrency or -1], [next unsent])."""
+    arrival, earliest, sent, clients, unsent = per[13], per[14], per[15], per[16], per[17]
+    k = unsent[0]
+    if clients[2] < 0 or k >= len(arrival):
+        return
+    sent[k] = max(earliest[k], t)
+    seen = sent[k]
+    if clients[1] != 0:  # Clients.front_end
+        seen = max(sent[k], clients[0]) + clients[1]
+        clients[0] = seen
+    arrival[k] = seen
+    unsent[0] = k + 1
+
+
+@jit
 def join_decode(
     i: int, state: Any, clock: Any, per: Any, heap: Any, order: Any, fresh: Any, slack: int
 ) -> None:
@@ -166,6 +192,7 @@ def join_decode(
     if remaining <= 0:
         state[KV] -= context + slack
         finish[i] = clock[T]
+        send_next(clock[T], per)
         return
     g = state[G]
     joined_step[i], joined_ctx[i], joined_due[i] = g, context, g + remaining
@@ -200,6 +227,7 @@ def finish_due(
         generated[i] = output[i]
         state[KV] -= context + slack
         finish[i] = clock[T]
+        send_next(clock[T], per)
 
 
 @jit
@@ -262,6 +290,7 @@ def admit(
             state[HEAD] = (state[HEAD] + 1) % len(waiting)
             state[WAITING] -= 1
             rejected[i] = True
+            send_next(clock[T], per)
             continue
         want = need + state[D] * block_tokens
         if capacity - state[KV] < want:
@@ -351,3 +380,313 @@ def prefill_step(
         if math.isnan(first[i]):
             first[i] = clock[T]
         join_decode(i, state, clock, per, heap, order, fresh, slack)
+
+
+@jit
+def decode_run(
+    until: float,
+    tab: Any,
+    state: Any,
+    clock: Any,
+    per: Any,
+    heap: Any,
+    order: Any,
+    fresh: Any,
+    logs: Any,
+    waiting: Any,
+    config: Any,
+    link: Any,
+    swap: bool,
+) -> None:
+    """`engine._Engine.decode_run`: decode-only steps until the next event (``until``:
+    the next arrival, infinite when none)."""
+    max_sequences, _, capacity, slack = config
+    d, base = state[D], state[CTX]
+    room = capacity - state[KV]
+    if room < d:
+        preempt(state, clock, per, order, fresh, waiting, slack, link, swap)
+        return
+    steps = min(heap[0][0] - state[G], room // d)
+    if state[WAITING] > 0 or d + state[PREFILLING] >= max_sequences:
+        until = math.inf
+    first = decode_time(tab, d, float(base + d))
+    if first < 0:
+        state[ERROR] = 1
+        return
+    if until < math.inf:
+        steps = max(1, min(steps, int((until - clock[T]) / first) + 1))
+    gaps, counts, singles = logs[0], logs[1], logs[2]
+    start = clock[T]
+    if steps <= SHORT_RUN:  # step by step: stop at the step during which it arrives
+        elapsed, taken = first, 1
+        singles.append(first)
+        singles.append(0.0)
+        singles.append(0.0)
+        singles.append(0.0)
+        singles.append(float(d))
+        singles.append(float(base + d))
+        singles.append(float(d))
+        emit(start + first, d, state, clock, fresh, logs)
+        while taken < steps and start + elapsed < until:
+            taken += 1
+            context = base + d * taken
+            seconds = decode_time(tab, d, float(context))
+            singles.append(seconds)
+            singles.append(0.0)
+            singles.append(0.0)
+            singles.append(0.0)
+            singles.append(float(d))
+            singles.append(float(context))
+            singles.append(float(d))
+            elapsed += seconds
+            gaps.append(seconds)
+            counts.append(float(d))
+        clock[LAST] = start + elapsed
+        steps = taken
+    else:  # as one run (engine: decode_times, cumsum, searchsorted)
+        run_times, run_ctx, run_meta, run_gaps, run_counts = (
+            logs[3],
+            logs[4],
+            logs[5],
+            logs[6],
+            logs[7],
+        )
+        at = len(run_times)
+        left = until - start
+        elapsed = 0.0
+        used = steps
+        for k in range(steps):
+            context = base + d * float(k + 1)
+            seconds = decode_time(tab, d, context)
+            elapsed += seconds
+            run_times.append(seconds)
+            run_ctx.append(context)
+            if until < math.inf and elapsed >= left:
+                used = k + 1
+                break
+        steps = used
+        run_meta.append(at)
+        run_meta.append(used)
+        run_meta.append(d)
+        emit(start + run_times[at], d, state, clock, fresh, logs)
+        if used > 1:
+            for k in range(at + 1, at + used):
+                run_gaps.append(run_times[k])
+                run_counts.append(float(d))
+            clock[LAST] = start + pairwise_sum(run_times, at, used)
+    clock[T] += elapsed
+    state[STEPS] += steps
+    state[G] += steps
+    state[CTX] += steps * d
+    state[KV] += steps * d
+    if heap[0][0] <= state[G]:
+        finish_due(state, clock, per, heap, order, fresh, slack)
+
+
+@jit
+def floats_of(values: Any) -> Any:
+    out = np.empty(len(values))
+    for k in range(len(values)):
+        out[k] = values[k]
+    return out
+
+
+@jit
+def loop(
+    arrival: Any,
+    per: Any,
+    tab: Any,
+    chunked: bool,
+    prefilled: bool,
+    budget: int,
+    config: Any,
+    link: Any,
+    swap: bool,
+) -> Any:
+    """`engine._Engine.advance` to the end for one replica (module doc)."""
+    n = len(arrival)
+    prompt, swapped = per[0], per[4]
+    max_sequences, _, capacity, slack = config
+    state = np.zeros(12, np.int64)
+    clock = np.zeros(2)
+    heap = [(0, 0)]
+    heap.pop()
+    order = [0]
+    order.pop()
+    ids = [0]
+    ids.pop()
+    stamps = [0]
+    stamps.pop()
+    fresh = (ids, stamps, np.zeros(n, np.bool_), np.zeros(n), np.zeros(n, np.int64))
+    floats = [0.0]
+    floats.pop()
+    meta_list = [0]
+    meta_list.pop()
+    logs = (
+        floats,
+        floats.copy(),
+        floats.copy(),
+        floats.copy(),
+        floats.copy(),
+        meta_list,
+        floats.copy(),
+        floats.copy(),
+        floats.copy(),
+    )
+    timeline = logs[8]
+    waiting = np.empty(n, np.int64)
+    taken = np.empty((max_sequences, 2), np.int64)
+    chunks = np.empty((max_sequences, 3), np.int64)
+    done = np.empty(max_sequences, np.int64)
+    pending = np.empty((max_sequences, 2), np.int64)  # chunked: [id, prompt tokens left]
+    k = 0
+    while True:
+        if k < n and arrival[k] <= clock[T]:
+            while k < n and arrival[k] <= clock[T]:
+                if prefilled:
+                    swapped[k] = prompt[k]
+                    state[SWAPPED] += 1
+                waiting[(state[HEAD] + state[WAITING]) % n] = k
+                state[WAITING] += 1
+                k += 1
+        if not (state[WAITING] or state[D] or state[PREFILLING]):
+            if k >= n or arrival[k] == math.inf:
+                break
+            clock[T] = max(clock[T], arrival[k])
+            continue
+        until = arrival[k] if k < n else math.inf
+        if chunked:
+            room = budget - state[D]
+            if capacity - state[KV] < state[D]:
+                preempt(state, clock, per, order, fresh, waiting, slack, link, swap)
+            else:
+                count = admit(
+                    room, False, state, clock, per, heap, order, fresh, waiting, taken, config, link
+                )
+                for j in range(count):
+                    pending[state[PREFILLING], 0] = taken[j, 0]
+                    pending[state[PREFILLING], 1] = taken[j, 1]
+                    state[PREFILLING] += 1
+                if not state[PREFILLING]:
+                    if state[D]:
+                        until = arrival[k] if k < n else math.inf
+                        decode_run(
+                            until,
+                            tab,
+                            state,
+                            clock,
+                            per,
+                            heap,
+                            order,
+                            fresh,
+                            logs,
+                            waiting,
+                            config,
+                            link,
+                            swap,
+                        )
+                else:
+                    m = 0
+                    for e in range(state[PREFILLING]):
+                        if room <= 0:
+                            break
+                        i, left = pending[e, 0], pending[e, 1]
+                        q = min(left, room)
+                        room -= q
+                        pending[e, 1] -= q
+                        chunks[m, 0], chunks[m, 1], chunks[m, 2] = i, q, prompt[i] - pending[e, 1]
+                        m += 1
+                    kept = 0
+                    for e in range(state[PREFILLING]):
+                        if pending[e, 1] > 0:
+                            pending[kept, 0], pending[kept, 1] = pending[e, 0], pending[e, 1]
+                            kept += 1
+                    state[PREFILLING] = kept
+                    prefill_step(
+                        chunks,
+                        m,
+                        True,
+                        tab,
+                        state,
+                        clock,
+                        per,
+                        heap,
+                        order,
+                        fresh,
+                        logs,
+                        done,
+                        slack,
+                    )
+        else:
+            count = 0
+            if state[WAITING]:
+                count = admit(
+                    budget,
+                    True,
+                    state,
+                    clock,
+                    per,
+                    heap,
+                    order,
+                    fresh,
+                    waiting,
+                    taken,
+                    config,
+                    link,
+                )
+            if count:
+                for j in range(count):
+                    i = taken[j, 0]
+                    chunks[j, 0], chunks[j, 1], chunks[j, 2] = i, taken[j, 1], prompt[i]
+                prefill_step(
+                    chunks,
+                    count,
+                    False,
+                    tab,
+                    state,
+                    clock,
+                    per,
+                    heap,
+                    order,
+                    fresh,
+                    logs,
+                    done,
+                    slack,
+                )
+            elif state[D]:
+                until = arrival[k] if k < n else math.inf
+                decode_run(
+                    until,
+                    tab,
+                    state,
+                    clock,
+                    per,
+                    heap,
+                    order,
+                    fresh,
+                    logs,
+                    waiting,
+                    config,
+                    link,
+                    swap,
+                )
+        if state[ERROR]:
+            break
+        timeline.append(clock[T])
+        timeline.append(float(state[WAITING]))
+        timeline.append(float(state[D] + state[PREFILLING]))
+        timeline.append(float(state[KV]))
+    meta = np.empty(len(logs[5]), np.int64)
+    for j in range(len(logs[5])):
+        meta[j] = logs[5][j]
+    arrays = (
+        floats_of(logs[0]),
+        floats_of(logs[1]),
+        floats_of(logs[2]),
+        floats_of(logs[3]),
+        floats_of(logs[4]),
+        floats_of(logs[6]),
+        floats_of(logs[7]),
+        floats_of(logs[8]),
+    )
+    return state, meta, arrays
