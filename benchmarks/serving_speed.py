@@ -4,7 +4,8 @@ Target (issue #24): under 2 s of wall time for 100,000 requests of the ``chat`` 
 case on one replica. For each policy, prints the step-cost build time, the simulation
 time of the compiled loop (`search.serving.compiled`, numba) and of the Python loop
 (`search.serving.engine`, ``CODESIGN_SERVING_CORE=python``) on the same requests in
-this process, their ratio, whether the two runs are identical (every `RunRecord`
+this process, their ratio (wall and CPU time: on a shared machine the CPU time is
+the steadier figure), whether the two runs are identical (every `RunRecord`
 array), and the ratio to the target. The compiled loop is loaded (or compiled, the
 first time on a machine) by a warm-up run of 50 requests, timed apart. Then the same
 requests on disaggregated pools of two prefill and two decode replicas (least-loaded
@@ -92,9 +93,9 @@ def main() -> None:
                 workload,
                 config=SchedulerConfig(policy=policy, max_batched_tokens=budget),
             )
-            built = time.perf_counter()
+            built, cpu = time.perf_counter(), time.process_time()
             result = run(workload, replica)
-            end = time.perf_counter()
+            end, cpu = time.perf_counter(), time.process_time() - cpu
             wall = end - start
             line = (
                 f"{policy:<11} build {built - start:.3f} s, simulate {end - built:.2f} s: "
@@ -109,9 +110,10 @@ def main() -> None:
             fast = simulate_replica(workload, replica)
             os.environ[CORE_VARIABLE] = "python"
             try:
-                begin = time.perf_counter()
+                begin, python_cpu = time.perf_counter(), time.process_time()
                 slow_result = run(workload, replica)
                 python_wall = time.perf_counter() - begin
+                python_cpu = time.process_time() - python_cpu
                 slow = simulate_replica(workload, replica)
             finally:
                 del os.environ[CORE_VARIABLE]
@@ -119,6 +121,8 @@ def main() -> None:
             print(
                 f"{'':<11} Python loop: simulate {python_wall:.2f} s; compiled / Python "
                 f"{(end - built) / python_wall:.3f} ({python_wall / (end - built):.1f}x faster); "
+                f"CPU time of the simulation {cpu:.2f} s compiled, {python_cpu:.2f} s Python "
+                f"({python_cpu / cpu:.1f}x); "
                 f"records and summary {'identical' if identical else 'DIFFER'}"
             )
         start = time.perf_counter()
