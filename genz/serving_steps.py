@@ -173,7 +173,7 @@ class StepCost:
         contexts = np.asarray(context_sums, float)
         if sequences <= 0:
             return np.zeros(contexts.shape)
-        base, operators = self._decode_terms(sequences)
+        base, operators = self.decode_terms(sequences)
         if not operators:
             return np.full(contexts.shape, base)
         total: Any = base
@@ -186,19 +186,22 @@ class StepCost:
         """`step_time` of one decode-only step (`decode_times`), seconds."""
         if sequences <= 0:
             return 0.0
-        total, operators = self._decode_terms(sequences)
+        total, operators = self.decode_terms(sequences)
         for compute, memory, slope_c, slope_m, overhead in operators:
             total = total + max(compute + slope_c * context_sum, memory + slope_m * context_sum)
             total = total + overhead
         return total
 
-    def _decode_terms(
+    def decode_terms(
         self, sequences: int
     ) -> tuple[float, list[tuple[float, float, float, float, float]]]:
         """For a decode-only step of ``sequences`` sequences: the terms of `_combine` that
         do not depend on the context sum (token and head tables, the runtime's fixed
-        cost), and per context operator its compute and memory constants, their slopes
-        in the context sum, and its overhead; checked against the tables."""
+        cost; seconds), and per context operator its compute and memory constants (s),
+        their slopes in the context sum (s per token), and its overhead (s); checked
+        against the tables. `decode_time` is ``constant`` plus, operator by operator,
+        ``max(compute + slope_c x context, memory + slope_m x context)`` then
+        ``overhead``, added in that order (a caller may inline it)."""
         known = self._decode_cache.get(sequences)
         if known is not None:
             return known
@@ -227,7 +230,7 @@ class StepCost:
     def _decode_cache(
         self,
     ) -> dict[int, tuple[float, list[tuple[float, float, float, float, float]]]]:
-        """`_decode_terms` by sequence count, filled as the simulator asks."""
+        """`decode_terms` by sequence count, filled as the simulator asks."""
         return {}
 
     def step_work(

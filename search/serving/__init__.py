@@ -25,8 +25,9 @@ from .capacity import (
 )
 from .config import POLICIES, PREEMPTION, SchedulerConfig
 from .energy import Pool, ServingEconomics, pool_economics
-from .engine import RunRecord, simulate_pool
+from .engine import simulate_pool
 from .metrics import PERCENTILES, SLO, ServingResult, meets_percentiles, slo_misses, summarise
+from .records import RunRecord
 from .routing import ROUTING, route
 from .schedulers import (
     DisaggregatedRun,

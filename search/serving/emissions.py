@@ -22,14 +22,16 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from .records import Spool
+
 
 class Emissions:
-    """The (gap, count) samples of one replica: scalars appended one by one, runs of
-    steps as arrays."""
+    """The (gap, count) samples of one replica: scalars appended one by one (to the
+    ``gaps`` and ``counts`` lists of two `records.Spool`), runs of steps as arrays."""
 
     def __init__(self) -> None:
-        self.gaps: list[float] = []
-        self.counts: list[float] = []
+        self.gap_spool, self.count_spool = Spool(), Spool()
+        self.gaps, self.counts = self.gap_spool.buffer, self.count_spool.buffer
         self.runs: list[tuple[NDArray[np.float64], NDArray[np.float64]]] = []
 
     def add(self, gap: float, count: float) -> None:
@@ -40,11 +42,16 @@ class Emissions:
     def extend(self, gaps: NDArray[np.float64], counts: NDArray[np.float64]) -> None:
         self.runs.append((gaps, counts))
 
+    def spill(self) -> None:
+        """Move the scalars appended so far to numpy chunks (`records.Spool`)."""
+        self.gap_spool.spill()
+        self.count_spool.spill()
+
     @staticmethod
     def joined(logs: Sequence[Emissions]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """Every sample of ``logs`` as (gaps s, counts), in no particular order."""
-        gaps = [np.asarray(log.gaps, float) for log in logs]
-        counts = [np.asarray(log.counts, float) for log in logs]
+        gaps = [log.gap_spool.array() for log in logs]
+        counts = [log.count_spool.array() for log in logs]
         gaps += [run[0] for log in logs for run in log.runs]
         counts += [run[1] for log in logs for run in log.runs]
         return np.concatenate(gaps), np.concatenate(counts)

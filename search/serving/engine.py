@@ -5,7 +5,10 @@ State is a handful of sums kept up to date (decoding sequences ``D``, the sum of
 contexts, KV tokens reserved) plus a heap of the decode step at which each sequence
 finishes, so the loop does O(1) work per step outside the requests it touches. Runs
 of decode-only steps between events (an arrival that can be admitted, a completion, KV
-exhaustion) are costed as one array of steps (`genz.StepCost.decode_times`).
+exhaustion) are costed as one array of steps (`genz.StepCost.decode_times`), short ones
+step by step with the decode set's constant terms looked up once
+(`genz.StepCost.decode_terms`). What the loop logs goes to compact buffers
+(`records.Spool`).
 
 Prefix cache (vLLM's automatic prefix caching): a replica keeps the KV of every shared
 prefix it has computed, in the same paged budget as the sequences. A request whose
@@ -36,184 +39,26 @@ from __future__ import annotations
 import heapq
 import math
 from bisect import bisect_right
-from collections import OrderedDict, deque
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from itertools import chain
+from collections import deque
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
 from genz import StepCost
 from roofline import InputError
 
+from . import compiled
+from .clients import Clients
 from .config import SchedulerConfig
 from .emissions import DecodeClock, Emissions
+from .prefix_cache import PrefixCache
+from .records import SPILL_FLOATS, RunRecord, Spool, StepLog, merged_timeline
 from .routing import route
 from .workload import Workload
 
 #: Decode runs of at most this many steps are costed step by step in plain Python.
 SHORT_RUN = 6
-
-
-@dataclass(frozen=True)
-class RunRecord:
-    """What one simulated replica did.
-
-    Per request (NaN where it did not happen): ``first_token_s`` and ``finish_s``
-    (absolute times, s), ``preemptions``, ``rejected`` (a prompt larger than the whole
-    KV cache), ``prefix_hits`` (1: its prefix was cached at its first admission, 0: it
-    was not, -1: no prefix or never admitted). Per loop iteration: ``timeline_s`` with
-    ``waiting``, ``running`` and ``kv_tokens`` (KV tokens reserved, cached prefixes
-    included) after it (summed over the replicas of a pool); ``kv_capacity_tokens``
-    (of the pool); ``steps`` (of all its replicas). Per step of every replica:
-    ``step_s`` (its time, s), ``step_flop`` and ``step_bytes`` (per-device FLOP and
-    main-memory bytes, `genz.StepCost.step_work`), for the energy of the run.
-    Per streamed chunk: ``itl_s`` (gaps, s) with ``itl_count`` (sequences that saw
-    each), `emissions.Emissions`. ``arrival_s``: when each request was sent by its
-    client (None: at the workload's arrival times and seen by the engine then: open
-    loop, no front-end time). ``admitted_s``: when each was first admitted to a batch
-    (its queueing delay ends; None where not recorded). ``engine_arrival_s``: when the
-    engine saw each (send plus front-end time; None without a front-end time).
-    """
-
-    first_token_s: NDArray[np.float64]
-    finish_s: NDArray[np.float64]
-    preemptions: NDArray[np.int64]
-    rejected: NDArray[np.bool_]
-    timeline_s: NDArray[np.float64]
-    waiting: NDArray[np.int64]
-    running: NDArray[np.int64]
-    kv_tokens: NDArray[np.float64]
-    kv_capacity_tokens: int
-    steps: int
-    prefix_hits: NDArray[np.int8]
-    step_s: NDArray[np.float64]
-    step_flop: NDArray[np.float64]
-    step_bytes: NDArray[np.float64]
-    itl_s: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
-    itl_count: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
-    arrival_s: NDArray[np.float64] | None = None
-    admitted_s: NDArray[np.float64] | None = None
-    engine_arrival_s: NDArray[np.float64] | None = None
-
-
-class StepLog:
-    """Time (s) and aggregates of every step a replica ran (the arguments of
-    `genz.StepCost.step_work`: prefill tokens, their context and pair sums, decode
-    sequences, their context sum, emitting sequences): single steps as seven numbers
-    each in one flat list, runs of decode-only steps as (times, sequences, context sums). FLOP and bytes are
-    computed once, vectorised, by `joined`, off the simulation's hot path."""
-
-    def __init__(self) -> None:
-        self.steps: list[float] = []
-        self.runs: list[tuple[NDArray[np.float64], int, NDArray[np.float64]]] = []
-
-    def add(
-        self,
-        seconds: float,
-        prefill_tokens: float,
-        prefill_context_sum: float,
-        prefill_pairs_sum: float,
-        decode_sequences: float,
-        decode_context_sum: float,
-        emitting: float,
-    ) -> None:
-        self.steps.extend(
-            (
-                seconds,
-                prefill_tokens,
-                prefill_context_sum,
-                prefill_pairs_sum,
-                decode_sequences,
-                decode_context_sum,
-                emitting,
-            )
-        )
-
-    def extend_decode(
-        self, seconds: NDArray[np.float64], sequences: int, context_sums: NDArray[np.float64]
-    ) -> None:
-        """Decode-only steps of ``sequences`` sequences (all emitting) at ``context_sums``."""
-        self.runs.append((seconds, sequences, context_sums))
-
-    @staticmethod
-    def joined(logs: Sequence[StepLog], cost: StepCost) -> tuple[NDArray[np.float64], ...]:
-        """Every step of ``logs`` (replicas sharing ``cost``) as three arrays (seconds,
-        per-device FLOP, bytes): the single steps of every log, then the runs of every
-        log, each in the order it was logged."""
-        single = np.concatenate(
-            [np.fromiter(log.steps, float, len(log.steps)).reshape(-1, 7) for log in logs]
-        )
-        runs = [run for log in logs for run in log.runs]
-        lengths = [len(run[0]) for run in runs]
-        sequences = np.repeat(np.array([float(run[1]) for run in runs]), lengths)
-        zero = np.zeros(len(sequences))
-
-        def column(k: int, tail: NDArray[np.float64]) -> NDArray[np.float64]:
-            return np.concatenate([single[:, k], tail])
-
-        seconds = column(0, np.concatenate([run[0] for run in runs]) if runs else zero)
-        contexts = column(5, np.concatenate([run[2] for run in runs]) if runs else zero)
-        decoding = column(4, sequences)
-        flop, moved = cost.step_work(
-            column(1, zero),
-            column(2, zero),
-            column(3, zero),
-            decoding,
-            contexts,
-            column(6, sequences),
-        )
-        return seconds, flop, moved
-
-
-class Clients:
-    """When each request is sent and when the engine sees it (module doc): open loop
-    (every request sent at its arrival time) or closed loop of ``concurrency`` clients;
-    ``delay`` is `SchedulerConfig.request_overhead_s`, the time in a first-come-first-
-    served front end between a request's send and the engine seeing it.
-    ``arrival`` (engine times; infinite for closed-loop requests not yet sent) is the
-    list the replica reads; ``sent`` the send times (None when they are the arrivals)."""
-
-    def __init__(self, arrivals: list[float], concurrency: int | None, delay: float) -> None:
-        self.concurrency, self.delay = concurrency, delay
-        self.arrival = arrivals
-        self.earliest = arrivals
-        self.sent: list[float] | None = None
-        self.unsent = len(arrivals)
-        self.front_free = -math.inf  # when the front end takes the next request
-        if concurrency is None and delay == 0:
-            return
-        self.earliest = list(arrivals)
-        self.sent = list(arrivals)
-        first = len(arrivals) if concurrency is None else min(concurrency, len(arrivals))
-        self.unsent = first
-        for k in range(first):
-            self.arrival[k] = self.front_end(self.earliest[k])
-        self.arrival[first:] = [math.inf] * (len(arrivals) - first)
-
-    def front_end(self, sent: float) -> float:
-        """When the engine sees a request sent at ``sent``: it waits for the front end
-        to finish the request before it, then spends ``delay`` there."""
-        if self.delay == 0:
-            return sent
-        seen = max(sent, self.front_free) + self.delay
-        self.front_free = seen
-        return seen
-
-    def engine_arrivals(self) -> NDArray[np.float64] | None:
-        """When the engine saw each request (None without a front-end time)."""
-        return np.asarray(self.arrival, float) if self.delay > 0 else None
-
-    def send_next(self, t: float) -> None:
-        """A closed-loop client is free at ``t``: send the next request."""
-        k = self.unsent
-        if self.concurrency is None or k >= len(self.arrival):
-            return
-        assert self.sent is not None
-        self.sent[k] = max(self.earliest[k], t)
-        self.arrival[k] = self.front_end(self.sent[k])
-        self.unsent = k + 1
 
 
 class _Requests:
@@ -237,7 +82,7 @@ class _Requests:
 
 
 class _Engine:
-    """Mutable state of one run (see `simulate_continuous`)."""
+    """Mutable state of one replica's run (`simulate_pool`)."""
 
     def __init__(
         self,
@@ -264,12 +109,7 @@ class _Engine:
         self.swapped: dict[int, int] = {}
         self.capacity = kv_capacity_tokens
         self.slack = config.block_tokens - 1
-        # Prefix cache: resident prefixes in use (id -> [tokens, users]) and idle ones
-        # (id -> tokens, least recently used first); the requests holding one.
-        self.busy: dict[int, list[int]] = {}
-        self.idle: OrderedDict[int, int] = OrderedDict()
-        self.cache_tokens = 0
-        self.holding: set[int] = set()
+        self.cache = PrefixCache(requests.hits)
         self.t = 0.0
         self.limit = math.inf  # the next arrival not yet routed (pools)
         self.g = 0  # decode steps taken by the decoding set
@@ -284,7 +124,7 @@ class _Engine:
         self.prefilling: list[list[int]] = []  # [id, prompt tokens still to compute]
         self.next_arrival = 0
         self.steps = 0
-        self.timeline: list[tuple[float, int, int, int]] = []
+        self.timeline = Spool()  # per loop iteration: time, waiting, running, KV tokens
         self.work = StepLog()
         self.emissions = Emissions()
         self.clock = DecodeClock(self.emissions)
@@ -311,35 +151,41 @@ class _Engine:
         return self.limit
 
     def arrive(self) -> None:
-        inbox = self.inbox
-        while self.next_arrival < len(inbox) and self.arrival[inbox[self.next_arrival]] <= self.t:
-            i = inbox[self.next_arrival]
+        inbox, arrival, t = self.inbox, self.arrival, self.t
+        k, count = self.next_arrival, len(inbox)
+        while k < count and arrival[inbox[k]] <= t:
+            i = inbox[k]
             if self.prefilled:
                 self.swapped[i] = self.prompt[i]
             self.waiting.append(i)
-            self.next_arrival += 1
+            k += 1
+        self.next_arrival = k
 
     def leave(self, i: int) -> None:
         """Request ``i`` has finished here."""
         self.finish[i] = self.t
         self.done_at.append(self.t)
-        self.release(i)
+        if self.cache.holding:
+            self.cache.release(i, self.prefix[i])
         if self.closed:
             self.r.clients.send_next(self.t)
 
     def join_decode(self, i: int) -> None:
         """Request ``i`` has emitted a token and holds its prompt's KV: decode the rest."""
-        context = self.swapped.get(i, self.prompt[i])
-        own = self.own(i)
-        self.swapped.pop(i, None)
+        swapped = self.swapped
+        context = swapped.pop(i, None) if swapped else None
+        if context is None:
+            context = self.prompt[i]
+        own = context - self.prefix_tokens[i] if self.prefix[i] >= 0 else context
         remaining = self.output[i] - self.generated[i]
         if remaining <= 0:
             self.kv -= own + self.slack
             self.leave(i)
             return
-        self.joined[i] = (self.g, context, self.g + remaining)
-        self.clock.join(i, self.t)
-        heapq.heappush(self.heap, (self.g + remaining, i))
+        g = self.g
+        self.joined[i] = (g, context, g + remaining)
+        self.clock.fresh[i] = self.t
+        heapq.heappush(self.heap, (g + remaining, i))
         self.order.append(i)
         self.d += 1
         self.ctx_sum += context
@@ -349,15 +195,21 @@ class _Engine:
         joined_step, context, _ = self.joined.pop(i)
         context += self.g - joined_step
         self.clock.drop(i)
-        self.order.remove(i)
+        order = self.order
+        if order[0] == i:  # usually the oldest leaves first
+            del order[0]
+        else:
+            order.remove(i)
         self.d -= 1
         self.ctx_sum -= context
         return context
 
     def finish_due(self) -> None:
-        while self.heap and self.heap[0][0] <= self.g:
-            due, i = heapq.heappop(self.heap)
-            if i not in self.joined or self.joined[i][2] != due:  # stale: it was preempted
+        heap, g, joined = self.heap, self.g, self.joined
+        while heap and heap[0][0] <= g:
+            due, i = heapq.heappop(heap)
+            entry = joined.get(i)
+            if entry is None or entry[2] != due:  # stale: it was preempted
                 continue
             context = self.leave_decode(i)
             self.generated[i] = self.output[i]
@@ -373,7 +225,7 @@ class _Engine:
         own = self.own_at(victim, context)
         self.kv -= own + self.slack
         self.r.preempted[victim] += 1
-        self.release(victim)
+        self.cache.release(victim, self.prefix[victim])
         if self.config.preemption == "swap":  # all its blocks go to host, shared ones too
             self.prefix[victim] = -1  # and come back as its own
             self.swapped[victim] = context
@@ -385,52 +237,15 @@ class _Engine:
     def transfer_s(self, tokens: int) -> float:
         return tokens * self.cost.kv_bytes_per_token / self.config.host_link_bytes_per_s
 
-    def record(self) -> None:
-        running = self.d + len(self.prefilling)
-        self.timeline.append((self.t, len(self.waiting), running, self.kv + self.cache_tokens))
-
-    # -- prefix cache --------------------------------------------------------------
-
-    def resident(self, prefix: int) -> bool:
-        return prefix in self.busy or prefix in self.idle
-
-    def evict(self, keep: int) -> bool:
-        """Drop the least recently used idle prefix other than ``keep``; False if none."""
-        for prefix in self.idle:
-            if prefix != keep:
-                self.cache_tokens -= self.idle.pop(prefix)
-                return True
-        return False
-
-    def acquire(self, i: int) -> None:
-        """Request ``i`` uses its prefix (computing it makes it resident)."""
-        prefix = self.prefix[i]
-        if self.r.hits[i] < 0:
-            self.r.hits[i] = int(self.resident(prefix))
-        if prefix in self.busy:
-            self.busy[prefix][1] += 1
-        elif prefix in self.idle:
-            self.busy[prefix] = [self.idle.pop(prefix), 1]
-        else:
-            tokens = self.prefix_tokens[i]
-            self.busy[prefix] = [tokens, 1]
-            self.cache_tokens += tokens
-        self.holding.add(i)
-
-    def release(self, i: int) -> None:
-        if i not in self.holding:
-            return
-        self.holding.remove(i)
-        prefix = self.prefix[i]
-        entry = self.busy[prefix]
-        entry[1] -= 1
-        if entry[1] == 0:
-            del self.busy[prefix]
-            self.idle[prefix] = entry[0]  # most recently used
-
     def free(self) -> int:
         """KV tokens neither sequences nor cached prefixes hold."""
-        return self.capacity - self.kv - self.cache_tokens
+        return self.capacity - self.kv - self.cache.tokens
+
+    def spill(self) -> None:
+        """Move what the loop logged to compact arrays (`records.Spool`)."""
+        self.timeline.spill()
+        self.work.spool.spill()
+        self.emissions.spill()
 
     # -- admission -----------------------------------------------------------------
 
@@ -438,16 +253,18 @@ class _Engine:
         """Take waiting requests FCFS while sequences, tokens and KV allow; the taken
         ones with the prompt tokens each computes."""
         taken: list[tuple[int, int]] = []
-        config = self.config
-        while self.waiting and self.d + len(self.prefilling) + len(taken) < config.max_sequences:
-            i = self.waiting[0]
-            prefix = self.prefix[i]
-            cached = prefix >= 0 and self.resident(prefix)
+        config, cache, waiting = self.config, self.cache, self.waiting
+        prefixes, prefix_tokens, admitted = self.prefix, self.prefix_tokens, self.r.admitted
+        running = self.d + len(self.prefilling)
+        while waiting and running + len(taken) < config.max_sequences:
+            i = waiting[0]
+            prefix = prefixes[i]
+            cached = prefix >= 0 and cache.resident(prefix)
             need = self.own(i) + self.slack
-            extra = self.prefix_tokens[i] if prefix >= 0 and not cached else 0
+            extra = prefix_tokens[i] if prefix >= 0 and not cached else 0
             # Can never fit (with its prefix resident): refuse rather than block.
-            if need + (self.prefix_tokens[i] if prefix >= 0 else 0) > self.capacity:
-                self.waiting.popleft()
+            if need + (prefix_tokens[i] if prefix >= 0 else 0) > self.capacity:
+                waiting.popleft()
                 self.r.rejected[i] = True
                 self.done_at.append(self.t)
                 if self.closed:
@@ -457,31 +274,32 @@ class _Engine:
             # role of vLLM's watermark): a re-admitted victim cannot be evicted again
             # before every sequence has decoded ``block_tokens`` more tokens.
             want = need + extra + self.d * config.block_tokens
-            while self.free() < want and self.evict(keep=prefix):
+            while self.free() < want and cache.evict(keep=prefix):
                 pass
             if self.free() < want:
                 break
             if i in self.swapped:  # KV comes back from host (or arrived from the prefill pool)
-                self.waiting.popleft()
-                if math.isnan(self.r.admitted[i]):
-                    self.r.admitted[i] = self.t
+                waiting.popleft()
+                if math.isnan(admitted[i]):
+                    admitted[i] = self.t
                 self.kv += need
                 self.t += self.transfer_s(self.own(i)) if self.r.preempted[i] else 0.0
                 if prefix >= 0:
-                    self.acquire(i)
+                    cache.acquire(i, prefix, prefix_tokens[i])
                 self.join_decode(i)
+                running = self.d + len(self.prefilling)
                 continue
-            compute = self.prompt[i] - (self.prefix_tokens[i] if cached else 0)
+            compute = self.prompt[i] - (prefix_tokens[i] if cached else 0)
             if whole and taken and compute > token_room:
                 break
             if not whole and token_room <= 0:
                 break
-            self.waiting.popleft()
-            if math.isnan(self.r.admitted[i]):
-                self.r.admitted[i] = self.t
+            waiting.popleft()
+            if math.isnan(admitted[i]):
+                admitted[i] = self.t
             self.kv += need
             if prefix >= 0:
-                self.acquire(i)
+                cache.acquire(i, prefix, prefix_tokens[i])
             taken.append((i, compute))
             token_room -= compute
         return taken
@@ -493,17 +311,20 @@ class _Engine:
         of every decoding sequence when ``decode``."""
         tokens = ctx = pairs = 0.0
         done = []
+        prompt = self.prompt
         for i, q, c in chunks:
             tokens += q
             ctx += c
             pairs += q * c - q * (q - 1) / 2
-            if c == self.prompt[i]:
+            if c == prompt[i]:
                 done.append(i)
         d = self.d if decode else 0
         seconds = self.cost.step_time(
             int(tokens), ctx, pairs, d, self.ctx_sum + d, d + len(done), d + len(chunks)
         )
-        self.work.add(seconds, int(tokens), ctx, pairs, d, self.ctx_sum + d, d + len(done))
+        self.work.steps.extend(
+            (seconds, int(tokens), ctx, pairs, d, self.ctx_sum + d, d + len(done))
+        )
         self.t += seconds
         self.steps += 1
         if decode and d:
@@ -512,39 +333,59 @@ class _Engine:
             self.ctx_sum += d
             self.kv += d
             self.finish_due()
+        generated, first = self.generated, self.first
         for i in done:
-            self.generated[i] += 1
-            if math.isnan(self.first[i]):
-                self.first[i] = self.t
+            generated[i] += 1
+            if math.isnan(first[i]):
+                first[i] = self.t
             self.join_decode(i)
 
     def decode_run(self) -> None:
         """Decode-only steps until the next event."""
-        d, base, cost, work = self.d, self.ctx_sum, self.cost, self.work
+        d, base, cost = self.d, self.ctx_sum, self.cost
         room = self.free()
         if room < d:
-            if not self.evict(keep=-1):
+            if not self.cache.evict(keep=-1):
                 self.preempt()
             return
         steps = min(self.heap[0][0] - self.g, room // d)
         until = math.inf
         if not (self.waiting or d + len(self.prefilling) >= self.config.max_sequences):
             until = self.upcoming()
-        first = cost.decode_time(d, base + d)
+        constant, operators = cost.decode_terms(d)
+        if len(operators) == 1:  # the decode_time of one context operator, inline
+            ((compute, memory, slope_c, slope_m, overhead),) = operators
+            context = base + d
+            first = (
+                constant + max(compute + slope_c * context, memory + slope_m * context) + overhead
+            )
+        else:
+            first = cost.decode_time(d, base + d)
         if until < math.inf:
             steps = max(1, min(steps, int((until - self.t) / first) + 1))
         if steps <= SHORT_RUN:  # plain Python: stop at the step during which it arrives
             start, elapsed, taken = self.t, first, 1
-            log, gaps, decode_time = work.steps.extend, self.emissions, cost.decode_time
+            log = self.work.steps.extend
             log((first, 0, 0.0, 0.0, d, base + d, d))
             self.clock.emit(start + first, d)
-            while taken < steps and start + elapsed < until:
-                taken += 1
-                context = base + d * taken
-                seconds = decode_time(d, context)
-                log((seconds, 0, 0.0, 0.0, d, context, d))
-                elapsed += seconds
-                gaps.add(seconds, d)
+            if taken < steps and start + elapsed < until:
+                gaps, counts = self.emissions.gaps, self.emissions.counts
+                one = len(operators) == 1
+                while taken < steps and start + elapsed < until:
+                    taken += 1
+                    context = base + d * taken
+                    if one:
+                        seconds = (
+                            constant
+                            + max(compute + slope_c * context, memory + slope_m * context)
+                            + overhead
+                        )
+                    else:
+                        seconds = cost.decode_time(d, context)
+                    log((seconds, 0, 0.0, 0.0, d, context, d))
+                    elapsed += seconds
+                    gaps.append(seconds)
+                    counts.append(d)
             self.clock.last = start + elapsed
             steps = taken
         else:
@@ -554,14 +395,15 @@ class _Engine:
             if until < math.inf:  # stop after the step during which the request arrives
                 steps = min(int(ends.searchsorted(until - self.t)) + 1, steps)
             elapsed = float(ends[steps - 1])
-            work.extend_decode(times[:steps], d, contexts[:steps])
+            self.work.extend_decode(times[:steps], d, contexts[:steps])
             self.clock.emit_run(self.t, times[:steps], d)
         self.t += elapsed
         self.steps += steps
         self.g += steps
         self.ctx_sum += steps * d
         self.kv += steps * d
-        self.finish_due()
+        if self.heap[0][0] <= self.g:
+            self.finish_due()
 
     def decode_block(self, n: int) -> None:
         """One multi-step block (`SchedulerConfig.scheduler_steps`): ``n`` decode steps
@@ -571,7 +413,7 @@ class _Engine:
         d = self.d
         room = self.free()
         if room < d:
-            if not self.evict(keep=-1):
+            if not self.cache.evict(keep=-1):
                 self.preempt()
             return
         n = min(n, room // d)
@@ -594,28 +436,38 @@ class _Engine:
         budget = self.config.max_batched_tokens
         block = self.config.scheduler_steps
         reported = self.next_arrival
+        inbox, arrival, waiting, prompt = self.inbox, self.arrival, self.waiting, self.prompt
+        timeline = self.timeline.buffer
+        record = timeline.extend
         while True:
-            self.arrive()
-            if not (self.waiting or self.d or self.prefilling):
-                if self.next_arrival >= len(self.inbox):
+            k = self.next_arrival
+            if k < len(inbox) and arrival[inbox[k]] <= self.t:
+                self.arrive()
+            if not (waiting or self.d or self.prefilling):
+                k = self.next_arrival
+                if k >= len(inbox):
                     break
-                if self.arrival[self.inbox[self.next_arrival]] == math.inf:
+                if arrival[inbox[k]] == math.inf:
                     break  # closed loop: nothing in flight sends it (not reached)
-                self.t = max(self.t, self.arrival[self.inbox[self.next_arrival]])
+                self.t = max(self.t, arrival[inbox[k]])
                 continue
             if self.t >= limit:
                 break
             if chunked:
                 self.chunked_step(budget)
             else:
-                taken = self.admit(budget, whole=True) if self.waiting else []
+                taken = self.admit(budget, whole=True) if waiting else []
                 if taken:
-                    self.prefill_step([(i, q, self.prompt[i]) for i, q in taken], False)
+                    self.prefill_step([(i, q, prompt[i]) for i, q in taken], False)
                 elif self.d and block > 1:
                     self.decode_block(block)
                 elif self.d:
                     self.decode_run()
-            self.record()
+            record(
+                (self.t, len(waiting), self.d + len(self.prefilling), self.kv + self.cache.tokens)
+            )
+            if len(timeline) >= SPILL_FLOATS:
+                self.spill()
             if progress is not None and self.next_arrival - reported >= 2000:
                 progress(self.next_arrival - reported)
                 reported = self.next_arrival
@@ -626,7 +478,7 @@ class _Engine:
         """Decode every running sequence and fill the rest of the budget with chunks."""
         room = budget - self.d
         if self.free() < self.d:
-            if not self.evict(keep=-1):
+            if not self.cache.evict(keep=-1):
                 self.preempt()
             return
         for i, q in self.admit(room, whole=False):
@@ -636,6 +488,7 @@ class _Engine:
                 self.decode_run()
             return
         chunks = []
+        prompt = self.prompt
         for entry in self.prefilling:
             if room <= 0:
                 break
@@ -643,7 +496,7 @@ class _Engine:
             q = min(left, room)
             room -= q
             entry[1] -= q
-            chunks.append((i, q, self.prompt[i] - entry[1]))
+            chunks.append((i, q, prompt[i] - entry[1]))
         self.prefilling = [entry for entry in self.prefilling if entry[1] > 0]
         self.prefill_step(chunks, decode=True)
 
@@ -670,6 +523,10 @@ def simulate_pool(
     if isinstance(replicas, bool) or not isinstance(replicas, int) or replicas < 1:
         raise InputError(f"replicas must be an integer >= 1, got {replicas!r}")
     refuse_closed_pool(workload, replicas)
+    if compiled.eligible(workload, config, replicas):
+        done = compiled.simulate(workload, cost, config, kv_capacity_tokens, prefilled)
+        if done is not None:
+            return _compiled_record(done, workload, cost, kv_capacity_tokens, progress)
     requests = _Requests(workload, prefilled, 0.0 if prefilled else config.request_overhead_s)
     engines = [
         _Engine(requests, cost, config, kv_capacity_tokens, prefilled) for _ in range(replicas)
@@ -679,7 +536,7 @@ def simulate_pool(
         engines[0].advance(math.inf, progress)
     else:
         route(requests.arrival, engines, routing)
-    timeline = merged_timeline([engine.timeline for engine in engines])
+    timeline = merged_timeline([engine.timeline.array() for engine in engines])
     seconds, flop, moved = StepLog.joined([engine.work for engine in engines], cost)
     itl, counts = Emissions.joined([engine.emissions for engine in engines])
     return RunRecord(
@@ -705,6 +562,42 @@ def simulate_pool(
     )
 
 
+def _compiled_record(
+    done: tuple[dict[str, Any], np.ndarray, StepLog, Emissions, int],
+    workload: Workload,
+    cost: StepCost,
+    kv_capacity_tokens: int,
+    progress: Callable[[int], None] | None,
+) -> RunRecord:
+    """The `RunRecord` of a `compiled.simulate` run (one replica)."""
+    outcome, timeline, work, emissions, steps = done
+    if progress is not None:
+        progress(len(workload))
+    seconds, flop, moved = StepLog.joined([work], cost)
+    itl, counts = Emissions.joined([emissions])
+    return RunRecord(
+        first_token_s=outcome["first_token_s"],
+        finish_s=outcome["finish_s"],
+        preemptions=outcome["preemptions"],
+        rejected=outcome["rejected"],
+        timeline_s=timeline[:, 0],
+        waiting=timeline[:, 1].astype(np.int64),
+        running=timeline[:, 2].astype(np.int64),
+        kv_tokens=timeline[:, 3],
+        kv_capacity_tokens=kv_capacity_tokens,
+        steps=steps,
+        prefix_hits=np.full(len(workload), -1, np.int8),
+        step_s=seconds,
+        step_flop=flop,
+        step_bytes=moved,
+        itl_s=itl,
+        itl_count=counts,
+        arrival_s=outcome["arrival_s"],
+        admitted_s=outcome["admitted_s"],
+        engine_arrival_s=outcome["engine_arrival_s"],
+    )
+
+
 def refuse_closed_pool(workload: Workload, replicas: int) -> None:
     """Closed-loop clients are simulated on one replica only."""
     if workload.max_concurrency is not None and replicas != 1:
@@ -712,28 +605,3 @@ def refuse_closed_pool(workload: Workload, replicas: int) -> None:
             "max_concurrency (closed-loop clients) is simulated on one replica; got "
             f"{replicas} replicas (use an open-loop rate for pools)"
         )
-
-
-def merged_timeline(
-    timelines: Sequence[Sequence[tuple[float, float, float, float]]],
-) -> NDArray[np.float64]:
-    """Rows (time, waiting, running, KV tokens) of the replicas summed: each replica's
-    values hold from its row to its next (0 before its first)."""
-    arrays = [rows_array(rows, 4) for rows in timelines]
-    if len(arrays) == 1:
-        return arrays[0]
-    times = np.unique(np.concatenate([rows[:, 0] for rows in arrays]))
-    total = np.zeros((len(times), 3))
-    for rows in arrays:
-        if not len(rows):
-            continue
-        at = np.searchsorted(rows[:, 0], times, side="right") - 1
-        total += np.where((at >= 0)[:, None], rows[np.maximum(at, 0), 1:], 0.0)
-    return np.column_stack([times, total])
-
-
-def rows_array(rows: Sequence[tuple[float, ...]], width: int) -> NDArray[np.float64]:
-    """``rows`` (tuples of ``width`` numbers) as a float array of shape (rows, width):
-    ``np.asarray(rows, float)``, without its per-row sequence checks."""
-    flat = np.fromiter(chain.from_iterable(rows), float, count=len(rows) * width)
-    return flat.reshape(-1, width)

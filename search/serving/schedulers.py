@@ -28,16 +28,11 @@ from roofline import (
     require_positive,
 )
 
+from .clients import Clients
 from .config import SchedulerConfig
 from .emissions import Emissions
-from .engine import (
-    Clients,
-    RunRecord,
-    StepLog,
-    merged_timeline,
-    refuse_closed_pool,
-    simulate_pool,
-)
+from .engine import refuse_closed_pool, simulate_pool
+from .records import RunRecord, StepLog, merged_timeline
 from .routing import route
 from .workload import Workload
 

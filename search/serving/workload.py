@@ -107,9 +107,13 @@ class Workload:
         return float(self.arrival_s[-1]) if len(self) else 0.0
 
 
-#: Memory one simulated request takes (its arrival, lengths and per-request records):
-#: 5 x 10^6 requests held 5.7 GB (issue #25).
-BYTES_PER_REQUEST = 1_200
+#: Peak memory one simulated request takes, bytes: its arrival and lengths, the loop's
+#: per-request state, its share of the step, timeline and ITL logs (about 5 steps of
+#: ``chat`` a request) and the result's arrays. Measured as the slope of the peak RSS of
+#: ``codesign``'s ``run`` from 2 x 10^4 to 2 x 10^5 chat requests (docs/serving.md,
+#: "Memory"): 940 with the compiled loop, 1,430 with the Python loop; the cap uses the
+#: Python loop's figure, rounded up (the loop a run takes is known only later).
+BYTES_PER_REQUEST = 1_500
 #: Most requests of one simulation whatever the memory.
 MAX_REQUESTS = 50_000_000
 

@@ -1,0 +1,692 @@
+"""The compiled loop of `compiled`: numba functions, each the compiled twin of one
+`engine._Engine` method (named in its docstring) with the same operations in the same
+order: step costs (`genz.StepCost.step_time` and ``decode_time``), chunks to clients,
+closed-loop sends, joining and leaving the decoding set, preemption, admission, a prefill
+step, a decode run, and the loop. Every jitted function is in this one file: numba keys
+its on-disk cache on the file of the function compiled, so a callee in another file
+could change without the caller's cached machine code noticing.
+The loop's state is two small arrays (``state``: integers at the indices below;
+``clock``: time and last chunk, s), per-request arrays (``per``) and numba lists."""
+
+from __future__ import annotations
+
+import heapq
+import math
+from typing import Any
+
+import numpy as np
+
+#: Decode runs of at most this many steps are costed step by step (`engine.SHORT_RUN`).
+SHORT_RUN = 6
+
+njit: Any
+try:  # numba is a dependency; the Python loop stays the fallback
+    from numba import njit
+except ImportError:  # pragma: no cover - exercised only without numba
+    njit = None
+
+
+def identity(function: Any) -> Any:
+    return function
+
+
+jit = njit(cache=True, nogil=True) if njit is not None else identity
+
+
+@jit
+def pairwise_sum(a: Any, lo: int, n: int) -> float:
+    """``a[lo:lo + n].sum()`` as numpy computes it for a contiguous float64 array
+    (pairwise: blocks of 8 partial sums up to 128 values, halves above)."""
+    if n < 8:
+        res = 0.0
+        for i in range(lo, lo + n):
+            res += a[i]
+        return res
+    if n <= 128:
+        r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
+        r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
+        i = 8
+        stop = n - (n % 8)
+        while i < stop:
+            r0 += a[lo + i]
+            r1 += a[lo + i + 1]
+            r2 += a[lo + i + 2]
+            r3 += a[lo + i + 3]
+            r4 += a[lo + i + 4]
+            r5 += a[lo + i + 5]
+            r6 += a[lo + i + 6]
+            r7 += a[lo + i + 7]
+            i += 8
+        res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+        while i < n:
+            res += a[lo + i]
+            i += 1
+        return res
+    half = n // 2
+    half -= half % 8
+    return pairwise_sum(a, lo, half) + pairwise_sum(a, lo + half, n - half)
+
+
+@jit
+def step_time(
+    tab: Any, tp: int, ctx: float, pairs: float, d: int, dctx: int, emitting: int, seqs: int
+) -> float:
+    """`genz.StepCost.step_time` with the same operations in the same order (-1.0:
+    the step exceeds the tables)."""
+    token, head, fixed_step, fixed_seq, compute, memory, overhead = tab
+    tokens = tp + d
+    if tokens <= 0:
+        return 0.0
+    if tokens >= token.shape[1] or emitting >= head.shape[1]:
+        return -1.0
+    w = tp / tokens
+    v = 1 - w
+    total = w * token[0, tokens] + v * token[1, tokens] + w * head[0, emitting]
+    total = total + v * head[1, emitting]
+    total = (
+        total + w * fixed_step[0] + v * fixed_step[1] + (w * fixed_seq[0] + v * fixed_seq[1]) * seqs
+    )
+    for op in range(compute.shape[1]):
+        a = w * compute[0, op, 0] + v * compute[1, op, 0] + compute[0, op, 1] * tp
+        a = a + compute[0, op, 2] * ctx + compute[0, op, 3] * pairs
+        a = a + compute[1, op, 1] * d + compute[1, op, 2] * dctx
+        b = w * memory[0, op, 0] + v * memory[1, op, 0] + memory[0, op, 1] * tp
+        b = b + memory[0, op, 2] * ctx + memory[0, op, 3] * pairs
+        b = b + memory[1, op, 1] * d + memory[1, op, 2] * dctx
+        total = total + max(a, b) + w * overhead[0, op] + v * overhead[1, op]
+    return total
+
+
+# Integer state (indices into ``state``) and float state (``clock``: time, last chunk).
+KV, D, G, CTX, FRESH, SWAPPED, HEAD, WAITING, STEPS, STAMP, ERROR, PREFILLING = range(12)
+T, LAST = 0, 1
+
+
+@jit
+def decode_time(tab: Any, d: int, context: float) -> float:
+    """`genz.StepCost.decode_time` (same operations; -1.0: beyond the tables)."""
+    token, head, fixed_step, fixed_seq, compute, memory, overhead = tab
+    if d >= token.shape[1] or d >= head.shape[1]:
+        return -1.0
+    total = token[1, d] + head[1, d]
+    total = total + fixed_step[1] + fixed_seq[1] * d
+    for op in range(compute.shape[1]):
+        c = compute[1, op, 0] + compute[1, op, 1] * d
+        m = memory[1, op, 0] + memory[1, op, 1] * d
+        total = total + max(c + compute[1, op, 2] * context, m + memory[1, op, 2] * context)
+        total = total + overhead[1, op]
+    return total
+
+
+@jit
+def emit(at: float, sequences: int, state: Any, clock: Any, fresh: Any, logs: Any) -> None:
+    """`emissions.DecodeClock.emit`: every decoding sequence receives a chunk at ``at``."""
+    gaps, counts = logs[0], logs[1]
+    ids, stamps, fresh_on, fresh_at, fresh_stamp = fresh
+    count = sequences - state[FRESH]
+    if count > 0:
+        gaps.append(at - clock[LAST])
+        counts.append(float(count))
+    for k in range(len(ids)):
+        i = ids[k]
+        if fresh_on[i] and fresh_stamp[i] == stamps[k]:
+            gaps.append(at - fresh_at[i])
+            counts.append(1.0)
+            fresh_on[i] = False
+    ids.clear()
+    stamps.clear()
+    state[FRESH] = 0
+    clock[LAST] = at
+
+
+@jit
+def leave_decode(i: int, state: Any, per: Any, order: Any, fresh: Any) -> int:
+    """`engine._Engine.leave_decode`: ``i`` leaves the decoding set; its context now."""
+    joined_step, joined_ctx, in_decode = per[5], per[6], per[8]
+    in_decode[i] = False
+    context = joined_ctx[i] + state[G] - joined_step[i]
+    fresh_on = fresh[2]
+    if fresh_on[i]:
+        fresh_on[i] = False
+        state[FRESH] -= 1
+    for k in range(len(order)):
+        if order[k] == i:
+            order.pop(k)
+            break
+    state[D] -= 1
+    state[CTX] -= context
+    return context
+
+
+@jit
+def send_next(t: float, per: Any) -> None:
+    """`clients.Clients.send_next`: a closed-loop client is free at ``t``: the next
+    request is sent (``per[13:18]``: engine arrivals, earliest and actual send times,
+    [front end free, front-end time, concurrency or -1], [next unsent])."""
+    arrival, earliest, sent, clients, unsent = per[13], per[14], per[15], per[16], per[17]
+    k = unsent[0]
+    if clients[2] < 0 or k >= len(arrival):
+        return
+    sent[k] = max(earliest[k], t)
+    seen = sent[k]
+    if clients[1] != 0:  # Clients.front_end
+        seen = max(sent[k], clients[0]) + clients[1]
+        clients[0] = seen
+    arrival[k] = seen
+    unsent[0] = k + 1
+
+
+@jit
+def join_decode(
+    i: int, state: Any, clock: Any, per: Any, heap: Any, order: Any, fresh: Any, slack: int
+) -> None:
+    """`engine._Engine.join_decode`: ``i`` has its first token; decode the rest."""
+    prompt, output, generated, finish, swapped = per[0], per[1], per[2], per[3], per[4]
+    joined_step, joined_ctx, joined_due = per[5], per[6], per[7]
+    context = prompt[i]
+    if swapped[i] >= 0:
+        context = swapped[i]
+        swapped[i] = -1
+        state[SWAPPED] -= 1
+    remaining = output[i] - generated[i]
+    if remaining <= 0:
+        state[KV] -= context + slack
+        finish[i] = clock[T]
+        send_next(clock[T], per)
+        return
+    g = state[G]
+    joined_step[i], joined_ctx[i], joined_due[i] = g, context, g + remaining
+    per[8][i] = True
+    ids, stamps, fresh_on, fresh_at, fresh_stamp = fresh
+    if not fresh_on[i]:
+        state[STAMP] += 1
+        fresh_on[i] = True
+        fresh_stamp[i] = state[STAMP]
+        ids.append(i)
+        stamps.append(state[STAMP])
+        state[FRESH] += 1
+    fresh_at[i] = clock[T]
+    heapq.heappush(heap, (g + remaining, i))
+    order.append(i)
+    state[D] += 1
+    state[CTX] += context
+
+
+@jit
+def finish_due(
+    state: Any, clock: Any, per: Any, heap: Any, order: Any, fresh: Any, slack: int
+) -> None:
+    """`engine._Engine.finish_due`: sequences whose last token is out leave."""
+    output, generated, finish = per[1], per[2], per[3]
+    joined_due, in_decode = per[7], per[8]
+    while len(heap) > 0 and heap[0][0] <= state[G]:
+        due, i = heapq.heappop(heap)
+        if not in_decode[i] or joined_due[i] != due:  # stale: it was preempted
+            continue
+        context = leave_decode(i, state, per, order, fresh)
+        generated[i] = output[i]
+        state[KV] -= context + slack
+        finish[i] = clock[T]
+        send_next(clock[T], per)
+
+
+@jit
+def preempt(
+    state: Any,
+    clock: Any,
+    per: Any,
+    order: Any,
+    fresh: Any,
+    waiting: Any,
+    slack: int,
+    link: Any,
+    swap: bool,
+) -> None:
+    """`engine._Engine.preempt`: evict the most recently admitted decoding sequence."""
+    prompt, generated, swapped, joined_step, preempted = per[0], per[2], per[4], per[5], per[10]
+    victim = order[len(order) - 1]
+    joined = joined_step[victim]
+    context = leave_decode(victim, state, per, order, fresh)
+    generated[victim] += state[G] - joined
+    state[KV] -= context + slack
+    preempted[victim] += 1
+    if swap:
+        swapped[victim] = context
+        state[SWAPPED] += 1
+        clock[T] += context * link[0] / link[1]  # engine._Engine.transfer_s
+    else:
+        prompt[victim] = context + 1
+    state[HEAD] = (state[HEAD] - 1) % len(waiting)
+    waiting[state[HEAD]] = victim
+    state[WAITING] += 1
+
+
+@jit
+def admit(
+    room: int,
+    whole: bool,
+    state: Any,
+    clock: Any,
+    per: Any,
+    heap: Any,
+    order: Any,
+    fresh: Any,
+    waiting: Any,
+    taken: Any,
+    config: Any,
+    link: Any,
+) -> int:
+    """`engine._Engine.admit`: waiting requests taken FCFS into ``taken`` (id, prompt
+    tokens to compute); their count."""
+    max_sequences, block_tokens, capacity, slack = config
+    running = state[D] + state[PREFILLING]
+    prompt, swapped, rejected, admitted, preempted = per[0], per[4], per[11], per[12], per[10]
+    count = 0
+    while state[WAITING] > 0 and running + count < max_sequences:
+        i = waiting[state[HEAD]]
+        context = swapped[i] if swapped[i] >= 0 else prompt[i]
+        need = context + slack
+        if need > capacity:  # can never fit: refuse rather than block
+            state[HEAD] = (state[HEAD] + 1) % len(waiting)
+            state[WAITING] -= 1
+            rejected[i] = True
+            send_next(clock[T], per)
+            continue
+        want = need + state[D] * block_tokens
+        if capacity - state[KV] < want:
+            break
+        if swapped[i] >= 0:  # KV comes back from host (or arrived from the prefill pool)
+            state[HEAD] = (state[HEAD] + 1) % len(waiting)
+            state[WAITING] -= 1
+            if math.isnan(admitted[i]):
+                admitted[i] = clock[T]
+            state[KV] += need
+            if preempted[i]:
+                clock[T] += context * link[0] / link[1]
+            join_decode(i, state, clock, per, heap, order, fresh, slack)
+            running = state[D] + state[PREFILLING]
+            continue
+        compute = prompt[i]
+        if whole and count and compute > room:
+            break
+        if not whole and room <= 0:
+            break
+        state[HEAD] = (state[HEAD] + 1) % len(waiting)
+        state[WAITING] -= 1
+        if math.isnan(admitted[i]):
+            admitted[i] = clock[T]
+        state[KV] += need
+        taken[count, 0] = i
+        taken[count, 1] = compute
+        count += 1
+        room -= compute
+    return count
+
+
+@jit
+def prefill_step(
+    chunks: Any,
+    m: int,
+    decode: bool,
+    tab: Any,
+    state: Any,
+    clock: Any,
+    per: Any,
+    heap: Any,
+    order: Any,
+    fresh: Any,
+    logs: Any,
+    done: Any,
+    slack: int,
+) -> None:
+    """`engine._Engine.prefill_step` of the ``m`` chunks (id, new tokens, context after)."""
+    prompt, generated, first = per[0], per[2], per[9]
+    tokens = 0.0
+    ctx = 0.0
+    pairs = 0.0
+    finishing = 0
+    for j in range(m):
+        i, q, c = chunks[j, 0], chunks[j, 1], chunks[j, 2]
+        tokens += q
+        ctx += c
+        pairs += q * c - q * (q - 1) / 2
+        if c == prompt[i]:
+            done[finishing] = i
+            finishing += 1
+    d = state[D] if decode else 0
+    seconds = step_time(tab, int(tokens), ctx, pairs, d, state[CTX] + d, d + finishing, d + m)
+    if seconds < 0:
+        state[ERROR] = 1
+        return
+    singles = logs[2]
+    singles.append(seconds)
+    singles.append(float(int(tokens)))
+    singles.append(ctx)
+    singles.append(pairs)
+    singles.append(float(d))
+    singles.append(float(state[CTX] + d))
+    singles.append(float(d + finishing))
+    clock[T] += seconds
+    state[STEPS] += 1
+    if decode and d:
+        emit(clock[T], d, state, clock, fresh, logs)
+        state[G] += 1
+        state[CTX] += d
+        state[KV] += d
+        finish_due(state, clock, per, heap, order, fresh, slack)
+    for k in range(finishing):
+        i = done[k]
+        generated[i] += 1
+        if math.isnan(first[i]):
+            first[i] = clock[T]
+        join_decode(i, state, clock, per, heap, order, fresh, slack)
+
+
+@jit
+def decode_run(
+    until: float,
+    tab: Any,
+    state: Any,
+    clock: Any,
+    per: Any,
+    heap: Any,
+    order: Any,
+    fresh: Any,
+    logs: Any,
+    waiting: Any,
+    config: Any,
+    link: Any,
+    swap: bool,
+) -> None:
+    """`engine._Engine.decode_run`: decode-only steps until the next event (``until``:
+    the next arrival, infinite when none)."""
+    max_sequences, _, capacity, slack = config
+    d, base = state[D], state[CTX]
+    room = capacity - state[KV]
+    if room < d:
+        preempt(state, clock, per, order, fresh, waiting, slack, link, swap)
+        return
+    steps = min(heap[0][0] - state[G], room // d)
+    if state[WAITING] > 0 or d + state[PREFILLING] >= max_sequences:
+        until = math.inf
+    first = decode_time(tab, d, float(base + d))
+    if first < 0:
+        state[ERROR] = 1
+        return
+    if until < math.inf:
+        steps = max(1, min(steps, int((until - clock[T]) / first) + 1))
+    gaps, counts, singles = logs[0], logs[1], logs[2]
+    start = clock[T]
+    if steps <= SHORT_RUN:  # step by step: stop at the step during which it arrives
+        elapsed, taken = first, 1
+        singles.append(first)
+        singles.append(0.0)
+        singles.append(0.0)
+        singles.append(0.0)
+        singles.append(float(d))
+        singles.append(float(base + d))
+        singles.append(float(d))
+        emit(start + first, d, state, clock, fresh, logs)
+        while taken < steps and start + elapsed < until:
+            taken += 1
+            context = base + d * taken
+            seconds = decode_time(tab, d, float(context))
+            singles.append(seconds)
+            singles.append(0.0)
+            singles.append(0.0)
+            singles.append(0.0)
+            singles.append(float(d))
+            singles.append(float(context))
+            singles.append(float(d))
+            elapsed += seconds
+            gaps.append(seconds)
+            counts.append(float(d))
+        clock[LAST] = start + elapsed
+        steps = taken
+    else:  # as one run (engine: decode_times, cumsum, searchsorted)
+        run_times, run_ctx, run_meta, run_gaps, run_counts = (
+            logs[3],
+            logs[4],
+            logs[5],
+            logs[6],
+            logs[7],
+        )
+        at = len(run_times)
+        left = until - start
+        elapsed = 0.0
+        used = steps
+        for k in range(steps):
+            context = base + d * float(k + 1)
+            seconds = decode_time(tab, d, context)
+            elapsed += seconds
+            run_times.append(seconds)
+            run_ctx.append(context)
+            if until < math.inf and elapsed >= left:
+                used = k + 1
+                break
+        steps = used
+        run_meta.append(at)
+        run_meta.append(used)
+        run_meta.append(d)
+        emit(start + run_times[at], d, state, clock, fresh, logs)
+        if used > 1:
+            for k in range(at + 1, at + used):
+                run_gaps.append(run_times[k])
+                run_counts.append(float(d))
+            clock[LAST] = start + pairwise_sum(run_times, at, used)
+    clock[T] += elapsed
+    state[STEPS] += steps
+    state[G] += steps
+    state[CTX] += steps * d
+    state[KV] += steps * d
+    if heap[0][0] <= state[G]:
+        finish_due(state, clock, per, heap, order, fresh, slack)
+
+
+@jit
+def floats_of(values: Any) -> Any:
+    out = np.empty(len(values))
+    for k in range(len(values)):
+        out[k] = values[k]
+    return out
+
+
+@jit
+def loop(
+    arrival: Any,
+    per: Any,
+    tab: Any,
+    chunked: bool,
+    prefilled: bool,
+    budget: int,
+    config: Any,
+    link: Any,
+    swap: bool,
+) -> Any:
+    """`engine._Engine.advance` to the end for one replica (module doc)."""
+    n = len(arrival)
+    prompt, swapped = per[0], per[4]
+    max_sequences, _, capacity, slack = config
+    state = np.zeros(12, np.int64)
+    clock = np.zeros(2)
+    heap = [(0, 0)]
+    heap.pop()
+    order = [0]
+    order.pop()
+    ids = [0]
+    ids.pop()
+    stamps = [0]
+    stamps.pop()
+    fresh = (ids, stamps, np.zeros(n, np.bool_), np.zeros(n), np.zeros(n, np.int64))
+    floats = [0.0]
+    floats.pop()
+    meta_list = [0]
+    meta_list.pop()
+    logs = (
+        floats,
+        floats.copy(),
+        floats.copy(),
+        floats.copy(),
+        floats.copy(),
+        meta_list,
+        floats.copy(),
+        floats.copy(),
+        floats.copy(),
+    )
+    timeline = logs[8]
+    waiting = np.empty(n, np.int64)
+    taken = np.empty((max_sequences, 2), np.int64)
+    chunks = np.empty((max_sequences, 3), np.int64)
+    done = np.empty(max_sequences, np.int64)
+    pending = np.empty((max_sequences, 2), np.int64)  # chunked: [id, prompt tokens left]
+    k = 0
+    while True:
+        if k < n and arrival[k] <= clock[T]:
+            while k < n and arrival[k] <= clock[T]:
+                if prefilled:
+                    swapped[k] = prompt[k]
+                    state[SWAPPED] += 1
+                waiting[(state[HEAD] + state[WAITING]) % n] = k
+                state[WAITING] += 1
+                k += 1
+        if not (state[WAITING] or state[D] or state[PREFILLING]):
+            if k >= n or arrival[k] == math.inf:
+                break
+            clock[T] = max(clock[T], arrival[k])
+            continue
+        until = arrival[k] if k < n else math.inf
+        if chunked:
+            room = budget - state[D]
+            if capacity - state[KV] < state[D]:
+                preempt(state, clock, per, order, fresh, waiting, slack, link, swap)
+            else:
+                count = admit(
+                    room, False, state, clock, per, heap, order, fresh, waiting, taken, config, link
+                )
+                for j in range(count):
+                    pending[state[PREFILLING], 0] = taken[j, 0]
+                    pending[state[PREFILLING], 1] = taken[j, 1]
+                    state[PREFILLING] += 1
+                if not state[PREFILLING]:
+                    if state[D]:
+                        until = arrival[k] if k < n else math.inf
+                        decode_run(
+                            until,
+                            tab,
+                            state,
+                            clock,
+                            per,
+                            heap,
+                            order,
+                            fresh,
+                            logs,
+                            waiting,
+                            config,
+                            link,
+                            swap,
+                        )
+                else:
+                    m = 0
+                    for e in range(state[PREFILLING]):
+                        if room <= 0:
+                            break
+                        i, left = pending[e, 0], pending[e, 1]
+                        q = min(left, room)
+                        room -= q
+                        pending[e, 1] -= q
+                        chunks[m, 0], chunks[m, 1], chunks[m, 2] = i, q, prompt[i] - pending[e, 1]
+                        m += 1
+                    kept = 0
+                    for e in range(state[PREFILLING]):
+                        if pending[e, 1] > 0:
+                            pending[kept, 0], pending[kept, 1] = pending[e, 0], pending[e, 1]
+                            kept += 1
+                    state[PREFILLING] = kept
+                    prefill_step(
+                        chunks,
+                        m,
+                        True,
+                        tab,
+                        state,
+                        clock,
+                        per,
+                        heap,
+                        order,
+                        fresh,
+                        logs,
+                        done,
+                        slack,
+                    )
+        else:
+            count = 0
+            if state[WAITING]:
+                count = admit(
+                    budget,
+                    True,
+                    state,
+                    clock,
+                    per,
+                    heap,
+                    order,
+                    fresh,
+                    waiting,
+                    taken,
+                    config,
+                    link,
+                )
+            if count:
+                for j in range(count):
+                    i = taken[j, 0]
+                    chunks[j, 0], chunks[j, 1], chunks[j, 2] = i, taken[j, 1], prompt[i]
+                prefill_step(
+                    chunks,
+                    count,
+                    False,
+                    tab,
+                    state,
+                    clock,
+                    per,
+                    heap,
+                    order,
+                    fresh,
+                    logs,
+                    done,
+                    slack,
+                )
+            elif state[D]:
+                until = arrival[k] if k < n else math.inf
+                decode_run(
+                    until,
+                    tab,
+                    state,
+                    clock,
+                    per,
+                    heap,
+                    order,
+                    fresh,
+                    logs,
+                    waiting,
+                    config,
+                    link,
+                    swap,
+                )
+        if state[ERROR]:
+            break
+        timeline.append(clock[T])
+        timeline.append(float(state[WAITING]))
+        timeline.append(float(state[D] + state[PREFILLING]))
+        timeline.append(float(state[KV]))
+    meta = np.empty(len(logs[5]), np.int64)
+    for j in range(len(logs[5])):
+        meta[j] = logs[5][j]
+    arrays = (
+        floats_of(logs[0]),
+        floats_of(logs[1]),
+        floats_of(logs[2]),
+        floats_of(logs[3]),
+        floats_of(logs[4]),
+        floats_of(logs[6]),
+        floats_of(logs[7]),
+        floats_of(logs[8]),
+    )
+    return state, meta, arrays
