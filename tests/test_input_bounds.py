@@ -8,11 +8,20 @@ import dataclasses
 import json
 
 import numpy as np
+import pytest
 from helpers import run_cli
 
 from calibration import Measurement, write_measurements
 from calibration.rows import decompose
+from genz import AXES, SCALE_AXES
 from genz.runtime import PhaseProfile, RuntimeProfile
+from roofline import (
+    FLAG_BOUNDS_BY_COMMAND,
+    HARDWARE_BOUNDS,
+    flag_bound,
+    list_platforms,
+    load_platform,
+)
 
 PROFILE = RuntimeProfile(
     name="synthetic",
@@ -79,3 +88,167 @@ def test_calibrate_exits_1_and_counts_excluded_rows_by_reason(tmp_path):
         "a mesh the model cannot split": 2,
         "batch latency faster than the efficiency-1 bound": 1,
     }
+
+
+# -- hardware files: every number has an upper end too ---------------------------------
+
+MINIMAL_HW = (
+    "name: t\nsource: test\npeak_tflops: {bf16: 100}\n"
+    "memory: [{name: m, bandwidth_gb_per_s: 100, capacity_gb: 8}]\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        (
+            "{bf16: 100}",
+            "{bf16: 1e7}",
+            "peak_tflops.bf16 must be a number of TFLOP/s in (0, 1e+06]",
+        ),
+        (
+            "bandwidth_gb_per_s: 100",
+            "bandwidth_gb_per_s: 1e9",
+            "memory[0].bandwidth_gb_per_s must be a number of GB/s in (0, 1e+08]",
+        ),
+        ("capacity_gb: 8", "capacity_gb: 1e7", "memory[0].capacity_gb must be a number of GB in"),
+        ("source: test\n", "source: test\npower_w: 2e6\n", "power_w must be a number of W in"),
+        ("source: test\n", "source: test\nprice_usd: 1e10\n", "price_usd must be a number of USD"),
+        (
+            "source: test\n",
+            "source: test\nkernel_overhead_us: 1e7\n",
+            "kernel_overhead_us must be a number of us in [0, 1e+06]",
+        ),
+        (
+            "source: test\n",
+            "source: test\ninterconnect: {link_bandwidth_gb_per_s: 1e7, link_latency_us: 1}\n",
+            "interconnect.link_bandwidth_gb_per_s must be a number of GB/s in (0, 1e+06]",
+        ),
+        (
+            "source: test\n",
+            "source: test\ninterconnect: {link_bandwidth_gb_per_s: 100, link_latency_us: 1, "
+            "devices_per_node: 1000000}\n",
+            "interconnect.devices_per_node must be an integer in [1, 65536]",
+        ),
+        (
+            "source: test\n",
+            "source: test\nhost: {capacity_gb: 1e9, link_bandwidth_gb_per_s: 63}\n",
+            "host.capacity_gb must be a number of GB in (0, 1e+06]",
+        ),
+        (
+            "source: test\n",
+            "source: test\npower_model: {idle_w: 50, pj_per_flop: 1e9, pj_per_byte: 1, "
+            "source: s}\n",
+            "power_model.pj_per_flop must be a number of pJ in [0, 1e+06]",
+        ),
+    ],
+)
+def test_hardware_numbers_above_their_plausible_range_are_refused(tmp_path, old, new, message):
+    path = tmp_path / "hw.yaml"
+    path.write_text(MINIMAL_HW.replace(old, new, 1))
+    code, _, err = run_cli("hw", "show", str(path))
+    assert code == 2 and err.count("\n") == 1, err
+    assert f"{path}: " in err and message in err
+
+
+def test_every_shipped_hardware_preset_lies_inside_the_hardware_bounds():
+    # Loading checks every number; the range must also leave head-room (x10) above the
+    # largest shipped value, so a next-generation device is not refused.
+    for name in list_platforms():
+        platform = load_platform(name)
+        memory = platform.main_memory
+        assert (
+            memory.bandwidth_bytes_per_s * 10
+            <= HARDWARE_BOUNDS["memory.bandwidth_gb_per_s"].high * 1e9
+        )
+        assert (
+            max(platform.peak_flops_per_s.values()) * 10
+            <= HARDWARE_BOUNDS["peak_tflops"].high * 1e12
+        )
+
+
+# -- every numeric flag of every command has an entry ----------------------------------
+
+#: Flags #23 / #24 added; each has an entry of its own command.
+NEW_FLAGS = [
+    ("serve", "--num-requests", "0"),
+    ("serve", "--max-concurrency", "0"),
+    ("serve", "--kv-tokens", "0"),
+    ("serve", "--kv-blocks", "0"),
+    ("serve", "--kv-free-fraction", "0"),
+    ("serve", "--request-overhead-ms", "-1"),
+    ("serve", "--chunk-overhead-ms", "1e9"),
+    ("serve", "--slo-itl-p99-ms", "0"),
+    ("serve", "--slo-queue-p99-s", "-1"),
+    ("predict", "--parallel-samples", "0"),
+    ("predict", "--beam-width", "2000"),
+    ("predict", "--images", "-1"),
+    ("predict", "--weight-offload", "1.5"),
+    ("predict", "--kv-offload", "-0.1"),
+    ("predict", "--sliding-window", "-1"),
+    ("predict", "--lora-rank", "0"),
+    ("predict", "--lora-adapters", "0"),
+    ("search", "--max-device-cost-usd", "0"),
+    ("search", "--max-area-mm2", "-1"),
+    ("recommend", "--max-tdp-w", "0"),
+    ("recommend", "--max-usd-per-mtok", "0"),
+    ("app", "--max-upload-mb", "0"),
+    ("hw design", "--bandwidth-gb-per-s", "0"),
+    ("hw design", "--gbps-per-pin", "0"),
+    ("hw design", "--sram-mb", "-1"),
+    ("hw design", "--clock-ghz", "0"),
+    ("hw design", "--vector-tflops", "-1"),
+    ("hw design", "--dies", "0"),
+    ("hw design", "--lifetime-years", "-1"),
+    ("hw design", "--electricity-usd-per-kwh", "-1"),
+]
+BASE_ARGS = {
+    "serve": ["--model", "llama-3.1-8b", "--hw", "h100-sxm", "--rate", "1", "--duration", "3"],
+    "predict": ["--model", "llama-3.1-8b", "--hw", "h100-sxm"],
+    "search": ["--space", "examples/edge_quickstart.yaml"],
+    "recommend": ["--space", "examples/edge_quickstart.yaml", "--out-dir", "unused"],
+    "app": [],
+    "hw design": ["--compute-tflops", "500", "--memory", "hbm3e:6"],
+}
+
+
+def _numeric_flags() -> list[tuple[str, str, str]]:
+    """``(command, flag, dest)`` of every int or float option (the flag `check_flags`
+    checks it under: its first long name)."""
+    from app.cli import build_parser
+    from app.cli.flag_checks import command_parsers
+
+    return [
+        (name, action.option_strings[0], action.dest)
+        for name, sub in command_parsers(build_parser())
+        for action in sub._actions
+        if action.type in (int, float) and action.option_strings
+    ]
+
+
+def test_every_numeric_flag_of_every_command_has_a_bound():
+    # A scenario axis (or an alias storing into one, requirements --concurrency) is
+    # bounded by genz.axes.
+    axes = {axis.dest for axis in [*AXES.values(), *SCALE_AXES.values()]}
+    missing = [
+        (command, flag)
+        for command, flag, dest in _numeric_flags()
+        if dest not in axes and flag_bound(command, flag) is None
+    ]
+    assert not missing, missing
+
+
+@pytest.mark.parametrize(("command", "flag", "value"), NEW_FLAGS)
+def test_the_new_flags_have_their_own_entry_and_its_message(command, flag, value):
+    bound = FLAG_BOUNDS_BY_COMMAND[(command, flag)]
+    code, _, err = run_cli(*command.split(), *BASE_ARGS[command], flag, value)
+    assert code == 2 and err.count("\n") == 1, err
+    assert err.startswith(f"codesign: error: {flag} must be {bound.requirement}, got "), err
+
+
+def test_every_codesign_budget_has_an_entry_in_search_and_recommend():
+    from app.cli.codesign import CONSTRAINT_FIELDS
+
+    for command in ("search", "recommend"):
+        for _, _, label, _, _ in CONSTRAINT_FIELDS.values():
+            assert flag_bound(command, f"--{label}") is not None, (command, label)

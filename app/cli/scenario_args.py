@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from typing import Any
 
 from genz import (
     AXES,
@@ -25,7 +26,6 @@ from genz import (
     load_use_cases,
     use_case,
 )
-from roofline import InputError
 
 #: Axes of the standard group, in ``--help`` order.
 SCENARIO_AXES = (
@@ -119,33 +119,11 @@ def add_offload_arguments(parser: argparse.ArgumentParser) -> None:
         )
 
 
-def _fraction(options: dict[str, object], name: str) -> float:
+def _given(options: dict[str, object], name: str, default: float) -> Any:
+    """``options[name]``, or ``default`` when the flag was not given (its range is checked
+    before the command runs: `roofline.FLAG_BOUNDS_BY_COMMAND`)."""
     value = options.get(name)
-    if value is None:
-        return 0.0
-    if not isinstance(value, float) or not 0.0 <= value <= 1.0:
-        flag = "--" + name.replace("_", "-")
-        raise InputError(f"{flag} must be a fraction in [0, 1], got {value!r}")
-    return value
-
-
-def _images(options: dict[str, object]) -> int:
-    value = options.get("images")
-    if value is None:
-        return 0
-    if not isinstance(value, int) or not 0 <= value <= 1024:
-        raise InputError(f"--images must be an integer in [0, 1024], got {value!r}")
-    return value
-
-
-def _decoding(options: dict[str, object], name: str) -> int:
-    value = options.get(name)
-    if value is None:
-        return 1
-    if not isinstance(value, int) or not 1 <= value <= 1024:
-        flag = "--" + name.replace("_", "-")
-        raise InputError(f"{flag} must be an integer in [1, 1024], got {value!r}")
-    return value
+    return default if value is None else value
 
 
 def _cli_default(axis: Axis) -> float | None:
@@ -192,9 +170,9 @@ def scenario_from_args(args: argparse.Namespace, default_weight_bits: float) -> 
         precision=precision,
         parallelism=Parallelism(**{name: int(given(name) or 1) for name in MESH_AXES}),
         prefill_chunk=None if chunk is None else int(chunk),
-        parallel_samples=_decoding(options, "parallel_samples"),
-        beam_width=_decoding(options, "beam_width"),
-        weight_offload=_fraction(options, "weight_offload"),
-        kv_offload=_fraction(options, "kv_offload"),
-        images=_images(options),
+        parallel_samples=_given(options, "parallel_samples", 1),
+        beam_width=_given(options, "beam_width", 1),
+        weight_offload=_given(options, "weight_offload", 0.0),
+        kv_offload=_given(options, "kv_offload", 0.0),
+        images=_given(options, "images", 0),
     )
