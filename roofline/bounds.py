@@ -309,6 +309,8 @@ FLAG_BOUNDS_BY_COMMAND: dict[tuple[str, str], ValueBound] = {
 
 #: String flags that may be empty (every other string flag must name something).
 MAY_BE_EMPTY = frozenset({"--description"})
+#: Longest string flag value (Linux's PATH_MAX: no path or list is longer).
+MAX_FLAG_CHARACTERS = 4096
 
 
 def flag_bound(command: str, flag: str) -> ValueBound | None:
@@ -320,13 +322,20 @@ def check_flag(command: str, flag: str, value: object) -> None:
     """Raise `InputError` (naming ``flag``) when ``value`` is outside its bound.
 
     ``None`` (not given) always passes; an empty or blank string is refused unless the
-    flag is in `MAY_BE_EMPTY`.
+    flag is in `MAY_BE_EMPTY`, as is one with a NUL character (no name or path has one)
+    or longer than `MAX_FLAG_CHARACTERS`.
     """
     if value is None:
         return
     if isinstance(value, str):
         if not value.strip() and flag not in MAY_BE_EMPTY:
             raise InputError(f"{flag} must not be empty")
+        if "\x00" in value:
+            raise InputError(f"{flag} must not contain a NUL character")
+        if len(value) > MAX_FLAG_CHARACTERS:
+            raise InputError(
+                f"{flag} must be at most {MAX_FLAG_CHARACTERS} characters, got {len(value)}"
+            )
         return
     bound = flag_bound(command, flag)
     if bound is not None and isinstance(value, int | float):

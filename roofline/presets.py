@@ -18,7 +18,7 @@ from .bounds import HARDWARE_BOUNDS, HARDWARE_KINDS
 from .errors import InputError, unknown_name
 from .paths import data_dir
 from .platform import Efficiency, HostMemory, Interconnect, MemoryLevel, Platform, PowerModel
-from .userfiles import load_user_document, names_a_path
+from .userfiles import is_preset_file, load_user_document, names_a_path
 
 MAX_FILE_BYTES = 1_000_000
 TOP_KEYS = {
@@ -69,7 +69,7 @@ def load_platform(name_or_path: str | Path) -> Platform:
     path = Path(name_or_path)
     if not names_a_path(name_or_path, (".yaml", ".yml")):
         path = hardware_dir() / f"{str(name_or_path).lower()}.yaml"
-        if not path.is_file():
+        if not is_preset_file(path):
             raise unknown_name("hardware", str(name_or_path), list_platforms())
     document = load_user_document(
         path, kind="hardware preset", max_bytes=MAX_FILE_BYTES, fmt="yaml"

@@ -337,3 +337,82 @@ def test_custom_hardware_inputs_take_the_hardware_files_ranges_and_message(tmp_p
     assert code == 2
     assert shown == [err.strip().removeprefix("codesign: error: ")]
     assert "memory[0].bandwidth_gb_per_s must be a number of GB/s in (0, 1e+08]" in shown[0]
+
+
+# -- the sweep of every flag (issue #25's own, re-done): what it found -----------------
+
+LONG_NAME = "x" * 300  # over the file system's 255-byte limit of one name
+
+
+@pytest.mark.parametrize(
+    ("argv", "kind"),
+    [
+        (["predict", "--model", LONG_NAME, "--hw", "h100-sxm"], "model"),
+        (["predict", "--model", "llama-3.1-8b", "--hw", LONG_NAME], "hardware"),
+        (
+            ["predict", "--model", "llama-3.1-8b", "--hw", "h100-sxm", "--runtime", LONG_NAME],
+            "runtime",
+        ),
+        (
+            ["speculate", "--model", "llama-3.1-8b", "--draft", LONG_NAME, "--hw", "h100-sxm"],
+            "model",
+        ),
+    ],
+)
+def test_a_preset_name_no_file_can_have_is_an_unknown_name_echoed_short(argv, kind):
+    # Was OSError: [Errno 36] File name too long.
+    code, _, err = run_cli(*argv)
+    assert code == 2 and err.count("\n") == 1, err
+    assert err.startswith(f"codesign: error: unknown {kind} '{'x' * 80}...'; accepted: ")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["predict", "--model", "llama-3.1-8b", "--hw", "h100-sxm", "--bits-file", "a\x00b"],
+        ["predict", "--scenarios", "runs\x00.csv"],
+        [
+            "serve",
+            "--model",
+            "llama-3.1-8b",
+            "--hw",
+            "h100-sxm",
+            "--trace",
+            "\x00",
+        ],
+        ["hw", "design", *BASE_ARGS["hw design"], "--out", "p\x00.yaml"],
+    ],
+)
+def test_a_nul_character_in_a_flag_is_refused_by_name(argv):
+    # Was ValueError: embedded null byte.
+    code, _, err = run_cli(*argv)
+    flag = next(word for word in reversed(argv) if word.startswith("--"))
+    assert code == 2 and err == f"codesign: error: {flag} must not contain a NUL character\n"
+
+
+def test_a_flag_value_longer_than_any_path_is_refused():
+    code, _, err = run_cli("predict", "--model", "y" * 5000, "--hw", "h100-sxm")
+    assert (
+        code == 2 and err == "codesign: error: --model must be at most 4096 characters, got 5000\n"
+    )
+
+
+@pytest.mark.parametrize("command", ["serve", "hw design"])
+def test_an_output_name_over_the_file_systems_limit_is_one_line(command):
+    # Was OSError: [Errno 36] File name too long (serve: only after the simulation).
+    code, _, err = run_cli(*command.split(), *BASE_ARGS[command], "--out", LONG_NAME + ".yaml")
+    assert code == 2 and err == "codesign: error: --out: cannot write there: File name too long\n"
+
+
+@pytest.mark.parametrize("flags", [["--batch", "8"], ["--wbits", "nan"], ["--use-case", "chat"]])
+def test_hw_design_scenario_flags_need_a_model(flags):
+    # Were ignored without --model (even --wbits nan): a silent accept.
+    code, _, err = run_cli("hw", "design", *BASE_ARGS["hw design"], *flags)
+    assert code == 2
+    assert (
+        err == f"codesign: error: {flags[0]} goes with --model (the scenario of its prediction)\n"
+    )
+    code, _, err = run_cli(
+        "hw", "design", *BASE_ARGS["hw design"], "--model", "llama-3.1-8b", *flags
+    )
+    assert code == (2 if flags[1] == "nan" else 0), err

@@ -60,10 +60,14 @@ def _check_output_file(flag: str, value: str) -> None:
     from roofline import InputError
 
     target = Path(value)
-    if target.is_dir():
-        raise InputError(f"{flag} {value}: is a directory; name a file to write")
-    if not target.resolve().parent.is_dir():
-        raise InputError(f"{flag} folder does not exist: {target.resolve().parent} (for {value})")
+    try:
+        folder = target.resolve().parent
+        if target.is_dir():
+            raise InputError(f"{flag} {value}: is a directory; name a file to write")
+        if not folder.is_dir():
+            raise InputError(f"{flag} folder does not exist: {folder} (for {value})")
+    except OSError as error:  # a name over the file system's limit, a loop of links
+        raise InputError(f"{flag}: cannot write there: {error.strerror}") from None
 
 
 def command_parsers(
