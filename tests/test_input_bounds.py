@@ -416,3 +416,12 @@ def test_hw_design_scenario_flags_need_a_model(flags):
         "hw", "design", *BASE_ARGS["hw design"], "--model", "llama-3.1-8b", *flags
     )
     assert code == (2 if flags[1] == "nan" else 0), err
+
+
+@pytest.mark.parametrize("flag", ["--max-device-cost-usd", "--max-area-mm2"])
+def test_a_budget_no_design_has_a_figure_for_says_so_not_nan(flag):
+    # The edge space's presets carry no price or area: was "(best achievable while
+    # meeting the others: nan USD)".
+    code, _, err = run_cli("search", *BASE_ARGS["search"], "--no-progress", flag, "1e5")
+    assert code == 2 and err.count("\n") == 1 and "nan" not in err.lower(), err
+    assert "no design meeting the others has a value for it" in err
