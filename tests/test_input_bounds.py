@@ -425,3 +425,24 @@ def test_a_budget_no_design_has_a_figure_for_says_so_not_nan(flag):
     code, _, err = run_cli("search", *BASE_ARGS["search"], "--no-progress", flag, "1e5")
     assert code == 2 and err.count("\n") == 1 and "nan" not in err.lower(), err
     assert "no design meeting the others has a value for it" in err
+
+
+@pytest.mark.parametrize("flags", [["--batch", "8"], ["--lora-rank", "4"], ["--bw-scale", "2"]])
+def test_predict_scenarios_refuses_flags_it_would_ignore(tmp_path, flags):
+    # Were ignored: every row ran at batch 1, without adapters, at the preset's bandwidth.
+    path = tmp_path / "rows.csv"
+    path.write_text("model,hw,batch,input_tokens,output_tokens\nllama-3.1-8b,h100-sxm,1,100,10\n")
+    code, _, err = run_cli("predict", "--scenarios", str(path), *flags)
+    assert code == 2 and err.startswith(
+        f"codesign: error: {flags[0]} does not apply with --scenarios (each row is its own "
+    )
+    assert run_cli("predict", "--scenarios", str(path), "--runtime", "vllm", "--json")[0] == 0
+
+
+@pytest.mark.parametrize("flags", [["--lora-adapters", "4"], ["--lora-targets", "ffn"]])
+def test_lora_flags_need_a_rank(flags):
+    # Were ignored without --lora-rank.
+    code, _, err = run_cli("predict", *BASE_ARGS["predict"], *flags)
+    assert code == 2
+    assert err == f"codesign: error: {flags[0]} goes with --lora-rank (the adapters' rank)\n"
+    assert run_cli("predict", *BASE_ARGS["predict"], "--lora-rank", "8", *flags)[0] == 0
