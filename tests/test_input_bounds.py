@@ -446,3 +446,12 @@ def test_lora_flags_need_a_rank(flags):
     assert code == 2
     assert err == f"codesign: error: {flags[0]} goes with --lora-rank (the adapters' rank)\n"
     assert run_cli("predict", *BASE_ARGS["predict"], "--lora-rank", "8", *flags)[0] == 0
+
+
+def test_calibrate_on_a_header_only_file_says_so(tmp_path):
+    # Was "no measured row of runtime 'vllm' (file has: )".
+    path = tmp_path / "runs.csv"
+    write_measurements([], path)
+    code, _, err = _calibrate(str(path), str(tmp_path / "p.yaml"))
+    assert code == 2
+    assert err == f"codesign: error: {path}: no rows after the header; nothing to fit\n"

@@ -19,7 +19,7 @@ from calibration import (
     load_tagged_measurements,
     write_profile,
 )
-from roofline import list_platforms, unknown_name
+from roofline import InputError, list_platforms, unknown_name
 
 from ..formatting import print_json, print_table
 from .commands import add_command
@@ -131,8 +131,13 @@ def run_calibrate(args: argparse.Namespace) -> int:
         if name not in list_platforms():
             raise unknown_name("hardware", name, list_platforms())
     inherit = tuple(name.strip() for name in args.inherit.split(",")) if args.inherit else ()
+    rows = [row for path in args.measurements for row in load_tagged_measurements(path)]
+    if not rows:  # header-only files: say so, not "no row of runtime X (file has: )"
+        raise InputError(
+            f"{', '.join(args.measurements)}: no rows after the header; nothing to fit"
+        )
     result = calibrate_runtime(
-        [row for path in args.measurements for row in load_tagged_measurements(path)],
+        rows,
         args.runtime,
         hardware=hardware,
         command=command_line(args),
