@@ -9,9 +9,12 @@ die). Each row becomes two `roofline.AcceleratorDesign`s:
 - the *SKU* (TDP): the shipped peaks and bandwidth; predicted TDP = tensor energy x peak
   + DRAM pJ/bit x bandwidth + static W/mm^2 x the modelled die area.
 
-Seven constants are fitted by non-negative least squares on relative error
+Eight constants are fitted by non-negative least squares on relative error
 (``model.yaml``: transistors per tensor, per vector and per graphics-pipeline vector
-FLOP/cycle, fixed mm^2 per die; pJ per tensor and per vector FLOP at N7, static W/mm^2); everything else is a published constant.
+FLOP/cycle, fixed mm^2 per die; pJ per tensor and per vector FLOP at N7, static W/mm^2;
+then, the compute energies held, the DRAM-traffic multiplier on the published DRAM
+power); everything else is a published constant. ``--no-dram-multiplier`` scores the
+model without the multiplier (the figures before it was added).
 The errors printed are **leave-one-die-out**: every die's rows are predicted by constants
 fitted on the other dies only. Area rows whose figure is an upper bound (``area_bound =
 upper``: the TPUs' "< 400 mm^2") are never fitted and are reported as within / above the
@@ -115,9 +118,10 @@ def area_features(row: dict[str, str]) -> np.ndarray:
 
 
 def power_features(row: dict[str, str], area_mm2: float) -> tuple[np.ndarray, float]:
-    """(features of the two fitted power constants, the DRAM power W)."""
+    """(features of the fitted compute and static power constants, the published DRAM
+    power W: technology pJ/bit x bandwidth, multiplier 1)."""
     design = row_design(row, physical=False)
-    base = _with(design_constants(), **dict.fromkeys(POWER_KEYS, 0.0))
+    base = _with(design_constants(), dram_traffic_multiplier=1.0, **dict.fromkeys(POWER_KEYS, 0.0))
     memory_w = design_power(design, area_mm2, base)[2]
     features = [
         sum(design_power(design, area_mm2, _with(base, **{key: 1.0}))) - memory_w
@@ -126,7 +130,7 @@ def power_features(row: dict[str, str], area_mm2: float) -> tuple[np.ndarray, fl
     return np.array(features), memory_w
 
 
-def fit(rows: list[dict[str, str]]) -> dict[str, float]:
+def fit(rows: list[dict[str, str]], dram_multiplier: bool = True) -> dict[str, float]:
     """The five constants fitted on ``rows`` (area on one row per die with an exact or
     approximate area; TDP on every row, at the modelled area of these area constants)."""
     area_rows = _one_per_die([r for r in rows if r["area_bound"] in ("exact", "approx")])
@@ -154,6 +158,18 @@ def fit(rows: list[dict[str, str]]) -> dict[str, float]:
     weights = 1.0 / tdp
     power_c, _ = nnls(np.array(px) * weights[:, None], np.array(py) * weights)
     values.update(zip(POWER_KEYS, power_c, strict=True))
+    # Second stage, the compute energies held: the DRAM-traffic multiplier m >= 0 on the
+    # published DRAM power (on-die movement per DRAM bit), by least squares on relative
+    # error of the TDP left after compute and static power.
+    memory_w = np.array(
+        [mem for _, mem in (power_features(r, modelled_area(r, values)) for r in rows)]
+    )
+    rest = tdp - np.array(px) @ power_c
+    values["dram_traffic_multiplier"] = (
+        max(0.0, float(np.sum(memory_w * rest / tdp**2) / np.sum((memory_w / tdp) ** 2)))
+        if dram_multiplier
+        else 1.0
+    )
     return values
 
 
@@ -177,10 +193,15 @@ def modelled_tdp(row: dict[str, str], values: dict[str, float]) -> float:
     return sum(design_power(row_design(row, physical=False), area, constants))
 
 
-def leave_one_die_out(rows: list[dict[str, str]]) -> list[dict[str, object]]:
+def leave_one_die_out(
+    rows: list[dict[str, str]], dram_multiplier: bool = True
+) -> list[dict[str, object]]:
     """Per row: measured and modelled area and TDP, constants fitted without its die."""
     results = []
-    fits = {die: fit([r for r in rows if r["die"] != die]) for die in {r["die"] for r in rows}}
+    fits = {
+        die: fit([r for r in rows if r["die"] != die], dram_multiplier)
+        for die in {r["die"] for r in rows}
+    }
     for row in rows:
         values = fits[row["die"]]
         results.append(
@@ -202,9 +223,9 @@ def _error(model: float, measured: float) -> float:
     return 100.0 * (model - measured) / measured
 
 
-def report(rows: list[dict[str, str]]) -> None:
+def report(rows: list[dict[str, str]], dram_multiplier: bool = True) -> None:
     """Print per-row errors, MAPE and the worst rows, area and TDP."""
-    results = leave_one_die_out(rows)
+    results = leave_one_die_out(rows, dram_multiplier)
     print(f"{len(rows)} devices, {len({r['die'] for r in rows})} dies; errors leave-one-die-out")
     print(
         f"{'device':16s} {'die':10s} {'area':>7s} {'model':>7s} {'err%':>7s}  "
@@ -287,17 +308,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fit", action="store_true", help="print the all-rows fit")
     parser.add_argument("--write", action="store_true", help="write the fit into model.yaml")
+    parser.add_argument(
+        "--no-dram-multiplier",
+        action="store_true",
+        help="hold the DRAM-traffic multiplier at 1 (the model before it was fitted)",
+    )
     args = parser.parse_args()
     rows = load_rows()
     if args.fit or args.write:
-        values = fit(rows)
+        values = fit(rows, not args.no_dram_multiplier)
         for key, value in values.items():
             print(f"{key}: {value:.6g}")
         if args.write:
             write_constants(values)
             print(f"written to {MODEL_PATH}")
         return
-    report(rows)
+    report(rows, not args.no_dram_multiplier)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ A100; Llama-3-8B, batch 1-64, L = 128-2048) names weight and KV-cache dtypes in 
 column (``"Weight = fp8, KV Cache = fp8"``). The converter writes them as bits
 (`convert_llm_inference_bench`): fp8 / int8 weights 8 bits (activations 8 bits too for
 FP8 on H100 and TensorRT-LLM int8 SmoothQuant), fp8 / int8 KV cache 8 bits per element,
-which genz charges as 1 byte per cached element (``graph.py``: ``kv_bits / 8``).
+which genz charges as 1 byte per cached element (``attention_ops.py``: ``kv_bits / 8``).
 
 Groups, by the published label: FP8 weights (vLLM H100, FP8 checkpoint, FP8 KV);
 FP8 KV cache with 16-bit weights; INT8 KV cache with 16-bit weights; INT8 SmoothQuant

@@ -200,7 +200,7 @@ def calibrate_runtime(
 
 def _unsplittable(rows: Sequence[Measurement]) -> dict[int, str]:
     """Rows whose tp / pp / ep mesh the model cannot be split over (fractional heads),
-    with the reason (`genz.predictor.check_parallelism`, once per model and mesh)."""
+    with the reason (`genz.scenario_checks.check_parallelism`, once per model and mesh)."""
     reasons: dict[tuple[str, int, int, int], str] = {}
     found = {}
     for index, row in enumerate(rows):

@@ -51,7 +51,7 @@ class PassTerms:
     memory time of one touched expert's weights (per pass, efficiency 1; 0 for dense
     models), ``routed_tokens`` the tokens a step routes and ``num_experts`` /
     ``top_k`` the model's routing, so the routed experts' memory time follows any
-    routing independence in closed form (`genz.graph.expected_experts_touched`).
+    routing independence in closed form (`genz.ffn_ops.expected_experts_touched`).
     ``kv_s`` is the part of ``memory_s`` that moves KV-cache bytes (rows whose
     ``kv_bits`` select one of the runtime's KV formats, else 0), so a KV format's
     emulated scale applies in closed form (`genz.runtime_cost.kv_format_memory_s`).

@@ -5,7 +5,10 @@ Columns (header names; only ``model`` and ``hw`` are required)::
     model, hw         model and hardware preset names or file paths
     runtime           runtime profile name or .yaml file (default ideal)
     batch, input_tokens, output_tokens, tp, pp, ep, prefill_chunk    integers
+    parallel_samples, beam_width, images                             integers
     weight_bits, activation_bits, kv_bits                            numbers
+    weight_offload, kv_offload                                       fractions in [0, 1]
+    sliding_window, attention_layers      integers; empty: the model's (`genz.layer_mix`)
 
 A measurement file of ``codesign calibrate`` (`genz.measurements`) is a scenario file
 too: its measured columns (``batch_latency_s``, ``throughput_tok_s``, ``ttft_s``,
@@ -34,6 +37,8 @@ from typing import Any
 import numpy as np
 
 from genz import (
+    ARCHITECTURE_AXES,
+    AXES,
     ModelConfig,
     Parallelism,
     RuntimeProfile,
@@ -41,6 +46,7 @@ from genz import (
     evaluate_grid,
     load_model,
     load_runtime,
+    with_layer_mix,
 )
 from roofline import InputError, Platform, csv_failure, load_platform, read_user_text
 
@@ -58,13 +64,34 @@ INTEGER_COLUMNS = {
     "pp": 1,
     "ep": 1,
     "prefill_chunk": 0,  # 0: the whole prompt in one pass
+    "parallel_samples": 1,
+    "beam_width": 1,
+    "images": 0,
 }
-NUMBER_COLUMNS = {"weight_bits": 16.0, "activation_bits": 16.0, "kv_bits": 16.0}
-DEFAULTS = {name: float(value) for name, value in {**INTEGER_COLUMNS, **NUMBER_COLUMNS}.items()}
+NUMBER_COLUMNS = {
+    "weight_bits": 16.0,
+    "activation_bits": 16.0,
+    "kv_bits": 16.0,
+    "weight_offload": 0.0,
+    "kv_offload": 0.0,
+}
+#: Architecture variants (`genz.ARCHITECTURE_AXES`, integers); empty: the model's own.
+ARCHITECTURE_COLUMNS = tuple(ARCHITECTURE_AXES)
+DEFAULTS = {
+    **{name: float(value) for name, value in {**INTEGER_COLUMNS, **NUMBER_COLUMNS}.items()},
+    **dict.fromkeys(ARCHITECTURE_COLUMNS, np.nan),
+}
 TEXT_COLUMNS = ("model", "hw", "runtime")
 #: Text columns of a measurement file, carried to the output unchanged.
 NOTE_COLUMNS = ("weight_format", "source", *PROVENANCE_COLUMNS)
-COLUMNS = (*TEXT_COLUMNS, *INTEGER_COLUMNS, *NUMBER_COLUMNS, *NOTE_COLUMNS, *MEASURED_METRICS)
+COLUMNS = (
+    *TEXT_COLUMNS,
+    *INTEGER_COLUMNS,
+    *NUMBER_COLUMNS,
+    *ARCHITECTURE_COLUMNS,
+    *NOTE_COLUMNS,
+    *MEASURED_METRICS,
+)
 #: (measured column, predicted output, error column) of each scored time or rate.
 SCORED_TIMES = (
     ("batch_latency_s", "e2e_s", "e2e_error_pct"),
@@ -94,7 +121,7 @@ SCENARIO_OUTPUTS = (
     "error",
 )
 #: Every row's scenario as predicted (defaults filled in, the runtime used).
-INPUT_OUTPUTS = (*TEXT_COLUMNS, *INTEGER_COLUMNS, *NUMBER_COLUMNS)
+INPUT_OUTPUTS = (*TEXT_COLUMNS, *INTEGER_COLUMNS, *NUMBER_COLUMNS, *ARCHITECTURE_COLUMNS)
 #: (output key, predicted key) of each interval (`genz.uncertainty.INTERVAL_KINDS`).
 _INTERVALS = (
     ("ttft", "ttft_s"),
@@ -176,7 +203,7 @@ def _row(line: int, cells: dict[str, str | None], runtime: str | None) -> Scenar
             number = float(cell)
         except ValueError:
             raise InputError(f"{name} must be a number, got {cell!r}") from None
-        if name in INTEGER_COLUMNS and not number.is_integer():
+        if (name in INTEGER_COLUMNS or name in ARCHITECTURE_COLUMNS) and not number.is_integer():
             raise InputError(f"{name} must be an integer, got {cell!r}")
         values[name] = number
     notes = {name: text(name) for name in NOTE_COLUMNS if text(name)}
@@ -204,13 +231,14 @@ def predict_scenarios(rows: list[ScenarioRow]) -> list[dict[str, Any]]:
     """One result mapping per row, in input order: ``line``, the scenario, the
     predictions (SI units; `output_columns`), the row's measurements and their errors."""
     results: list[dict[str, Any]] = [_echo(row) for row in rows]
-    groups: dict[tuple[str, str, str], list[int]] = {}
+    groups: dict[tuple[str, str, str, tuple[float, ...]], list[int]] = {}
     for index, row in enumerate(rows):
-        groups.setdefault((row.model, row.hw, row.runtime), []).append(index)
+        mix = tuple(row.values[name] for name in ARCHITECTURE_COLUMNS)
+        groups.setdefault((row.model, row.hw, row.runtime, mix), []).append(index)
     cache: dict[tuple[str, str], Any] = {}
-    for (model_name, hw, runtime_name), indices in groups.items():
+    for (model_name, hw, runtime_name, mix), indices in groups.items():
         try:
-            model = _cached(cache, "model", model_name, load_model)
+            model = _variant(_cached(cache, "model", model_name, load_model), mix)
             platform = _cached(cache, "hw", hw, load_platform)
             runtime = _cached(cache, "runtime", runtime_name, load_runtime)
         except InputError as error:
@@ -227,6 +255,22 @@ def predict_scenarios(rows: list[ScenarioRow]) -> list[dict[str, Any]]:
                 except InputError as error:
                     results[index]["error"] = str(error)
     return results
+
+
+def _variant(model: ModelConfig, mix: tuple[float, ...]) -> ModelConfig:
+    """``model`` with the row's architecture columns (NaN: the model's own)."""
+    changes = {
+        name: int(value)
+        for name, value in zip(ARCHITECTURE_COLUMNS, mix, strict=True)
+        if not np.isnan(value)
+    }
+    if not changes:
+        return model
+    return with_layer_mix(
+        model,
+        sliding_window=changes.get("sliding_window"),
+        attention_layers=changes.get("attention_layers"),
+    )
 
 
 def _check_meshes(
@@ -279,7 +323,6 @@ def _fill(
     def column(name: str) -> np.ndarray:
         return np.array([row.values[name] for row in rows])
 
-    tokens = column("input_tokens")
     chunk = column("prefill_chunk")
     grid = evaluate_grid(
         model,
@@ -289,7 +332,8 @@ def _fill(
             for name in (*INTEGER_COLUMNS, *NUMBER_COLUMNS)
             if name != "prefill_chunk"
         },
-        prefill_chunk=np.where(chunk > 0, chunk, tokens),
+        # 0: the whole prompt, image tokens included (the grid clips a chunk to the prompt)
+        prefill_chunk=np.where(chunk > 0, chunk, AXES["prefill_chunk"].high),
         runtime=None if runtime.is_ideal else runtime,
     )
     # An interval is proportional to its value: one per group and metric, scaled per row.
@@ -345,6 +389,9 @@ def _echo(row: ScenarioRow) -> dict[str, Any]:
     for name in (*INTEGER_COLUMNS, *NUMBER_COLUMNS):
         value = row.values[name]
         echo[name] = int(value) if name in INTEGER_COLUMNS else value
+    for name in ARCHITECTURE_COLUMNS:
+        value = row.values[name]
+        echo[name] = None if np.isnan(value) else int(value)
     echo.update(row.notes)
     echo.update({f"measured_{name}": value for name, value in row.measured.items()})
     return echo

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from roofline import lazy_exports
 
 from .axes import (
+    ARCHITECTURE_AXES,
     AXES,
     BITS_AXES,
     DEFAULT_BATCH,
@@ -27,21 +28,24 @@ from .axes import (
     DEFAULT_OUTPUT_TOKENS,
     GRID_AXES,
     MESH_AXES,
+    MODE_AXES,
     REPLICA_AXES,
     SCALE_AXES,
     WORKLOAD_AXES,
     Axis,
 )
-from .model import (
+from .hf_config import (
     MAX_CONFIG_BYTES,
-    ModelConfig,
     list_models,
     load_model,
     model_from_hf_config,
     models_dir,
-    with_lora,
 )
+from .layer_mix import with_layer_mix
+from .model import ModelConfig, with_lora
+from .mtp import mtp_draft, mtp_parameters
 from .params import WEIGHT_GROUPS, ParameterCount, parameter_count
+from .partial_offload import PartialOffload, predict_partial_offload
 from .profile_domain import ProfileDomain, domain_from_dict, outside_domain
 from .scaled_models import (
     model_from_spec,
@@ -68,15 +72,9 @@ if TYPE_CHECKING:
         summarise_weight_bits,
     )
     from .costing import PassCost
+    from .grid import evaluate_grid
     from .memory import kv_cache_bytes_per_device, weight_bytes_per_device
-    from .predictor import (
-        BREAKDOWN_AXES,
-        CostBreakdown,
-        check_parallelism,
-        cost_breakdown,
-        evaluate_grid,
-        predict,
-    )
+    from .predictor import BREAKDOWN_AXES, CostBreakdown, cost_breakdown, predict
     from .resolved import stored_weight_bits
     from .result import GridResult, OperatorCost, PhaseCost, Prediction
     from .runtime import (
@@ -89,6 +87,7 @@ if TYPE_CHECKING:
         load_runtime,
         runtime_from_dict,
     )
+    from .scenario_checks import check_parallelism
     from .serving import (
         DisaggregatedEstimate,
         SpeculativeEstimate,
@@ -101,6 +100,7 @@ if TYPE_CHECKING:
 __getattr__, __dir__ = lazy_exports(__name__, __file__)
 
 __all__ = [
+    "ARCHITECTURE_AXES",
     "AXES",
     "BITS_AXES",
     "BREAKDOWN_AXES",
@@ -112,6 +112,7 @@ __all__ = [
     "MAX_CONFIG_BYTES",
     "MESH_AXES",
     "MIN_METRIC_ROWS",
+    "MODE_AXES",
     "REPLICA_AXES",
     "SCALE_AXES",
     "WEIGHT_GROUPS",
@@ -125,6 +126,7 @@ __all__ = [
     "OperatorCost",
     "Parallelism",
     "ParameterCount",
+    "PartialOffload",
     "PassCost",
     "PhaseCost",
     "PhaseProfile",
@@ -155,11 +157,14 @@ __all__ = [
     "model_from_hf_config",
     "model_from_spec",
     "models_dir",
+    "mtp_draft",
+    "mtp_parameters",
     "outside_domain",
     "parameter_count",
     "precision_from_dict",
     "precision_to_dict",
     "predict",
+    "predict_partial_offload",
     "runtime_from_dict",
     "scale_model",
     "speculative_decoding",
@@ -172,6 +177,7 @@ __all__ = [
     "use_case",
     "weight_bytes_per_device",
     "with_gqa",
+    "with_layer_mix",
     "with_lora",
     "with_mla",
     "with_sliding_window",

@@ -59,6 +59,8 @@ class Axis:
         """What a valid value is, e.g. ``'an integer in [1, 1000000]'``."""
         if self.integer:
             return f"an integer in [{self.low:.0f}, {self.high:.0f}]"
+        if self.unit == "fraction":
+            return f"a fraction in [{self.low:g}, {self.high:g}]"
         of_unit = f" of {self.unit}" if self.unit else ""
         return f"a number{of_unit} in [{self.low:g}, {self.high:g}]"
 
@@ -89,6 +91,19 @@ def _count(name: str, flag: str, unit: str, default: int | None, high: float, te
 
 def _bits(name: str, flag: str, text: str) -> Axis:
     return Axis(name, flag, "bits", False, DEFAULT_BITS, 1, 32, text)
+
+
+def _fraction(name: str, flag: str, what: str) -> Axis:
+    return Axis(
+        name,
+        flag,
+        "fraction",
+        False,
+        0.0,
+        0.0,
+        1.0,
+        f"share of the {what} kept in host memory, streamed over the host link (default 0)",
+    )
 
 
 #: Every scenario axis by `Axis.name`, in the CLI's option order.
@@ -130,6 +145,38 @@ AXES: dict[str, Axis] = {
             100_000_000,
             "chunked-prefill chunk size, tokens",
         ),
+        Axis(
+            "parallel_samples",
+            "--parallel-samples",
+            "sequences",
+            True,
+            1,
+            1,
+            1024,
+            "n samples per request sharing the prompt's KV (vLLM n); all returned",
+        ),
+        Axis(
+            "beam_width",
+            "--beam-width",
+            "sequences",
+            True,
+            1,
+            1,
+            1024,
+            "beam search: beams per request sharing the prompt's KV; one returned",
+        ),
+        Axis(
+            "images",
+            "--images",
+            "images",
+            True,
+            0,
+            0,
+            1024,
+            "images per request through the model's vision encoder (VLM presets)",
+        ),
+        _fraction("weight_offload", "--weight-offload", "weights"),
+        _fraction("kv_offload", "--kv-offload", "KV cache"),
         _count("tp", "--tp", "devices", 1, 4096, "tensor-parallel degree (default 1)"),
         _count("pp", "--pp", "devices", 1, 4096, "pipeline-parallel degree (default 1)"),
         _count("ep", "--ep", "devices", 1, 4096, "expert-parallel degree (default 1)"),
@@ -142,7 +189,39 @@ BITS_AXES = ("weight_bits", "activation_bits", "kv_bits")
 MESH_AXES = ("tp", "pp", "ep", "dp")
 #: The token-shape axes of a workload.
 WORKLOAD_AXES = ("batch", "input_tokens", "output_tokens")
-#: The axes `evaluate_grid` broadcasts, in its keyword order (workload, bits, mesh).
+#: Decoding-mode, offload and image axes of a workload (`Scenario` fields).
+MODE_AXES = ("parallel_samples", "beam_width", "images", "weight_offload", "kv_offload")
+#: Architecture axes a sweep may vary beside the scenario's: window size and
+#: attention/SSM layer mix (`genz.layer_mix`), by name; unset means the model's own.
+ARCHITECTURE_AXES: dict[str, Axis] = {
+    axis.name: axis
+    for axis in (
+        Axis(
+            "sliding_window",
+            "--sliding-window",
+            "tokens",
+            True,
+            None,
+            0,
+            100_000_000,
+            "attention window in tokens replacing the model's (a model without one gets "
+            "it on every attention layer); 0: full attention everywhere",
+        ),
+        Axis(
+            "attention_layers",
+            "--attention-layers",
+            "layers",
+            True,
+            None,
+            0,
+            1024,
+            "attention layers of a hybrid, the rest state-space, spread evenly "
+            "(default: the model's pattern)",
+        ),
+    )
+}
+#: The axes `evaluate_grid` broadcasts, in its keyword order (workload, bits, mesh);
+#: `MODE_AXES` and `ARCHITECTURE_AXES` follow as keywords.
 GRID_AXES = (*WORKLOAD_AXES, *BITS_AXES, *MESH_AXES)
 #: `GRID_AXES` without data-parallel replicas (a measurement is of one replica).
 REPLICA_AXES = tuple(name for name in GRID_AXES if name != "dp")

@@ -32,7 +32,7 @@ from roofline import (
     peak_for_bits,
 )
 
-from .graph import Array, OpTerms, PassOps
+from .op_terms import Array, OpTerms, PassOps
 
 INTERCONNECT_CODE = BOUND_ORDER.index(Bound.INTERCONNECT)
 TIME_BOUND_CODES = np.array([BOUND_ORDER.index(bound) for bound in TIME_BOUNDS])
@@ -46,7 +46,7 @@ class PassCost:
     pass runs each operator (its layers; prefill: times the chunks); ``flop_per_run``
     and ``bytes_per_run`` are the FLOP and main-memory bytes of one run; the four time
     terms (seconds) cover every run. The names, kinds, weight groups and blocks
-    (`genz.graph.BLOCKS`) describe the operators in row order.
+    (`genz.op_terms.BLOCKS`) describe the operators in row order.
     """
 
     names: tuple[str, ...]

@@ -6,8 +6,9 @@ function or a constant of the workload model or the runtime-profile schema; noth
 imports the calibration layer back.
 """
 
-from .graph import Array, expected_experts_touched
+from .ffn_ops import expected_experts_touched
 from .inputs import GridInputs
+from .op_terms import Array
 from .predictor import evaluate
 from .runtime import (
     ACCURACY_METRICS,

@@ -8,7 +8,7 @@ from typing import cast
 
 import numpy as np
 
-from .graph import Array, PassShape
+from .op_terms import Array, PassShape
 from .params import WEIGHT_GROUPS
 from .scenario import Scenario
 
@@ -84,7 +84,7 @@ def pass_shape(
 ) -> PassShape:
     """The `PassShape` of one forward pass over ``inputs``: ``query_tokens`` new tokens
     per sequence attending to ``context`` tokens (``routing_independence``: see
-    `genz.graph.expected_experts_touched`; ``batch`` overrides the sequences per replica,
+    `genz.ffn_ops.expected_experts_touched`; ``batch`` overrides the sequences per replica,
     ``window_*`` the windowed layers' mean pairs and keys, `genz.windows`)."""
     return PassShape(
         batch=inputs.batch if batch is None else batch,

@@ -4,8 +4,8 @@ once and weights every operator by its block's share."""
 
 from __future__ import annotations
 
-from .graph import BLOCKS
 from .model import ModelConfig
+from .op_terms import BLOCKS
 from .params import WEIGHT_GROUPS
 from .scenario import Precision
 
@@ -17,7 +17,7 @@ def layer_bit_patterns(
     model: ModelConfig, precision: Precision
 ) -> list[tuple[dict[str, float], dict[str, float]]]:
     """Distinct per-layer weight-bit patterns and, for each, the share of the layers
-    of every block (`genz.graph.BLOCKS`) that use it.
+    of every block (`genz.op_terms.BLOCKS`) that use it.
 
     A pattern used by 3 of DeepSeek-V3's 3 dense layers and none of its 58 MoE
     layers has shares ``{"attention": 3/61, "dense_ffn": 1.0, "moe_ffn": 0.0}``.

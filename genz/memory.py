@@ -22,9 +22,9 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from .graph import Array, elementwise_max
 from .inputs import GridInputs
 from .model import ModelConfig
+from .op_terms import Array, elementwise_max
 from .params import ffn_matrices, lora_params, parameter_count
 
 EXPERT_GROUPS = ("experts",)

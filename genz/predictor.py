@@ -27,32 +27,24 @@ from roofline import (
     check_capacity,
 )
 
-from .advice import capacity_suggestions, tensor_parallel_degrees
-from .axes import (
-    AXES,
-    DEFAULT_BATCH,
-    DEFAULT_BITS,
-    DEFAULT_INPUT_TOKENS,
-    DEFAULT_OUTPUT_TOKENS,
-    GRID_AXES,
-)
+from .advice import capacity_suggestions
 from .costing import PassCost
-from .graph import Array, PassOps, PassShape, pass_ops
+from .graph import pass_ops
 from .inputs import GridInputs, pass_shape, scenario_inputs
 from .layer_bits import effective_group_bits, layer_bit_patterns
 from .memory import footprint_arrays, weight_bytes_per_device
 from .model import ModelConfig
 from .offload import offload_terms
+from .op_terms import Array, PassOps, PassShape
 from .params import WEIGHT_GROUPS
 from .resolved import resolve
-from .result import GridResult, PhaseCost, Prediction, end_to_end_s
+from .result import PhaseCost, Prediction, end_to_end_s
 from .runtime import RuntimeProfile
 from .runtime_cost import cost_passes
-from .scenario import Parallelism, Precision, Scenario
+from .scenario import Scenario
+from .scenario_checks import check_layer_bits, check_parallelism
 from .vision_ops import vision_ops
 from .windows import decode_mean_keys, prefill_means
-
-CAPACITY_CODE = BOUND_ORDER.index(Bound.CAPACITY)
 
 
 @dataclass(frozen=True)
@@ -130,7 +122,10 @@ def evaluate(
     prefill_terms = pass_ops(model, prefill_shape)
     if model.vision is not None and np.any(np.asarray(inputs.images) > 0):  # genz.vision
         images = dataclasses.replace(prefill_shape, batch=inputs.batch * inputs.images)
-        tower = vision_ops(model.vision, images, prefill_shape.head_share)
+        runs = prefill_shape.head_share
+        if not isinstance(inputs.images, float):  # a grid: the tower runs where images > 0
+            runs = np.where(np.asarray(inputs.images) > 0, runs, 0.0)
+        tower = vision_ops(model.vision, images, runs)
         prefill_terms = prefill_terms + PassOps(tuple(tower), ("model",) * len(tower))
     decode_terms = pass_ops(
         model, _shape(model, inputs, False, phases["decode"].routing_independence)
@@ -205,46 +200,6 @@ def cost_breakdown(
         dataclasses.replace(inputs, weight_bits=weight_bits, **overrides),
         runtime,
     )
-
-
-def check_parallelism(model: ModelConfig, parallelism: Parallelism) -> None:
-    """Reject meshes the model cannot be split over, naming the accepted range."""
-    if parallelism.tp > model.num_heads:
-        raise InputError(
-            f"tp must be in [1, {model.num_heads}] (attention heads of {model.name}), got {parallelism.tp}"
-        )
-    if parallelism.pp > model.num_layers:
-        raise InputError(
-            f"pp must be in [1, {model.num_layers}] (layers of {model.name}), got {parallelism.pp}"
-        )
-    limit = max(model.num_experts, 1)
-    if parallelism.ep > limit:
-        raise InputError(
-            f"ep must be in [1, {limit}] ({'experts' if model.is_moe else 'dense model'}: {model.name}), got {parallelism.ep}"
-        )
-    degrees = tensor_parallel_degrees(model)
-    if parallelism.tp not in degrees:
-        kv_rule = (
-            ""
-            if model.is_mla
-            else f" and either divide its {model.num_kv_heads} KV heads or be a multiple of "
-            "them (KV heads are then replicated, as vLLM does)"
-        )
-        raise InputError(
-            f"tp = {parallelism.tp} splits {model.name} into fractional heads: tp must divide "
-            f"its {model.num_heads} attention heads{kv_rule}; accepted: "
-            f"{', '.join(map(str, degrees))}"
-        )
-
-
-def check_layer_bits(model: ModelConfig, precision: Precision) -> None:
-    """Reject ``layer_bits`` entries for layers the model does not have."""
-    outside = sorted(layer for layer in precision.layer_bits if layer >= model.num_layers)
-    if outside:
-        raise InputError(
-            f"layer_bits names layer {outside[0]}, but {model.name} has {model.num_layers} "
-            f"layers (indices 0 to {model.num_layers - 1})"
-        )
 
 
 def predict(
@@ -360,7 +315,8 @@ def _prediction(
     offload = None
     if scenario.weight_offload or scenario.kv_offload:  # genz.offload: host-resident share
         offload = offload_terms(model, platform, scenario, weights_bytes, kv_bytes)
-        weights_bytes, kv_bytes = offload.device_weights_bytes, offload.device_kv_bytes
+        weights_bytes = float(offload.device_weights_bytes)
+        kv_bytes = float(offload.device_kv_bytes)
     footprint = CapacityFootprint(
         weights_bytes=weights_bytes,
         kv_cache_bytes=kv_bytes,
@@ -370,8 +326,8 @@ def _prediction(
     prefill = _phase("prefill", prefill_cost, verdict.fits)
     decode = _phase("decode", decode_cost, verdict.fits)
     if offload is not None:
-        prefill = _over_host_link(prefill, offload.prefill_link_s)
-        decode = _over_host_link(decode, offload.decode_link_s)
+        prefill = _over_host_link(prefill, float(offload.prefill_link_s))
+        decode = _over_host_link(decode, float(offload.decode_link_s))
     mesh = scenario.parallelism
     ttft, tpot = prefill.time_s, decode.time_s
     e2e = end_to_end_s(ttft, tpot, scenario.output_tokens)
@@ -395,109 +351,3 @@ def _prediction(
         decode=decode,
         suggestions=() if verdict.fits else capacity_suggestions(model, platform, scenario),
     )
-
-
-def evaluate_grid(
-    model: ModelConfig,
-    platform: Platform,
-    *,
-    batch: ArrayLike = DEFAULT_BATCH,
-    input_tokens: ArrayLike = DEFAULT_INPUT_TOKENS,
-    output_tokens: ArrayLike = DEFAULT_OUTPUT_TOKENS,
-    weight_bits: ArrayLike = DEFAULT_BITS,
-    activation_bits: ArrayLike = DEFAULT_BITS,
-    kv_bits: ArrayLike = DEFAULT_BITS,
-    tp: ArrayLike = 1,
-    pp: ArrayLike = 1,
-    ep: ArrayLike = 1,
-    dp: ArrayLike = 1,
-    prefill_chunk: ArrayLike | None = None,
-    runtime: RuntimeProfile | None = None,
-) -> GridResult:
-    """Vectorised prediction over broadcastable arrays of scenario axes.
-
-    Returns a `GridResult` of arrays of the axes' broadcast shape (SI units): latency,
-    throughput, per-device memory, the capacity verdict, per-phase FLOP and bytes and
-    integer bound codes. Uniform weight bits for every group. ``runtime``: a
-    serving-stack profile applied by `evaluate` (None or ``ideal``: physics only).
-    """
-    arrays = np.broadcast_arrays(
-        *(
-            np.asarray(v, float)
-            for v in (
-                batch,
-                input_tokens,
-                output_tokens,
-                weight_bits,
-                activation_bits,
-                kv_bits,
-                tp,
-                pp,
-                ep,
-                dp,
-            )
-        )
-    )
-    values = dict(zip(GRID_AXES, (np.array(a, float) for a in arrays), strict=True))
-    _check_grid(model, values)
-    chunk = (
-        values["input_tokens"]
-        if prefill_chunk is None
-        else np.broadcast_to(np.asarray(prefill_chunk, float), values["batch"].shape)
-    )
-    inputs = GridInputs(
-        batch=values["batch"],
-        input_tokens=values["input_tokens"],
-        output_tokens=values["output_tokens"],
-        weight_bits={group: values["weight_bits"] for group in WEIGHT_GROUPS},
-        activation_bits=values["activation_bits"],
-        kv_bits=values["kv_bits"],
-        tp=values["tp"],
-        pp=values["pp"],
-        ep=values["ep"],
-        dp=values["dp"],
-        chunk=np.minimum(chunk, values["input_tokens"]),
-    )
-    evaluation = evaluate(model, platform, inputs, runtime)
-    footprint = evaluation.weights_bytes + evaluation.kv_cache_bytes + evaluation.activation_bytes
-    fits = footprint <= platform.main_memory.capacity_bytes
-    devices = values["tp"] * values["pp"] * values["ep"] * values["dp"]
-    generated = values["dp"] * values["batch"] * values["output_tokens"]
-    prefill, decode = evaluation.prefill, evaluation.decode
-    return GridResult(
-        ttft_s=evaluation.ttft_s,
-        tpot_s=evaluation.tpot_s,
-        e2e_s=evaluation.e2e_s,
-        throughput_tokens_per_s=generated / evaluation.e2e_s,
-        throughput_tokens_per_s_per_device=generated / evaluation.e2e_s / devices,
-        weights_bytes=evaluation.weights_bytes,
-        kv_cache_bytes=evaluation.kv_cache_bytes,
-        activation_bytes=evaluation.activation_bytes,
-        footprint_bytes=footprint,
-        fits=fits,
-        prefill_flop=prefill.total_flop(),
-        prefill_bytes=prefill.total_bytes(),
-        decode_flop=decode.total_flop(),
-        decode_bytes=decode.total_bytes(),
-        prefill_bound_code=np.where(fits, prefill.phase_bound(), CAPACITY_CODE).astype(np.int8),
-        decode_bound_code=np.where(fits, decode.phase_bound(), CAPACITY_CODE).astype(np.int8),
-        bound_order=BOUND_ORDER,
-    )
-
-
-def _check_grid(model: ModelConfig, values: Mapping[str, Array]) -> None:
-    limits = {name: (AXES[name].low, AXES[name].high) for name in values}
-    limits.update(tp=(1, model.num_heads), pp=(1, model.num_layers))
-    limits["ep"] = (1, max(model.num_experts, 1))
-    for name, (low, high) in limits.items():
-        column = values[name]
-        bad = ~np.isfinite(column) | (column < low) | (column > high)
-        if np.any(bad):
-            raise InputError(f"{name} must be in [{low:g}, {high:g}], got {column[bad].flat[0]:g}")
-    degrees = np.asarray(tensor_parallel_degrees(model), dtype=float)
-    fractional = ~np.isin(values["tp"], degrees)
-    if np.any(fractional):
-        raise InputError(
-            f"tp = {values['tp'][fractional].flat[0]:g} splits {model.name} into fractional heads; "
-            f"accepted: {', '.join(str(int(d)) for d in degrees)}"
-        )

@@ -40,8 +40,8 @@ import numpy as np
 
 from roofline import Efficiency, Platform
 
-from .graph import Array
 from .inputs import GridInputs
+from .op_terms import Array
 from .runtime import PHASES, RuntimeProfile
 
 

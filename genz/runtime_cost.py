@@ -33,7 +33,7 @@ import numpy as np
 from roofline import OperatorKind, Platform, all_reduce_time
 
 from .costing import PassCost, cost_pass, stack_broadcast
-from .graph import Array, OpTerms, PassOps
+from .op_terms import Array, OpTerms, PassOps
 from .resolved import ResolvedProfile
 
 #: Weight group of the routed-expert GEMMs (`genz.graph`).
@@ -42,7 +42,7 @@ EXPERT_GROUP = "experts"
 
 def kv_memory_s(ops: PassOps, cost: PassCost) -> Array:
     """Per operator, the part of its memory time (all its runs) that moves KV-cache
-    bytes: ``memory_s x kv_bytes / bytes`` (`genz.graph.OpTerms.kv_bytes`), seconds."""
+    bytes: ``memory_s x kv_bytes / bytes`` (`genz.op_terms.OpTerms.kv_bytes`), seconds."""
     kv_bytes, moved = stack_broadcast(
         [op.kv_bytes for op in ops.ops] + [op.bytes for op in ops.ops], fields=2
     )

@@ -17,8 +17,9 @@ import math
 
 from roofline import InputError, require_positive
 
+from .hf_config import load_model
 from .layer_kinds import FULL, WINDOW
-from .model import ModelConfig, load_model, with_num_layers
+from .model import ModelConfig, with_num_layers
 from .params import parameter_count
 
 #: Widths (hidden, FFN) are rounded to multiples of this many elements.

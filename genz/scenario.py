@@ -15,6 +15,7 @@ from .axes import (
     DEFAULT_INPUT_TOKENS,
     DEFAULT_OUTPUT_TOKENS,
     MESH_AXES,
+    MODE_AXES,
     WORKLOAD_AXES,
 )
 from .params import WEIGHT_GROUPS
@@ -132,20 +133,8 @@ class Scenario:
             AXES[name].check(getattr(self, name))
         if self.prefill_chunk is not None:
             AXES["prefill_chunk"].check(self.prefill_chunk)
-        if (
-            isinstance(self.images, bool)
-            or not isinstance(self.images, int)
-            or not 0 <= self.images <= 1024
-        ):
-            raise InputError(f"images must be an integer in [0, 1024], got {self.images!r}")
-        for name in ("parallel_samples", "beam_width"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1024:
-                raise InputError(f"{name} must be an integer in [1, 1024], got {value!r}")
-        for name in ("weight_offload", "kv_offload"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
-                raise InputError(f"{name} must be a fraction in [0, 1], got {value!r}")
+        for name in MODE_AXES:
+            AXES[name].check(getattr(self, name))
         if self.parallel_samples > 1 and self.beam_width > 1:
             raise InputError("parallel_samples and beam_width cannot both exceed 1")
 

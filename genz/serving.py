@@ -31,9 +31,11 @@ from .graph import pass_ops
 from .inputs import pass_shape, scenario_inputs
 from .memory import kv_cache_bytes_per_device
 from .model import ModelConfig
-from .predictor import check_parallelism, predict
+from .params import parameter_count
+from .predictor import predict
 from .result import Prediction, end_to_end_s
 from .scenario import Scenario
+from .scenario_checks import check_parallelism
 
 
 def pass_time(
@@ -83,8 +85,13 @@ def speculative_decoding(
     scenario: Scenario,
     draft_tokens: int,
     acceptance_rate: float,
+    *,
+    draft_shares_embeddings: bool = False,
 ) -> SpeculativeEstimate:
-    """Estimate TPOT with a draft model on the same platform, at the mean decode context."""
+    """Estimate TPOT with a draft model on the same platform, at the mean decode context.
+
+    ``draft_shares_embeddings``: the draft reads the target's embedding and LM head (MTP
+    heads, `genz.mtp_draft`), so its footprint excludes their weights."""
     if (
         isinstance(draft_tokens, bool)
         or not isinstance(draft_tokens, int)
@@ -102,6 +109,13 @@ def speculative_decoding(
     iteration = k * draft_step + verify
     tpot = iteration / expected
     target_bytes, draft_bytes = footprint_bytes(target, scenario), footprint_bytes(draft, scenario)
+    if draft_shares_embeddings:
+        groups, precision = parameter_count(draft).by_group, scenario.precision
+        shared = sum(
+            groups[name] * precision.bits_for(name) / 8 for name in ("embedding", "lm_head")
+        )
+        mesh = scenario.parallelism
+        draft_bytes -= shared / mesh.tp / mesh.pp  # as genz.memory.weight_bytes_per_device
     capacity = platform.main_memory.capacity_bytes
     fits = target_bytes + draft_bytes <= capacity
     if fits:

@@ -13,17 +13,18 @@ from numpy.typing import ArrayLike, NDArray
 
 from roofline import InputError, Platform
 
-from .graph import Array, pass_ops
+from .graph import pass_ops
 from .inputs import GridInputs, pass_shape, scenario_inputs
 from .memory import activation_bytes_per_device, kv_cache_bytes_per_device
 from .memory import weight_bytes_per_device as _weight_bytes
 from .model import ModelConfig
-from .predictor import check_parallelism
+from .op_terms import Array
 from .resolved import ResolvedProfile, resolve
 from .runtime import RuntimeProfile
 from .runtime_cost import cost_phase
 from .scaled_models import with_sliding_window
 from .scenario import Parallelism, Precision, Scenario
+from .scenario_checks import check_parallelism
 from .serving_steps import StepCost
 
 #: Largest token count or sequence count a step-cost table covers.

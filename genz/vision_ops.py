@@ -7,7 +7,7 @@ from typing import Any
 
 from roofline import OperatorKind
 
-from .graph import OpTerms, PassShape, _elementwise, _gemm
+from .op_terms import OpTerms, PassShape, elementwise_terms, gemm_terms
 from .vision import VisionConfig
 
 
@@ -25,8 +25,8 @@ def vision_ops(vision: VisionConfig, shape: PassShape, runs: Any) -> list[OpTerm
     pairs = s * s  # bidirectional
     a_bytes = shape.activation_bits / 8
     ops = [
-        _elementwise("vit_norms", OperatorKind.NORM, 2 * layers, tokens * h, 4.0, shape),
-        _gemm("vit_qkv", "embedding", layers, tokens, h, 3 * h / t, shape),
+        elementwise_terms("vit_norms", OperatorKind.NORM, 2 * layers, tokens * h, 4.0, shape),
+        gemm_terms("vit_qkv", "embedding", layers, tokens, h, 3 * h / t, shape),
         OpTerms(
             "vit_attention",
             OperatorKind.ATTENTION,
@@ -36,9 +36,9 @@ def vision_ops(vision: VisionConfig, shape: PassShape, runs: Any) -> list[OpTerm
             4.0 * tokens * heads * d * a_bytes,
             shape.activation_bits,
         ),
-        _gemm("vit_out", "embedding", layers, tokens, h / t, h, shape),
-        _gemm("vit_fc1", "embedding", layers, tokens, h, vision.intermediate_size / t, shape),
-        _elementwise(
+        gemm_terms("vit_out", "embedding", layers, tokens, h / t, h, shape),
+        gemm_terms("vit_fc1", "embedding", layers, tokens, h, vision.intermediate_size / t, shape),
+        elementwise_terms(
             "vit_gelu",
             OperatorKind.ELEMENTWISE,
             layers,
@@ -46,11 +46,11 @@ def vision_ops(vision: VisionConfig, shape: PassShape, runs: Any) -> list[OpTerm
             8.0,
             shape,
         ),
-        _gemm("vit_fc2", "embedding", layers, tokens, vision.intermediate_size / t, h, shape),
+        gemm_terms("vit_fc2", "embedding", layers, tokens, vision.intermediate_size / t, h, shape),
     ]
     patch_tokens = images * vision.patches
     width = float(vision.text_hidden_size)
-    ops.append(_gemm("projector_in", "embedding", runs, patch_tokens, h, width, shape))
+    ops.append(gemm_terms("projector_in", "embedding", runs, patch_tokens, h, width, shape))
     for _ in range(vision.projector_layers - 1):
-        ops.append(_gemm("projector", "embedding", runs, patch_tokens, width, width, shape))
+        ops.append(gemm_terms("projector", "embedding", runs, patch_tokens, width, width, shape))
     return ops

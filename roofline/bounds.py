@@ -119,6 +119,7 @@ CONFIG_BOUNDS: dict[str, ValueBound] = table(
     HEAD_WIDTH_OR_NONE.named("qk_rope_head_dim", "MLA rotary width"),
     HEAD_WIDTH_OR_NONE.named("qk_nope_head_dim", "MLA non-rotary width"),
     HEAD_WIDTH_OR_NONE.named("v_head_dim", "MLA value width"),
+    integer(0, 64, "layers").named("num_nextn_predict_layers", "multi-token-prediction modules"),
     number(0, 32, "bits").named("_weight_bits", "default weight bits"),
 )
 
@@ -162,6 +163,7 @@ FLAG_BOUNDS: dict[str, ValueBound] = table(
     integer(1, 64, "tokens").named("--k", "draft tokens per speculation step"),
     number(0, 1, low_open=False, high_open=True).named("--acceptance", "per-token acceptance rate"),
     LINK_GB_PER_S.named("--link-gb-per-s", "KV-transfer link bandwidth"),
+    LINK_GB_PER_S.named("--kv-link-gb-per-s", "KV-transfer bandwidth per device"),
     number(0, 1e7, "requests/s").named("--rate", "arrival rate"),
     SECONDS.named("--duration", "seconds of arrivals"),
     number(0, 10, low_open=False).named("--length-cv", "lognormal CV of lengths"),
@@ -252,16 +254,12 @@ _DESIGN_BUDGETS = (
     WATTS.named("--max-tdp-w", "board power (modelled TDP)"),
     number(0, 1e6, "USD/Mtok").named("--max-usd-per-mtok", "USD per million output tokens"),
 )
-#: Per-request decoding modes and model changes of ``predict``.
+#: Multi-LoRA serving and llama.cpp -ngl offload in ``predict`` (its decoding modes,
+#: offload shares and architecture variants are scenario axes: ``genz.axes``).
 _PREDICT_OPTIONS = (
-    SEQUENCES_PER_REQUEST.named("--parallel-samples", "samples per request sharing the prompt"),
-    SEQUENCES_PER_REQUEST.named("--beam-width", "beams per request sharing the prompt"),
-    integer(0, 1024, "images").named("--images", "images per request (VLM presets)"),
-    SHARE.named("--weight-offload", "share of weights kept in host memory"),
-    SHARE.named("--kv-offload", "share of the KV cache kept in host memory"),
-    CONTEXT_TOKENS.named("--sliding-window", "attention window (0: full attention)"),
     WIDTH.named("--lora-rank", "adapter rank r (at most the model's width)"),
     integer(1, 1_000_000, "adapters").named("--lora-adapters", "distinct adapters resident"),
+    LAYERS_OR_NONE.named("--gpu-layers", "layers on the device (at most the model's)"),
 )
 
 #: Flags whose meaning or range is the command's own: ``(command, flag)`` -> bound.

@@ -239,13 +239,18 @@ class AcceleratorDesign:
 
     def link_bandwidth_bytes_per_s(self) -> float:
         """Scale-up bandwidth per direction, bytes/s: non-PCIe links, else PCIe."""
-        scale_up = 0.0
-        pcie = 0.0
-        for link, count in self.links.items():
-            tech = link_technology(link)
-            rate = tech.gb_per_s_per_unit * count * 1e9
-            if tech.name.startswith("pcie"):
-                pcie += rate
-            else:
-                scale_up += rate
-        return scale_up or pcie
+        scale_up = sum(
+            link_technology(link).gb_per_s_per_unit * count * 1e9
+            for link, count in self.links.items()
+            if not link_technology(link).name.startswith("pcie")
+        )
+        return scale_up or self.pcie_bandwidth_bytes_per_s()
+
+    def pcie_bandwidth_bytes_per_s(self) -> float:
+        """PCIe bandwidth per direction, bytes/s: the host and network (NIC) path, so the
+        scale-out bandwidth of the design's `Platform` (0 without PCIe lanes)."""
+        return sum(
+            link_technology(link).gb_per_s_per_unit * count * 1e9
+            for link, count in self.links.items()
+            if link_technology(link).name.startswith("pcie")
+        )

@@ -79,6 +79,7 @@ class DesignConstants:
     pj_per_tensor_flop_n7: float
     pj_per_vector_flop_n7: float
     static_w_per_mm2: float
+    dram_traffic_multiplier: float
     reference_clock_ghz: float
     clock_energy_exponent: float
     yield_model: str

@@ -14,8 +14,9 @@ Die cost = wafer price / (gross dies per wafer x yield) per die; gross dies
 Device cost = dies + memory (GB x $/GB) + package (substrate, assembly, a silicon
 interposer when the memory needs one) + board (base + $/W of TDP).
 TDP (W) = energy per tensor FLOP(node) x tensor peak + energy per vector FLOP(node) x
-vector peak + DRAM pJ/bit x bandwidth x 8 + static W/mm^2 x area: the activity power
-with every unit at peak at once.
+vector peak + m x DRAM pJ/bit x bandwidth x 8 + static W/mm^2 x area: the activity power
+with every unit at peak at once; m (``dram_traffic_multiplier``) adds the on-die movement
+(L2, crossbar, memory controller) of every DRAM bit to the DRAM's own energy.
 Constants and their sources: ``data/hardware/design/*.yaml`` (`roofline.design_data`).
 """
 
@@ -182,7 +183,13 @@ def design_power(
     )
     tensor = c.pj_per_tensor_flop_n7 * 1e-12 * scale * design.tensor_tflops * 1e12
     vector = c.pj_per_vector_flop_n7 * 1e-12 * scale * design.vector_tflops * 1e12
-    memory = tech.pj_per_bit * 1e-12 * design.memory.bandwidth_bytes_per_s * 8
+    memory = (
+        c.dram_traffic_multiplier
+        * tech.pj_per_bit
+        * 1e-12
+        * design.memory.bandwidth_bytes_per_s
+        * 8
+    )
     static = c.static_w_per_mm2 * area_mm2
     return tensor, vector, memory, static
 
@@ -233,7 +240,8 @@ def design_cost(design: AcceleratorDesign, constants: DesignConstants | None = N
 
 
 def design_platform(design: AcceleratorDesign, cost: DesignCost | None = None) -> Platform:
-    """The `Platform` of ``design``: its peaks and memory, links, efficiencies, the
+    """The `Platform` of ``design``: its peaks and memory, links (scale-up: the non-PCIe
+    links; scale-out between nodes: the PCIe lanes, the NIC's path), efficiencies, the
     modelled TDP as ``power_w`` with an activity `PowerModel` that reaches it at peak
     (idle = static power), and the modelled device cost as ``price_usd``."""
     cost = cost or design_cost(design)
@@ -247,20 +255,24 @@ def design_platform(design: AcceleratorDesign, cost: DesignCost | None = None) -
     interconnect = design.interconnect
     link_bw = design.link_bandwidth_bytes_per_s()
     if interconnect is None and link_bw > 0:
+        # Off-node traffic leaves through the NIC on the PCIe lanes (none: the links).
         interconnect = Interconnect(
             link_bandwidth_bytes_per_s=link_bw,
             link_latency_s=design.link_latency_s,
             devices_per_node=design.devices_per_node,
+            scaleout_bandwidth_bytes_per_s=design.pcie_bandwidth_bytes_per_s() or None,
         )
     tensor_w = cost.tensor_power_w
     node = process_node(design.node)
+    multiplier = design_constants().dram_traffic_multiplier
     power_model = PowerModel(
         idle_w=cost.static_power_w,
         j_per_flop=tensor_w / (design.tensor_tflops * 1e12),
-        j_per_byte=tech.pj_per_bit * 8e-12,
+        j_per_byte=multiplier * tech.pj_per_bit * 8e-12,
         source=(
             "roofline.design: static W/mm^2 x area; tensor energy at "
-            f"{node.name}; {tech.name} {tech.pj_per_bit:g} pJ/bit (data/hardware/design)"
+            f"{node.name}; {tech.name} {tech.pj_per_bit:g} pJ/bit x {multiplier:.3g} on-die "
+            "movement (data/hardware/design)"
         ),
     )
     return Platform(

@@ -22,6 +22,7 @@ post-training quantisation term (`ptq_loss_penalty`); `training_flops` and
 """
 
 from .architecture import Architecture, ParameterCounts, count_parameters
+from .compute_optimal import ComputeOptimal, compute_optimal
 from .data import (
     COLUMNS,
     MAX_FILE_BYTES,
@@ -74,6 +75,7 @@ from .ptq import (
 )
 from .ptq_data import PtqRows, load_ptq_constants, load_ptq_ensemble, load_ptq_rows
 from .ptq_fit import PtqErrors, PtqFit, fit_ptq, leave_one_model_out, predict_delta, ptq_errors
+from .token_prior import BESIROGLU_BETA, CHINCHILLA_SHAPE_BETA_PRIOR
 from .training_time import (
     architecture_training_flops,
     implied_mfu,
@@ -83,8 +85,10 @@ from .training_time import (
 
 __all__ = [
     "ARCHITECTURE_DIMENSIONS",
+    "BESIROGLU_BETA",
     "CHINCHILLA",
     "CHINCHILLA_SHAPE",
+    "CHINCHILLA_SHAPE_BETA_PRIOR",
     "COLUMNS",
     "DEFAULT_PTQ",
     "DEFAULT_REFERENCE_BITS",
@@ -98,6 +102,7 @@ __all__ = [
     "QUANTISED_TRAINING_FORM",
     "SUPPORTED_METHODS",
     "Architecture",
+    "ComputeOptimal",
     "CrossValidationReport",
     "FitResult",
     "LawForm",
@@ -114,6 +119,7 @@ __all__ = [
     "architecture_dimensions",
     "architecture_training_flops",
     "check_output_path",
+    "compute_optimal",
     "count_parameters",
     "dataset_path",
     "effective_parameter_fraction",

@@ -88,7 +88,7 @@ def test_every_published_row_names_its_source_and_date():
 def test_profile_all_reduce_latency_replaces_the_platform_base(simple_platform):
     """A runtime profile's fitted all-reduce latency stands for every latency term of the
     collective, so a platform base latency must not be added on top of it."""
-    from genz.graph import OpTerms
+    from genz.op_terms import OpTerms
     from genz.runtime_cost import all_reduce_wire_s
 
     fields = dict.fromkeys(OpTerms._fields)

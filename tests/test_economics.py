@@ -5,7 +5,7 @@ import dataclasses
 import pytest
 from helpers import TINY_CONFIG
 
-from genz.model import model_from_hf_config
+from genz.hf_config import model_from_hf_config
 from genz.predictor import predict
 from genz.scenario import Parallelism, Precision, Scenario
 from roofline import InputError, derive_platform, load_platform

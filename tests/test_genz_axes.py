@@ -149,9 +149,10 @@ def test_space_file_checks_the_same_ranges(document, message):
 
 def test_grid_inputs_fields_are_axis_names():
     fields = {field.name for field in dataclasses.fields(GridInputs)}
-    # chunk: prefill_chunk resolved; sequences_per_request (samples x beams) and images
-    # come from Scenario fields, not grid axes.
-    assert fields - {"chunk", "sequences_per_request", "images"} == set(AXES) - {"prefill_chunk"}
+    # chunk: prefill_chunk resolved; sequences_per_request is samples x beams; offload
+    # applies after costing (genz.offload).
+    combined = {"prefill_chunk", "parallel_samples", "beam_width", "weight_offload", "kv_offload"}
+    assert fields - {"chunk", "sequences_per_request"} == set(AXES) - combined
 
 
 @pytest.mark.parametrize("name", list(SCALE_AXES))

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from genz.model import list_models, load_model, model_from_hf_config, models_dir
+from genz.hf_config import list_models, load_model, model_from_hf_config, models_dir
 from genz.params import parameter_count
 from roofline import InputError
 

@@ -5,9 +5,10 @@ import dataclasses
 import numpy as np
 import pytest
 
-from genz.model import model_from_hf_config
+from genz.grid import evaluate_grid
+from genz.hf_config import model_from_hf_config
 from genz.params import parameter_count
-from genz.predictor import evaluate_grid, predict
+from genz.predictor import predict
 from genz.scenario import Parallelism, Precision, Scenario
 from roofline import Bound, InputError, derive_platform, load_platform
 

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from app.cli import main
-from genz.model import load_model
+from genz.hf_config import load_model
 from genz.predictor import predict
 from genz.scenario import Scenario
 from genz.serving import disaggregated_serving, pass_time, speculative_decoding

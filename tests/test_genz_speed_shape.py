@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from genz import cost_breakdown
-from genz.model import load_model
-from genz.predictor import evaluate_grid
+from genz.grid import evaluate_grid
+from genz.hf_config import load_model
 from genz.scenario import Parallelism, Scenario
 from roofline import BOUND_ORDER, Bound, InputError, Operator, OperatorKind, cost, load_platform
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from genz import Scenario, load_model, parameter_count, predict
+from genz.hf_config import model_from_hf_config
 from genz.memory import kv_cache_bytes_per_device
-from genz.model import model_from_hf_config
 from roofline import InputError, load_platform
 
 

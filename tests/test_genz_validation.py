@@ -5,7 +5,7 @@ Tolerances are stated per row; benchmarks/validate.py reports every row.
 
 import pytest
 
-from genz.model import load_model
+from genz.hf_config import load_model
 from genz.predictor import predict
 from genz.scenario import Precision, Scenario
 from roofline import load_platform

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from genz import Scenario, evaluate_grid, load_model, predict, with_sliding_window
+from genz.hf_config import model_from_hf_config
 from genz.memory import kv_cache_bytes_per_device
-from genz.model import model_from_hf_config
 from genz.windows import decode_mean_keys, prefill_means, window_keys, window_pairs
 from roofline import InputError, load_platform
 

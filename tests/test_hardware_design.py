@@ -228,15 +228,43 @@ def test_validation_rows_are_re_read_and_scored() -> None:
     for key, value in fit(rows).items():
         assert getattr(shipped, key) == pytest.approx(value, rel=1e-4, abs=1e-9), key
     # Leave-one-die-out area error, as docs/hardware-design.md quotes (19.6%).
-    results = [r for r in leave_one_die_out(rows) if r["bound"] != "upper"]
+    every = leave_one_die_out(rows)
+    results = [r for r in every if r["bound"] != "upper"]
     per_die: dict[object, dict[str, object]] = {}
     for r in results:
         per_die.setdefault(r["die"], r)  # the die's first row, as the benchmark scores
     errors = [abs(float(r["area_model_mm2"]) / float(r["area_mm2"]) - 1) for r in per_die.values()]
     assert 100 * sum(errors) / len(errors) == pytest.approx(19.6, abs=0.1)
+    # Leave-one-die-out TDP error with the DRAM-traffic multiplier (33.5%) and without
+    # it (36.4%), as docs/hardware-design.md quotes: the multiplier is kept because it
+    # helps out of sample.
+    for scored, quoted in ((every, 33.5), (leave_one_die_out(rows, False), 36.4)):
+        tdp = [abs(float(r["tdp_model_w"]) / float(r["tdp_w"]) - 1) for r in scored]
+        assert 100 * sum(tdp) / len(tdp) == pytest.approx(quoted, abs=0.1)
 
 
 def test_h100_like_design_area_is_near_the_published_die() -> None:
     area = design_area(h100_like()).total_mm2
     assert math.isfinite(area)
     assert 0.7 * 814 < area < 1.3 * 814
+
+
+def test_a_designs_scale_out_path_is_its_pcie_lanes() -> None:
+    from roofline import link_parameters
+
+    both = design_platform(
+        AcceleratorDesign(
+            {"bf16": 500.0}, MemorySpec("hbm3e", 4), links={"nvlink4": 18, "pcie5": 16}
+        )
+    )
+    link = both.interconnect
+    assert link.link_bandwidth_bytes_per_s == pytest.approx(18 * 25e9)
+    assert link.scaleout_bandwidth_bytes_per_s == pytest.approx(16 * 3.938e9)
+    inside, _ = link_parameters(both, 8)
+    beyond, _ = link_parameters(both, 9)
+    assert float(inside) == pytest.approx(18 * 25e9 * 0.8)
+    assert float(beyond) == pytest.approx(16 * 3.938e9 * 0.8)
+    nvlink_only = design_platform(
+        AcceleratorDesign({"bf16": 500.0}, MemorySpec("hbm3e", 4), links={"nvlink4": 18})
+    )
+    assert nvlink_only.interconnect.scaleout_bandwidth_bytes_per_s is None

@@ -13,7 +13,7 @@ from helpers import run_cli
 
 from calibration import Measurement, write_measurements
 from calibration.rows import decompose
-from genz import AXES, SCALE_AXES
+from genz import ARCHITECTURE_AXES, AXES, SCALE_AXES
 from genz.runtime import PhaseProfile, RuntimeProfile
 from roofline import (
     FLAG_BOUNDS_BY_COMMAND,
@@ -180,14 +180,9 @@ NEW_FLAGS = [
     ("serve", "--chunk-overhead-ms", "1e9"),
     ("serve", "--slo-itl-p99-ms", "0"),
     ("serve", "--slo-queue-p99-s", "-1"),
-    ("predict", "--parallel-samples", "0"),
-    ("predict", "--beam-width", "2000"),
-    ("predict", "--images", "-1"),
-    ("predict", "--weight-offload", "1.5"),
-    ("predict", "--kv-offload", "-0.1"),
-    ("predict", "--sliding-window", "-1"),
     ("predict", "--lora-rank", "0"),
     ("predict", "--lora-adapters", "0"),
+    ("predict", "--gpu-layers", "2000"),
     ("search", "--max-device-cost-usd", "0"),
     ("search", "--max-area-mm2", "-1"),
     ("recommend", "--max-tdp-w", "0"),
@@ -230,7 +225,9 @@ def _numeric_flags() -> list[tuple[str, str, str]]:
 def test_every_numeric_flag_of_every_command_has_a_bound():
     # A scenario axis (or an alias storing into one, requirements --concurrency) is
     # bounded by genz.axes.
-    axes = {axis.dest for axis in [*AXES.values(), *SCALE_AXES.values()]}
+    axes = {
+        axis.dest for axis in [*AXES.values(), *SCALE_AXES.values(), *ARCHITECTURE_AXES.values()]
+    }
     missing = [
         (command, flag)
         for command, flag, dest in _numeric_flags()

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from genz.model import load_model
+from genz.hf_config import load_model
 from genz.predictor import predict
 from genz.scaled_models import model_from_spec, with_gqa
 from genz.scenario import Precision, Scenario
@@ -183,3 +183,38 @@ def test_batch_grid_is_vectorised_consistently(h100, llama70b):
     assert row.kv_bytes_per_request == kv_per_request
     assert row.weights_bytes == 2 * row.params_total
     assert row.decode_cf_bytes == pytest.approx(2 * row.params_total + 4 * kv_per_request)
+
+
+def test_windowed_and_state_space_rows():
+    """KV per request of the windowed and SSM rows, by hand: Gemma-2-9B keeps 4,096
+    tokens on its 21 local layers and the whole context on its 21 global ones; Jamba's
+    4 attention layers hold KV, its 28 Mamba layers a fixed state."""
+    from genz import load_use_cases, use_case
+    from genz.scaled_models import with_sliding_window
+    from roofline import load_platform
+    from search.sizing import oicf_report
+    from search.sizing.oicf import DEFAULT_MODELS
+
+    assert {"gemma-2-9b", "jamba-v0.1"} <= set(DEFAULT_MODELS)
+    load_use_cases()
+    case = use_case("long-context-rag")  # 32,768 in, 512 out
+    gemma, jamba = load_model("gemma-2-9b"), load_model("jamba-v0.1")
+    full = with_sliding_window(gemma, 0)
+    report = oicf_report(
+        [gemma, full, jamba], [case], load_platform("h100-sxm"), bits=((16.0, 16.0),)
+    )
+    rows = {row.model: row for row in report.rows}
+    context = case.input_tokens + case.output_tokens
+    per_token_layer = 2 * gemma.num_kv_heads * gemma.head_dim * 2  # K and V, 16-bit
+    windowed = 21 * per_token_layer * (context + 4096)
+    assert rows[gemma.name].kv_bytes_per_request == pytest.approx(windowed, rel=1e-9)
+    assert rows[full.name].kv_bytes_per_request == pytest.approx(
+        42 * per_token_layer * context, rel=1e-9
+    )
+    assert rows[gemma.name].attention == "GQA+SWA"
+    jamba_kv = 4 * 2 * jamba.num_kv_heads * jamba.head_dim * 2 * context
+    assert rows[jamba.name].attention == "GQA+SSM"
+    # Mamba state per layer: d_inner 8192 x d_state 16 plus the 3-token convolution
+    # window of 8192 channels, 16-bit (jamba-v0.1 config: expand 2, d_state 16, d_conv 4)
+    state = (8192 * 16 + 3 * 8192) * 2
+    assert rows[jamba.name].kv_bytes_per_request == pytest.approx(jamba_kv + 28 * state, rel=1e-9)

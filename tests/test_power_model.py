@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from genz import Scenario, load_model, predict
-from genz.model import model_from_hf_config
+from genz.hf_config import model_from_hf_config
 from roofline import (
     InputError,
     PowerModel,

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from genz.model import load_model
+from genz.hf_config import load_model
 from genz.params import parameter_count
 from genz.predictor import predict
 from genz.scaled_models import scale_model, with_gqa, with_mla
@@ -276,3 +276,34 @@ def test_attention_twins_keep_the_model_size():
     mla = with_mla(llama)
     assert mla.attention_type == "MLA"
     assert parameter_count(mla).total == pytest.approx(parameter_count(llama).total, rel=0.04)
+
+
+@pytest.mark.parametrize(
+    ("flags", "model_change", "scenario_change"),
+    [
+        (["--parallel-samples", "4"], {}, {"parallel_samples": 4}),
+        (["--beam-width", "4"], {}, {"beam_width": 4}),
+        (["--kv-offload", "0.5"], {}, {"kv_offload": 0.5}),
+        (["--sliding-window", "1024"], {"sliding_window": 1024}, {}),
+    ],
+)
+def test_requirements_cli_takes_mode_offload_and_window_axes(
+    capsys, flags, model_change, scenario_change
+):
+    """`codesign requirements` with each axis equals `find_requirement` of the same
+    model variant and scenario, and its prediction equals `predict` at the found scale."""
+    from app.cli import main
+    from genz import with_layer_mix
+
+    fixed = ["requirements", "--model", "mistral-7b", "--base-hw", "h100-sxm", "--input", "8192"]
+    main([*fixed, "--max-tpot-ms", "20", "--method", "bandwidth", "--json", *flags])
+    found = json.loads(capsys.readouterr().out)["requirements"][0]
+    model = with_layer_mix(load_model("mistral-7b"), **model_change)
+    scenario = Scenario(input_tokens=8192, **scenario_change)
+    base = load_platform("h100-sxm")
+    direct = find_requirement(model, base, scenario, ServiceLevel(max_tpot_s=0.02), "bandwidth")
+    assert found["scale"] == pytest.approx(direct.scale, rel=1e-12)
+    scaled = derive_platform(base, memory_bandwidth_scale=direct.scale)
+    assert found["prediction"]["tpot_s"] == pytest.approx(
+        predict(model, scaled, scenario).tpot_s, rel=1e-9
+    )

@@ -21,7 +21,7 @@ from genz import (
     predict,
     runtime_from_dict,
 )
-from genz.graph import expected_experts_touched
+from genz.ffn_ops import expected_experts_touched
 from genz.runtime import (
     MIN_METRIC_ROWS,
     Accuracy,

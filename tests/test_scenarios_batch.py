@@ -141,3 +141,53 @@ def test_a_measurement_file_is_scored_row_by_row(tmp_path, capsys):
     assert main(["predict", "--scenarios", str(path), "--runtime", "vlm"]) == 2
     err = capsys.readouterr().err
     assert err.count("unknown runtime 'vlm'") == 1 and "did you mean 'vllm'" in err
+
+
+def test_mode_and_architecture_columns_equal_predict():
+    """Samples, beams, images, offload, window and attention/SSM mix columns: each row
+    equals `predict` of its scenario on its model variant; a variant the model cannot
+    take marks only its own rows."""
+    from genz import with_layer_mix
+
+    text = (
+        "model,hw,batch,input_tokens,parallel_samples,beam_width,images,weight_offload,"
+        "kv_offload,sliding_window,attention_layers,tp\n"
+        "llama-3.1-8b,h100-sxm,4,2048,8,,,,,,,1\n"
+        "llama-3.1-8b,h100-sxm,4,2048,,4,,0.5,0.25,,,1\n"
+        "llava-1.5-7b,h100-sxm,2,64,,,2,,,,,1\n"
+        "mistral-7b,h100-sxm,1,32000,,,,,,1024,,1\n"
+        "jamba-v0.1,h100-sxm,1,8192,,,,,,,12,2\n"
+        "llama-3.1-8b,h100-sxm,1,512,,,,,,,12,1\n"
+    )
+    rows, errors = parse_scenarios(text)
+    assert not errors
+    results = predict_scenarios(rows)
+    h100 = load_platform("h100-sxm")
+    expected = [
+        ("llama-3.1-8b", {}, Scenario(batch=4, input_tokens=2048, parallel_samples=8)),
+        (
+            "llama-3.1-8b",
+            {},
+            Scenario(batch=4, input_tokens=2048, beam_width=4, weight_offload=0.5, kv_offload=0.25),
+        ),
+        ("llava-1.5-7b", {}, Scenario(batch=2, input_tokens=64, images=2)),
+        ("mistral-7b", {"sliding_window": 1024}, Scenario(input_tokens=32000)),
+        (
+            "jamba-v0.1",
+            {"attention_layers": 12},
+            Scenario(input_tokens=8192, parallelism=Parallelism(tp=2)),
+        ),
+    ]
+    for result, (name, mix, scenario) in zip(results, expected, strict=False):
+        want = predict(with_layer_mix(load_model(name), **mix), h100, scenario)
+        assert "error" not in result, result.get("error")
+        assert result["ttft_s"] == pytest.approx(want.ttft_s, rel=1e-12)
+        assert result["tpot_s"] == pytest.approx(want.tpot_s, rel=1e-12)
+        assert result["throughput_tokens_per_s"] == pytest.approx(
+            want.throughput_tokens_per_s, rel=1e-12
+        )
+    assert results[3]["sliding_window"] == 1024 and results[0]["sliding_window"] is None
+    assert (
+        "attention_layers: Llama 3.1 8B is not an attention / state-space hybrid"
+        in (results[5]["error"])
+    )

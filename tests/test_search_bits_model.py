@@ -8,7 +8,7 @@ import yaml
 
 from app.cli import main
 from genz.bits_file import load_precision, precision_to_dict
-from genz.model import load_model
+from genz.hf_config import load_model
 from genz.params import parameter_count
 from genz.predictor import predict
 from genz.scenario import Precision, Scenario

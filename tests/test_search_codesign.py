@@ -17,7 +17,7 @@ import yaml
 from helpers import run_cli
 
 from genz.bits_file import load_precision
-from genz.model import load_model
+from genz.hf_config import load_model
 from genz.params import parameter_count
 from genz.predictor import predict
 from roofline import load_platform

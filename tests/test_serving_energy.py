@@ -13,7 +13,7 @@ from helpers import MADE_UP_POWER, TINY_CONFIG
 
 from app.cli import main
 from genz import Parallelism, Precision, Scenario, load_model, load_runtime, predict, step_cost
-from genz.model import model_from_hf_config
+from genz.hf_config import model_from_hf_config
 from roofline import derive_platform, load_platform
 from search.economics import serving_energy_j
 from search.serving import (

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from genz import AXES, SCALE_AXES
+from genz import ARCHITECTURE_AXES, AXES, SCALE_AXES
 from roofline import (
     CONFIG_BOUNDS,
     FLAG_BOUNDS,
@@ -31,7 +31,7 @@ def _table(rows: Iterable[tuple[str, ...]]) -> list[str]:
 
 def _axis_rows() -> list[tuple[str, ...]]:
     rows: list[tuple[str, ...]] = []
-    for axis in [*AXES.values(), *SCALE_AXES.values()]:
+    for axis in [*AXES.values(), *ARCHITECTURE_AXES.values(), *SCALE_AXES.values()]:
         low, high = (
             (f"{axis.low:.0f}", f"{axis.high:.0f}")
             if axis.integer

@@ -18,11 +18,13 @@ from search.codesign import (
     CONSTRAINT_FIELDS,
     METHODS,
     OBJECTIVES,
+    VERDICTS,
     CodesignResult,
     Constraints,
     DesignSpace,
     load_space,
     search_designs,
+    serving_scenarios,
     write_recommendations,
 )
 
@@ -111,6 +113,12 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
         "the dimensions the law cannot price (GQA, FFN ratio, vocab, experts not varied by its "
         "data) at the base model's value",
     )
+    parser.add_argument(
+        "--no-serving-band",
+        action="store_true",
+        help="skip the frontier's TPOT band over the base model under every serving scenario "
+        "(kernel-overhead priors 0-10 us x runtime profiles) and the joint verdict",
+    )
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
 
@@ -133,6 +141,7 @@ def _search(args: argparse.Namespace) -> CodesignResult:
         refine_rounds=args.refine_rounds,
         seed=args.seed,
         chunks=args.chunks,
+        serving_band=not args.no_serving_band,
         progress=not args.no_progress and not args.json,
     )
     if not result.success:
@@ -253,7 +262,16 @@ def summary(result: CodesignResult) -> dict[str, Any]:
         "unpriced_dimensions": list(unpriced_dimensions(result)),
         "unpriced_on_frontier": int(result.frontier["unpriced"].sum()),
         "better_than_base_on_frontier": int(result.frontier["better_than_base"].sum()),
+        "verdicts_on_frontier": verdict_counts(result),
     }
+
+
+def verdict_counts(result: CodesignResult) -> dict[str, int]:
+    """How many frontier designs got each joint verdict (empty without the serving band)."""
+    if "verdict" not in result.frontier:
+        return {}
+    counts = result.frontier["verdict"].value_counts()
+    return {name: int(counts[name]) for name in VERDICTS if name in counts}
 
 
 def unpriced_dimensions(result: CodesignResult) -> tuple[str, ...]:
@@ -317,10 +335,36 @@ def _print_summary(result: CodesignResult, space: str) -> None:
             (
                 "vs base",
                 f"{int(result.frontier['better_than_base'].sum())} of {len(result.frontier)} "
-                "frontier designs are better than the base model over the whole joint band",
+                "frontier designs have lower perplexity than the base model over the whole "
+                "joint loss band",
             ),
+            *_serving_lines(result),
         ]
     )
+
+
+def _serving_lines(result: CodesignResult) -> list[tuple[str, str]]:
+    """The serving band's note and the joint verdict counts (none when it was skipped)."""
+    counts = verdict_counts(result)
+    if not counts:
+        return []
+    scenarios = serving_scenarios(result.space)
+    return [
+        (
+            "serving band",
+            f"tpot_vs_base = TPOT over the base model's (same bits, hardware, workload) under "
+            f"the space's serving set-up, [min, max] over {len(scenarios)} serving scenarios ("
+            + ", ".join(s.label for s in scenarios)
+            + ")",
+        ),
+        (
+            "verdict",
+            f"joint (loss band x serving band), {len(result.frontier)} frontier designs: "
+            + ", ".join(f"{n} {name}" for name, n in counts.items())
+            + "; better = whole ppl band < 1 and never slower; indistinguishable = the ppl "
+            "band includes 1",
+        ),
+    ]
 
 
 def display_rows(frame: pd.DataFrame) -> pd.DataFrame:
@@ -355,6 +399,10 @@ def display_rows(frame: pd.DataFrame) -> pd.DataFrame:
     if "ratio_vs_base_low" in frame:
         columns["ppl_vs_base"] = _pair(frame["ratio_vs_base_low"], frame["ratio_vs_base_high"])
         columns["better"] = frame["better_than_base"]
+    if "verdict" in frame:
+        columns["tpot_vs_base"] = frame["tpot_vs_base"].round(4)
+        columns["tpot_band"] = _pair(frame["tpot_vs_base_low"], frame["tpot_vs_base_high"])
+        columns["verdict"] = frame["verdict"]
     if "ilp_mean_weight_bits" in frame:
         columns["ilp_bits"] = frame["ilp_mean_weight_bits"].round(2)
         columns["ilp_ppl"] = frame["ilp_perplexity"].round(3)

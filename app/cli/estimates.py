@@ -5,7 +5,13 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
-from genz import Prediction, disaggregated_serving, load_model, speculative_decoding
+from genz import (
+    Prediction,
+    disaggregated_serving,
+    load_model,
+    mtp_draft,
+    speculative_decoding,
+)
 from roofline import load_platform, require_positive
 
 from ..formatting import human_bytes, human_seconds, print_json, print_key_values
@@ -19,7 +25,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``speculate`` and ``disagg``."""
     spec = add_command(subparsers, "speculate")
     spec.add_argument("--model", required=True, help="target model preset or config.json")
-    spec.add_argument("--draft", required=True, help="draft model preset or config.json")
+    spec.add_argument(
+        "--draft",
+        required=True,
+        help="draft model preset or config.json; 'mtp': the target's multi-token-prediction "
+        "head (DeepSeek-V3 style, sharing its embedding and LM head)",
+    )
     spec.add_argument("--k", type=int, default=4, help="draft tokens per iteration (default 4)")
     spec.add_argument(
         "--acceptance", type=float, default=0.7, help="per-token acceptance rate in [0, 1)"
@@ -49,10 +60,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_speculate(args: argparse.Namespace) -> None:
     """Print the speculative-decoding estimate."""
-    target, draft = load_model(args.model), load_model(args.draft)
+    target = load_model(args.model)
+    mtp = args.draft == "mtp"
+    draft = mtp_draft(target) if mtp else load_model(args.draft)
     platform = platform_from_args(args)
     scenario = scenario_from_args(args, target.default_weight_bits)
-    estimate = speculative_decoding(target, draft, platform, scenario, args.k, args.acceptance)
+    estimate = speculative_decoding(
+        target, draft, platform, scenario, args.k, args.acceptance, draft_shares_embeddings=mtp
+    )
     warn_tokenizer(target, draft)  # after the checks: a bad flag stays the one line
     if args.json:
         print_json(dataclasses.asdict(estimate))

@@ -11,15 +11,17 @@ from genz import (
     ModelConfig,
     Precision,
     Prediction,
+    RuntimeProfile,
+    Scenario,
     list_models,
     load_model,
     parameter_count,
     predict,
+    predict_partial_offload,
     summarise_weight_bits,
     with_lora,
-    with_sliding_window,
 )
-from roofline import InputError, Platform
+from roofline import InputError, Platform, load_platform
 from search.economics import CostModel
 
 from ..formatting import (
@@ -41,9 +43,11 @@ from .runtime_output import (
     runtime_from_args,
 )
 from .scenario_args import (
+    add_architecture_arguments,
     add_decoding_arguments,
     add_offload_arguments,
     add_scenario_arguments,
+    model_from_args,
     scenario_from_args,
 )
 from .scenarios_output import add_scenarios_argument, run_scenarios
@@ -65,13 +69,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_scenario_arguments(parser)
     add_decoding_arguments(parser)
     add_offload_arguments(parser)
-    parser.add_argument(
-        "--sliding-window",
-        type=int,
-        default=None,
-        help="attention window in tokens replacing the model's (a model without one gets "
-        "it on every attention layer); 0: full attention everywhere",
+    add_architecture_arguments(parser)
+    ngl = parser.add_argument_group("llama.cpp partial offload (-ngl: layers on the host CPU)")
+    ngl.add_argument(
+        "--gpu-layers", type=int, default=None, help="layers on the device; the rest on --host-hw"
     )
+    ngl.add_argument("--host-hw", help="host CPU preset or YAML that computes the other layers")
     lora = parser.add_argument_group("multi-LoRA serving (S-LoRA / Punica batching)")
     lora.add_argument("--lora-rank", type=int, default=None, help="adapter rank r")
     lora.add_argument(
@@ -137,8 +140,7 @@ def run_predict(args: argparse.Namespace) -> int:
         if value is None:
             raise InputError(f"{flag} is required (or give --scenarios FILE)")
     model = load_model(args.model)
-    if args.sliding_window is not None:
-        model = with_sliding_window(model, args.sliding_window, flag="--sliding-window")
+    model = model_from_args(args, model)
     if args.lora_rank is None:  # adapters and targets describe the rank's adapters
         for flag, value, default in (
             ("--lora-adapters", args.lora_adapters, 1),
@@ -152,6 +154,8 @@ def run_predict(args: argparse.Namespace) -> int:
     platform = platform_from_args(args)
     scenario = scenario_from_args(args, model.default_weight_bits)
     runtime = runtime_from_args(args)
+    if args.gpu_layers is not None or args.host_hw is not None:
+        return run_partial_offload(args, model, platform, scenario, runtime)
     prediction = predict(model, platform, scenario, runtime=runtime)
     warn_context(model, scenario.input_tokens + scenario.output_tokens)
     # A named runtime (ideal included: physics' own error) prints its 80 % intervals.
@@ -172,6 +176,62 @@ def run_predict(args: argparse.Namespace) -> int:
         print_prediction(prediction, model, all_ops=args.ops, platform=platform)
         if named:
             print_intervals(prediction, runtime, platform, reasons)
+    return 0
+
+
+def run_partial_offload(
+    args: argparse.Namespace,
+    model: ModelConfig,
+    platform: Platform,
+    scenario: Scenario,
+    runtime: RuntimeProfile | None,
+) -> int:
+    """``--gpu-layers N --host-hw CPU``: `genz.predict_partial_offload` printed."""
+    if args.gpu_layers is None or args.host_hw is None:
+        raise InputError("--gpu-layers and --host-hw go together (llama.cpp -ngl offload)")
+    host = load_platform(args.host_hw)
+    result = predict_partial_offload(
+        model, platform, host, scenario, args.gpu_layers, runtime=runtime, host_runtime=runtime
+    )
+    if args.json:
+        print_json({"summary": result.to_dict()})
+        return 0
+    print_key_values(
+        [
+            (
+                "model / platform",
+                f"{model.name}: {result.gpu_layers} layers on {platform.name}, "
+                f"{result.cpu_layers} on {host.name}",
+            ),
+            (
+                "TTFT",
+                f"{result.ttft_s * 1e3:.4g} ms (device {result.device_prefill_s * 1e3:.4g} "
+                f"+ host {result.host_prefill_s * 1e3:.4g})",
+            ),
+            (
+                "TPOT",
+                f"{result.tpot_s * 1e3:.4g} ms (device {result.device_decode_s * 1e3:.4g} "
+                f"+ host {result.host_decode_s * 1e3:.4g}); {result.decode_tokens_per_s:.4g} tok/s",
+            ),
+            ("end-to-end", f"{result.e2e_s * 1e3:.4g} ms"),
+            (
+                "device memory",
+                f"{human_bytes(result.device_bytes)} "
+                f"({'fits' if result.device_fits else 'does NOT fit'})",
+            ),
+            (
+                "host memory",
+                f"{human_bytes(result.host_bytes)} "
+                f"({'fits' if result.host_fits else 'does NOT fit'})",
+            ),
+            (
+                "hand-off",
+                "charged over the host link"
+                if result.handoff_charged
+                else "not charged (no layer split, or no host link on the device)",
+            ),
+        ]
+    )
     return 0
 
 

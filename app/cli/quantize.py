@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +16,10 @@ from search.bits import (
     BUDGET_FIELDS,
     DEFAULT_MIP_GAP,
     METHODS,
+    LayerClass,
     QuantizationResult,
     QuantizeBudgets,
+    layer_classes,
     load_hessian_traces,
     load_imatrix,
     load_sensitivity_table,
@@ -164,7 +167,8 @@ def run_quantize(args: argparse.Namespace) -> None:
     if args.out:
         write_bits_file(result, Path(args.out))
     if args.json:
-        print_json(result.to_dict())
+        classes = [c.to_dict() for c in layer_classes(result)]
+        print_json({**result.to_dict(), "interchangeable_layers": classes})
     else:
         print_result(result, args)
 
@@ -218,8 +222,21 @@ def print_result(result: QuantizationResult, args: argparse.Namespace) -> None:
     ]
     print("\nper-device totals (GB decimal):")
     print_table(totals)
-    print("\nallocation (consecutive layers with identical formats merged):")
-    print_table(allocation_table(result))
+    classes = layer_classes(result)
+    if all(len(c.layers) == 1 for c in classes):
+        print("\nallocation (consecutive layers with identical formats merged):")
+        print_table(allocation_table(result))
+    else:
+        print(
+            "\nallocation, as counts per class of interchangeable layers (same sensitivity and "
+            "costs in every group):"
+        )
+        print_table(class_table(classes))
+        print(
+            "which layers of a class got which format is a tie-break (the bits file records "
+            "one); per-layer choices need per-layer sensitivities: --weights model.safetensors"
+            "|model.gguf [--imatrix] or a per-layer --sensitivity table"
+        )
     model_level = [row for row in result.rows() if row["layer"] is None]
     print("model-level: " + ", ".join(f"{row['group']} {row['format']}" for row in model_level))
     prediction = result.prediction
@@ -234,6 +251,26 @@ def print_result(result: QuantizationResult, args: argparse.Namespace) -> None:
             f"wrote {args.out}; check: codesign predict --model {args.model} --hw {args.hw} "
             f"--bits-file {args.out} --runtime {args.runtime or 'ideal'}"
         )
+
+
+def class_table(classes: Sequence[LayerClass]) -> list[dict[str, str]]:
+    """One row per class: its layers, their number and, per group, ``'24 int8, 8 int4'``."""
+    groups = list(dict.fromkeys(g for c in classes for g in c.counts))
+    return [
+        {
+            "layers": c.label,
+            "count": str(len(c.layers)),
+            **{
+                g: ", ".join(
+                    f"{n} {name}"
+                    for name, n in sorted(c.counts.get(g, {}).items(), key=lambda kv: -kv[1])
+                )
+                or "-"
+                for g in groups
+            },
+        }
+        for c in classes
+    ]
 
 
 def allocation_table(result: QuantizationResult) -> list[dict[str, str]]:

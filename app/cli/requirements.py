@@ -34,7 +34,15 @@ from ..formatting import human_bytes, print_json, print_key_values, print_table
 from .commands import add_command
 from .platform_args import add_scale_arguments, platform_from_args
 from .predict import precision_label
-from .scenario_args import add_scenario_arguments, scenario_from_args
+from .requirements_design import add_design_arguments, run_design_requirements
+from .scenario_args import (
+    add_architecture_arguments,
+    add_decoding_arguments,
+    add_offload_arguments,
+    add_scenario_arguments,
+    model_from_args,
+    scenario_from_args,
+)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -43,10 +51,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--model", required=True, help="model preset or config.json; name+gqa / name+mla twins"
     )
-    parser.add_argument("--base-hw", dest="hw", required=True, help="base hardware preset or YAML")
+    parser.add_argument(
+        "--base-hw", dest="hw", help="base hardware preset or YAML (or --design: no preset)"
+    )
     add_scale_arguments(parser)
     add_scenario_arguments(parser, searched_mesh=True)
     parser.add_argument("--concurrency", dest="batch", type=int, help="same as --batch")
+    add_decoding_arguments(parser)
+    add_offload_arguments(parser)
+    add_architecture_arguments(parser)
     slo = parser.add_argument_group("service-level objectives")
     slo.add_argument("--max-ttft-s", type=float, help="time to first token ceiling, seconds")
     slo.add_argument("--max-tpot-ms", type=float, help="time per output token ceiling, ms")
@@ -66,6 +79,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     forward.add_argument("--experts-scale", type=float, default=1.0, help="x routed experts")
     forward.add_argument("--context-scale", type=float, default=1.0, help="x prompt tokens")
     add_cost_arguments(parser)
+    add_design_arguments(parser)
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(func=run_requirements)
 
@@ -101,11 +115,11 @@ def add_cost_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument("--utilization", type=float, default=1.0, help="paid hours serving (0, 1]")
     group.add_argument("--lifetime-years", type=float, help="amortise price_usd over this")
-    group.add_argument("--electricity-usd-per-kwh", type=float, default=0.0)
+    group.add_argument("--electricity-usd-per-kwh", type=float, help="US$/kWh (0; --design: 0.10)")
 
 
 def _model(args: argparse.Namespace) -> ModelConfig:
-    model = model_from_spec(args.model)
+    model = model_from_args(args, model_from_spec(args.model))
     if args.params_scale != 1.0 or args.experts_scale != 1.0:
         model = scale_model(model, args.params_scale, args.experts_scale)
     return model
@@ -132,7 +146,6 @@ def _scenario(args: argparse.Namespace, model: ModelConfig) -> tuple[Scenario, b
 def run_requirements(args: argparse.Namespace) -> None:
     """Search and print the requirements."""
     model = _model(args)
-    base = platform_from_args(args)
     scenario, mesh_given = _scenario(args, model)
     for flag, value in (
         ("--max-ttft-s", args.max_ttft_s),
@@ -146,11 +159,19 @@ def run_requirements(args: argparse.Namespace) -> None:
         max_tpot_s=None if args.max_tpot_ms is None else args.max_tpot_ms / 1e3,
         min_throughput_tokens_per_s=args.min_throughput,
     )
+    if args.design:
+        run_design_requirements(args, model, scenario, slo)
+        return
+    if args.disaggregated:
+        raise InputError("--disaggregated applies only with --design")
+    if not args.hw:
+        raise InputError("requirements needs --base-hw (a preset or YAML) or --design")
+    base = platform_from_args(args)
     cost_model = CostModel(
         power_fraction=args.power_fraction,
         utilization=args.utilization,
         lifetime_years=args.lifetime_years,
-        electricity_usd_per_kwh=args.electricity_usd_per_kwh,
+        electricity_usd_per_kwh=args.electricity_usd_per_kwh or 0.0,
     )
     options = {
         "cost_model": cost_model,

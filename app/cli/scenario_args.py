@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from typing import Any
 
 from genz import (
+    ARCHITECTURE_AXES,
     AXES,
     DEFAULT_BATCH,
     DEFAULT_BITS,
@@ -19,12 +19,14 @@ from genz import (
     DEFAULT_OUTPUT_TOKENS,
     MESH_AXES,
     Axis,
+    ModelConfig,
     Parallelism,
     Precision,
     Scenario,
     load_precision,
     load_use_cases,
     use_case,
+    with_layer_mix,
 )
 
 #: Axes of the standard group, in ``--help`` order.
@@ -85,45 +87,51 @@ def add_scenario_arguments(
 
 
 def add_decoding_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--parallel-samples`` and ``--beam-width`` (sequences decoded per request)."""
+    """``--parallel-samples``, ``--beam-width`` (sequences decoded per request) and
+    ``--images`` (`genz.MODE_AXES`)."""
     group = parser.add_argument_group("decoding mode")
-    group.add_argument(
-        "--parallel-samples",
-        type=int,
-        default=None,
-        help="n samples per request sharing the prompt's KV (vLLM n); all returned",
-    )
-    group.add_argument(
-        "--images",
-        type=int,
-        default=None,
-        help="images per request through the model's vision encoder (VLM presets)",
-    )
-    group.add_argument(
-        "--beam-width",
-        type=int,
-        default=None,
-        help="beam search: beams per request sharing the prompt's KV; one returned",
-    )
+    for name in ("parallel_samples", "images", "beam_width"):
+        axis = AXES[name]
+        group.add_argument(axis.flag, type=int, default=None, help=axis.help)
 
 
 def add_offload_arguments(parser: argparse.ArgumentParser) -> None:
     """``--weight-offload`` and ``--kv-offload`` (fractions kept in host memory)."""
     group = parser.add_argument_group("offload to host memory (the platform's host link)")
-    for flag, what in (("--weight-offload", "weights"), ("--kv-offload", "KV cache")):
-        group.add_argument(
-            flag,
-            type=float,
-            default=None,
-            help=f"fraction of the {what} in host memory, streamed every pass (0-1)",
-        )
+    for name in ("weight_offload", "kv_offload"):
+        axis = AXES[name]
+        group.add_argument(axis.flag, type=float, default=None, help=axis.help)
 
 
-def _given(options: dict[str, object], name: str, default: float) -> Any:
-    """``options[name]``, or ``default`` when the flag was not given (its range is checked
-    before the command runs: `roofline.FLAG_BOUNDS_BY_COMMAND`)."""
-    value = options.get(name)
-    return default if value is None else value
+def add_architecture_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--sliding-window`` and ``--attention-layers`` (`genz.ARCHITECTURE_AXES`): the model's
+    window size or attention/state-space layer mix replaced (`genz.with_layer_mix`)."""
+    group = parser.add_argument_group("architecture variants")
+    for axis in ARCHITECTURE_AXES.values():
+        group.add_argument(axis.flag, type=int, default=None, help=axis.help)
+
+
+def model_from_args(args: argparse.Namespace, model: ModelConfig) -> ModelConfig:
+    """``model`` with the ``--sliding-window`` / ``--attention-layers`` given (checked by flag)."""
+    options = vars(args)
+    changes = {}
+    for name, axis in ARCHITECTURE_AXES.items():
+        value = options.get(axis.dest)
+        if value is not None:
+            axis.check(value, axis.flag)
+            changes[name] = value
+    flags = {name: axis.flag for name, axis in ARCHITECTURE_AXES.items()}
+    return with_layer_mix(model, **changes, flags=flags) if changes else model
+
+
+def _mode(options: dict[str, object], name: str) -> float:
+    """The checked value of a `genz.MODE_AXES` option, its default when not given."""
+    axis = AXES[name]
+    value = options.get(axis.dest)
+    if value is None:
+        return float(axis.default or 0.0)
+    axis.check(value, axis.flag)
+    return value  # type: ignore[return-value]
 
 
 def _cli_default(axis: Axis) -> float | None:
@@ -170,9 +178,9 @@ def scenario_from_args(args: argparse.Namespace, default_weight_bits: float) -> 
         precision=precision,
         parallelism=Parallelism(**{name: int(given(name) or 1) for name in MESH_AXES}),
         prefill_chunk=None if chunk is None else int(chunk),
-        parallel_samples=_given(options, "parallel_samples", 1),
-        beam_width=_given(options, "beam_width", 1),
-        weight_offload=_given(options, "weight_offload", 0.0),
-        kv_offload=_given(options, "kv_offload", 0.0),
-        images=_given(options, "images", 0),
+        parallel_samples=int(_mode(options, "parallel_samples")),
+        beam_width=int(_mode(options, "beam_width")),
+        weight_offload=_mode(options, "weight_offload"),
+        kv_offload=_mode(options, "kv_offload"),
+        images=int(_mode(options, "images")),
     )

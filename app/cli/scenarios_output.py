@@ -19,7 +19,9 @@ def add_scenarios_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--scenarios",
         help="CSV of scenarios (model, hw, runtime, batch, input_tokens, output_tokens, tp, "
-        "pp, ep, prefill_chunk, weight_bits, activation_bits, kv_bits; or a measurement file "
+        "pp, ep, prefill_chunk, weight_bits, activation_bits, kv_bits, parallel_samples, "
+        "beam_width, images, weight_offload, kv_offload, sliding_window, attention_layers; "
+        "or a measurement file "
         "of codesign calibrate, whose measured times and rates are scored): one prediction per row in "
         "row order, as CSV (or --json); bad rows reported by line; --runtime replaces every "
         "row's runtime",

@@ -18,8 +18,10 @@ from typing import Any
 import streamlit as st
 
 from genz import (
+    ARCHITECTURE_AXES,
     AXES,
     MAX_CONFIG_BYTES,
+    MODE_AXES,
     ModelConfig,
     list_models,
     list_runtimes,
@@ -44,6 +46,8 @@ UPLOAD_OPTION = "upload a config.json..."
 #: Session-state key of the last accepted upload: (file name, canonical JSON text).
 KEPT_UPLOAD_KEY = "kept_config_upload"
 CUSTOM_USE_CASE = "custom"
+#: The architecture selectboxes' first choice: the model's own window / layer pattern.
+MODEL_OWN = "model's own"
 SCALE_OPTIONS = (0.1, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0, 4.0, 8.0, 10.0)
 BATCH_OPTIONS = tuple(2**k for k in range(13))
 WEIGHT_BITS_OPTIONS = (1.58, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 16.0, 32.0)
@@ -60,6 +64,8 @@ DEFAULTS: dict[str, Any] = {
         if f.name not in ("model_json", "hw_yaml")
     },
     "use_case": CUSTOM_USE_CASE,
+    "sliding_window": MODEL_OWN,
+    "attention_layers": MODEL_OWN,
 }
 #: Custom hardware typed in absolute numbers (drawn when the preset is `CUSTOM_HW_FILE`):
 #: session key -> (label, default, hardware-file field of `roofline.HARDWARE_BOUNDS`,
@@ -108,6 +114,7 @@ def render_sidebar(controls: frozenset[str] = EVERY_CONTROL) -> Selection | None
         hw_yaml = _hardware_widgets(bar, controls) if "hw" in controls else None
         model_json, model = _model_widgets(bar)
         _scenario_widgets(bar, model, controls)
+        _mode_widgets(bar, model, controls)
         selection = Selection(
             hw=state.hw,
             model=state.model if model_json is None else UPLOADED_CONFIG_NAME,
@@ -129,6 +136,13 @@ def render_sidebar(controls: frozenset[str] = EVERY_CONTROL) -> Selection | None
             # A page without the control shows the physics, whatever another page chose.
             runtime=str(state.runtime) if "runtime" in controls else "ideal",
             hw_yaml=hw_yaml,
+            parallel_samples=int(state.parallel_samples),
+            beam_width=int(state.beam_width),
+            images=int(state.images),
+            weight_offload=float(state.weight_offload),
+            kv_offload=float(state.kv_offload),
+            sliding_window=_own_or_int(state.sliding_window),
+            attention_layers=_own_or_int(state.attention_layers),
         )
         if "hw" in controls:
             _platform_caption(bar, selection)
@@ -375,6 +389,54 @@ def _scenario_widgets(bar: Any, model: ModelConfig, controls: frozenset[str]) ->
             bar.caption(f"{label}: 1 (this model cannot be split further)")
             continue
         bar.select_slider(label, options, key=key)
+
+
+WINDOW_OPTIONS = (0, 512, 1024, 2048, 4096, 8192, 16384, 32768)
+OFFLOAD_OPTIONS = tuple(round(0.05 * k, 2) for k in range(21))
+
+
+def _own_or_int(value: Any) -> int | None:
+    return None if value is None or value == MODEL_OWN else int(value)
+
+
+def _mode_widgets(bar: Any, model: ModelConfig, controls: frozenset[str]) -> None:
+    """Decoding mode, images, offload and architecture variants (`genz.MODE_AXES`,
+    `genz.ARCHITECTURE_AXES`), in one expander; widgets the model cannot use are not
+    drawn and keep their defaults."""
+    shown = controls & {*MODE_AXES, *ARCHITECTURE_AXES}
+    if not shown:
+        return
+    if model.vision is None:
+        st.session_state["images"] = 0
+    if not (model.ssm is not None and model.num_attention_layers):
+        st.session_state["attention_layers"] = MODEL_OWN
+    box = bar.expander("Decoding, offload, architecture")
+    for name in ("parallel_samples", "beam_width", "images"):
+        axis = AXES[name]
+        if name in shown and (name != "images" or model.vision is not None):
+            box.number_input(
+                axis.help.split(" (")[0].split(";")[0],
+                min_value=int(axis.low),
+                max_value=int(axis.high),
+                step=1,
+                key=name,
+                help=axis.help,
+            )
+    for name in ("weight_offload", "kv_offload"):
+        if name in shown:
+            box.select_slider(AXES[name].help.split(",")[0], OFFLOAD_OPTIONS, key=name)
+    if "sliding_window" in shown and model.num_attention_layers:
+        box.selectbox(
+            "Attention window, tokens (0: full attention)",
+            [MODEL_OWN, *WINDOW_OPTIONS],
+            key="sliding_window",
+        )
+    if "attention_layers" in shown and model.ssm is not None and model.num_attention_layers:
+        box.selectbox(
+            "Attention layers (the rest state-space)",
+            [MODEL_OWN, *range(1, model.num_layers + 1)],
+            key="attention_layers",
+        )
 
 
 def _bits(value: float) -> str:

@@ -21,10 +21,13 @@ import yaml
 
 from calibration import Interval
 from genz import (
+    ARCHITECTURE_AXES,
+    AXES,
     DEFAULT_BATCH,
     DEFAULT_BITS,
     DEFAULT_INPUT_TOKENS,
     DEFAULT_OUTPUT_TOKENS,
+    MODE_AXES,
     ModelConfig,
     Parallelism,
     Precision,
@@ -38,6 +41,7 @@ from genz import (
     load_use_cases,
     model_from_hf_config,
     predict,
+    with_layer_mix,
 )
 from roofline import Platform, derive_platform, load_platform, platform_from_dict
 
@@ -83,6 +87,15 @@ class Selection:
     #: Serving-stack profile (`genz.list_runtimes`); ``ideal``: physics only.
     runtime: str = "ideal"
     hw_yaml: str | None = None
+    #: Decoding mode, images and offload (`genz.MODE_AXES`, the `Scenario` fields).
+    parallel_samples: int = 1
+    beam_width: int = 1
+    images: int = 0
+    weight_offload: float = 0.0
+    kv_offload: float = 0.0
+    #: Architecture variants (`genz.ARCHITECTURE_AXES`); None: the model's own.
+    sliding_window: int | None = None
+    attention_layers: int | None = None
 
     @property
     def devices(self) -> int:
@@ -163,11 +176,16 @@ def build_platform(selection: Selection) -> Platform:
 
 
 def build_model(selection: Selection) -> ModelConfig:
-    """The preset model, or the uploaded config (`model_from_hf_config`)."""
+    """The preset model, or the uploaded config (`model_from_hf_config`), with the
+    selection's window size and attention layer count (`genz.with_layer_mix`)."""
     if selection.model_json is None:
-        return load_model(selection.model)
-    return model_from_hf_config(
-        json.loads(selection.model_json), default_name="uploaded", origin=UPLOADED_CONFIG_NAME
+        model = load_model(selection.model)
+    else:
+        model = model_from_hf_config(
+            json.loads(selection.model_json), default_name="uploaded", origin=UPLOADED_CONFIG_NAME
+        )
+    return with_layer_mix(
+        model, sliding_window=selection.sliding_window, attention_layers=selection.attention_layers
     )
 
 
@@ -183,6 +201,7 @@ def build_scenario(selection: Selection) -> Scenario:
             kv_bits=selection.kv_bits,
         ),
         parallelism=Parallelism(tp=selection.tp, pp=selection.pp, ep=selection.ep, dp=selection.dp),
+        **{name: getattr(selection, name) for name in MODE_AXES},
     )
 
 
@@ -229,7 +248,7 @@ def prediction_intervals(selection: Selection) -> dict[str, Interval]:
 
 @st.cache_data(show_spinner=False, max_entries=256)
 def sweep(selection: Selection, axis: str, values: tuple[float, ...]) -> pd.DataFrame:
-    """`genz.predictor.evaluate_grid` along one scenario axis, other axes from ``selection``.
+    """`genz.grid.evaluate_grid` along one scenario axis, other axes from ``selection``.
 
     ``axis`` is an `evaluate_grid` keyword (``'batch'``, ``'input_tokens'``...).
     One row per value; times in seconds, sizes in bytes, plus ``fits`` and bounds.
@@ -245,6 +264,7 @@ def sweep(selection: Selection, axis: str, values: tuple[float, ...]) -> pd.Data
         "pp": selection.pp,
         "ep": selection.ep,
         "dp": selection.dp,
+        **{name: getattr(selection, name) for name in MODE_AXES},
     }
     axes[axis] = np.asarray(values, float)
     grid = evaluate_grid(
@@ -307,6 +327,12 @@ def predict_command(selection: Selection, **replace: object) -> str:
         ("--dp", "dp"),
     ):
         parts += [flag, _number(values[key])]
+    for name in MODE_AXES:  # decoding mode, images, offload: only when not the default
+        if values[name] != AXES[name].default:
+            parts += [AXES[name].flag, _number(values[name])]
+    for name, axis in ARCHITECTURE_AXES.items():
+        if values[name] is not None:
+            parts += [axis.flag, _number(values[name])]
     parts += runtime_flags(selection)
     return " ".join(part if part.startswith("<") else shlex.quote(part) for part in parts)
 

@@ -10,6 +10,7 @@ from .problem import BitAllocationProblem, BitAllocationResult, Budget
 from .quantizer import BUDGET_FIELDS, QuantizationResult, QuantizeBudgets, quantize
 from .sensitivity import load_hessian_traces, load_sensitivity_table, proxy_sensitivity
 from .solvers import DEFAULT_MIP_GAP, METHODS, allocate_bits
+from .ties import LayerClass, layer_classes, layer_ranges
 from .weights import load_imatrix, quantisation_error, read_weights, weight_sensitivity
 
 __all__ = [
@@ -20,11 +21,14 @@ __all__ = [
     "BitAllocationResult",
     "Budget",
     "Format",
+    "LayerClass",
     "QuantizationResult",
     "QuantizeBudgets",
     "allocate_bits",
     "decision_units",
     "kv_unit",
+    "layer_classes",
+    "layer_ranges",
     "load_hessian_traces",
     "load_imatrix",
     "load_sensitivity_table",

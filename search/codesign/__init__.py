@@ -24,6 +24,7 @@ from .recommend import (
     write_recommendations,
     zip_design,
 )
+from .serving_band import VERDICTS, add_serving_band, serving_scenarios
 from .space import MAX_SPACE_BYTES, DesignSpace, load_space, space_from_dict
 from .sweep import METHODS, CodesignResult, search_designs
 
@@ -32,10 +33,12 @@ __all__ = [
     "MAX_SPACE_BYTES",
     "METHODS",
     "OBJECTIVES",
+    "VERDICTS",
     "CodesignResult",
     "Constraints",
     "DesignSpace",
     "Plan",
+    "add_serving_band",
     "allocation_precision",
     "base_fields",
     "design_files",
@@ -50,6 +53,7 @@ __all__ = [
     "resolve_law",
     "row_fields",
     "search_designs",
+    "serving_scenarios",
     "space_from_dict",
     "write_recommendations",
     "zip_design",

@@ -42,7 +42,7 @@ from roofline import (
     design_cost,
     design_platform,
 )
-from search.economics import DESIGN_ELECTRICITY_USD_PER_KWH, DESIGN_LIFETIME_YEARS
+from search.economics import design_hourly_usd
 
 from .axes import axis, check_keys, section
 
@@ -57,7 +57,6 @@ DESIGN_KEYS = (
 )
 MEMORY_KEYS = ("technology", "units", "stacks", "capacity_gb_per_unit")
 MAX_DESIGNS = 4096
-HOURS_PER_YEAR = 365.25 * 24
 
 
 def _names(value: Any, where: str) -> list[str]:
@@ -175,8 +174,7 @@ def design_metrics(
         [
             p.price_usd_per_hour
             if p.price_usd_per_hour is not None
-            else price[i] / (DESIGN_LIFETIME_YEARS * HOURS_PER_YEAR)
-            + power[i] / 1000 * DESIGN_ELECTRICITY_USD_PER_KWH
+            else design_hourly_usd(price[i], power[i])
             for i, p in enumerate(platforms)
         ]
     )

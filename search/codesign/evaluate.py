@@ -53,7 +53,8 @@ from .space import (
     MESH_AXES,
     MODEL_AXES,
     PRECISION_AXES,
-    WORKLOAD_AXES,
+    SPACE_WORKLOAD_AXES,
+    VARIANT_AXES,
     DesignSpace,
 )
 
@@ -64,7 +65,7 @@ MODEL_COLUMNS = [AXIS[name] for name in MODEL_AXES]
 TIMING_COLUMNS = [
     AXIS[name] for name in ("preset", "compute_scale", "bandwidth_scale", "link_bandwidth_scale")
 ]
-SCENARIO_AXES = (*PRECISION_AXES, *MESH_AXES, *WORKLOAD_AXES)
+SCENARIO_AXES = (*PRECISION_AXES, *MESH_AXES, *SPACE_WORKLOAD_AXES, *VARIANT_AXES)
 SCENARIO_COLUMNS = [AXIS[name] for name in SCENARIO_AXES]
 REST_AXES = tuple(name for name in AXIS_NAMES if name not in MODEL_AXES)
 GENZ_METRICS = (
@@ -271,6 +272,9 @@ def _evaluate_architecture(
         select = np.all(timing == variant, axis=1)
         platform = _platform(space, values, platforms, tuple(int(i) for i in variant))
         axes = {name: values[AXIS[name]][reps[select, AXIS[name]]] for name in SCENARIO_AXES}
+        for name in VARIANT_AXES:  # unset (NaN): the architecture's own
+            if np.isnan(axes[name]).all():
+                del axes[name]
         grid = evaluate_grid(model, platform, runtime=space.hardware.runtime, **axes)
         for name in GENZ_METRICS:
             out[name][select] = getattr(grid, name)

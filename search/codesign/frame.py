@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from genz import AXES, ModelConfig, with_layer_mix
 from roofline import BOUND_ORDER, Platform, derive_platform
 from scaling_law import ARCHITECTURE_DIMENSIONS, ScalingLaw
 
@@ -35,6 +36,7 @@ from .model import (
     FIELDS,
     PRECISION_MODEL_LABELS,
     architecture_fields,
+    model_config,
     parameter_counts,
 )
 from .objectives import OBJECTIVES, Objective
@@ -43,7 +45,8 @@ from .space import (
     MESH_AXES,
     MODEL_AXES,
     PRECISION_AXES,
-    WORKLOAD_AXES,
+    SPACE_WORKLOAD_AXES,
+    VARIANT_AXES,
     DesignSpace,
 )
 
@@ -112,8 +115,12 @@ def design_frame(
     columns["active_params"] = np.asarray(active, float)
     for name in PRECISION_AXES:
         columns[name] = values[AXIS[name]][points[:, AXIS[name]]]
-    for name in (*MESH_AXES, *WORKLOAD_AXES):
-        columns[name] = values[AXIS[name]][points[:, AXIS[name]]].astype(np.int64)
+    for name in (*MESH_AXES, *SPACE_WORKLOAD_AXES):
+        column = values[AXIS[name]][points[:, AXIS[name]]]
+        columns[name] = column.astype(np.int64) if AXES[name].integer else column
+    for name in VARIANT_AXES:  # given in the space's model section, else the base's own
+        if name in space.variants:
+            columns[name] = values[AXIS[name]][points[:, AXIS[name]]].astype(np.int64)
     columns["devices"] = np.asarray(metrics.get("devices", np.zeros(len(points))), float).astype(
         np.int64
     )
@@ -282,6 +289,20 @@ def _running_argmin(values: NDArray[np.float64]) -> NDArray[np.int64]:
 def row_fields(row: Mapping[str, Any]) -> dict[str, float]:
     """The architecture fields of one design row (as `architecture_fields` names them)."""
     return {name: float(row[name]) for name in (*INTEGER_FIELDS, "ffn_ratio")}
+
+
+def design_model(space: DesignSpace, row: Mapping[str, Any], name: str = "design") -> ModelConfig:
+    """The design's model: its architecture fields, with the row's window size and
+    attention layer count where the space varies them (`genz.with_layer_mix`)."""
+    model = model_config(space.model, row_fields(row), name)
+    variants = {key: int(row[key]) for key in VARIANT_AXES if key in space.variants}
+    if not variants:
+        return model
+    return with_layer_mix(
+        model,
+        sliding_window=variants.get("sliding_window"),
+        attention_layers=variants.get("attention_layers"),
+    )
 
 
 def design_platform(space: DesignSpace, row: Mapping[str, Any]) -> Platform:

@@ -32,8 +32,8 @@ from scaling_law import effective_parameters, predict_loss, ptq_loss_penalty
 from search.bits import QuantizationResult, QuantizeBudgets, quantize
 
 from .evaluate import Plan
-from .frame import design_platform, row_fields
-from .model import law_architecture, model_config, training_tokens
+from .frame import design_model, design_platform, row_fields
+from .model import law_architecture, training_tokens
 
 logger = logging.getLogger(__name__)
 
@@ -67,13 +67,18 @@ def design_scenario(row: Mapping[str, Any], weight_bits: float) -> Scenario:
         parallelism=Parallelism(
             tp=int(row["tp"]), pp=int(row["pp"]), ep=int(row["ep"]), dp=int(row["dp"])
         ),
+        parallel_samples=int(row.get("parallel_samples", 1)),
+        beam_width=int(row.get("beam_width", 1)),
+        images=int(row.get("images", 0)),
+        weight_offload=float(row.get("weight_offload", 0.0)),
+        kv_offload=float(row.get("kv_offload", 0.0)),
     )
 
 
 def allocate(plan: Plan, row: Mapping[str, Any]) -> tuple[ModelConfig, QuantizationResult]:
     """The ILP allocation of one design within its own TPOT and footprint."""
     space, constraints = plan.space, plan.constraints
-    model = model_config(space.model, row_fields(row), str(row.get("design", "design")))
+    model = design_model(space, row, str(row.get("design", "design")))
     platform = design_platform(space, row)
     memory = [float(row["footprint_bytes"]) * (1 + BUDGET_SLACK)]
     tpot = [float(row["tpot_s"]) * (1 + BUDGET_SLACK)]

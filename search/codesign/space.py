@@ -12,11 +12,13 @@ Sections and keys (unknown keys are refused by name; paths are relative to the f
                   `codesign search --runtime` replaces it)}
     model:       {base: qwen2.5-0.5b, layers: ..., hidden: ..., ffn_ratio: ...,
                   ffn_multiple: 64, head_dim: 64 (or heads: ...), kv_heads: ...,
-                  experts: 1, top_k: 1, vocab: ...}
+                  experts: 1, top_k: 1, vocab: ..., sliding_window: [0, 4096] (tokens;
+                  0 full attention; default the base's, `genz.with_sliding_window`)}
     precision:   {weight_bits: [16, 8, 4] (or ilp), formats: "16,8,4", kv_bits: 16,
                   activation_bits: 16}
     parallelism: {tp: 1, pp: 1, ep: 1, dp: 1}
-    workload:    {batch: 1, input_tokens: 512, output_tokens: 128}
+    workload:    {batch: 1, input_tokens: 512, output_tokens: 128, parallel_samples: 1,
+                  beam_width: 1, images: 0, weight_offload: 0, kv_offload: 0}
     law:         {path: law.json, training_tokens: 18.0e+12 (or tokens_per_parameter: 20),
                   precision_model: ptq (or quantised-training), within_data: false,
                   forms: [other_law.json, ...]}
@@ -47,15 +49,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 from genz import (
+    ARCHITECTURE_AXES,
     AXES,
     MAX_CONFIG_BYTES,
     MESH_AXES,
+    MODE_AXES,
     SCALE_AXES,
     WORKLOAD_AXES,
     Axis,
@@ -93,7 +97,21 @@ HARDWARE_AXES = tuple(SCALE_AXES)
 MODEL_AXES = ("layers", "hidden", "ffn_ratio", "heads", "kv_heads", "experts", "top_k", "vocab")
 PRECISION_AXES = ("weight_bits", "kv_bits", "activation_bits")
 #: Axis order of a design point's index vector (`DesignSpace.axes`).
-AXIS_NAMES = ("preset", *HARDWARE_AXES, *MODEL_AXES, *PRECISION_AXES, *MESH_AXES, *WORKLOAD_AXES)
+#: Workload axes of a space: tokens and batch, decoding modes, images, offload fractions.
+SPACE_WORKLOAD_AXES = (*WORKLOAD_AXES, *MODE_AXES)
+#: Architecture variants of the ``model`` section (`genz.layer_mix`; NaN: unset). The
+#: window leaves parameters (and so the loss law) unchanged. ``attention_layers`` is not
+#: offered: the search refuses state-space bases (the loss law has no SSM term).
+VARIANT_AXES = ("sliding_window",)
+AXIS_NAMES = (
+    "preset",
+    *HARDWARE_AXES,
+    *MODEL_AXES,
+    *PRECISION_AXES,
+    *MESH_AXES,
+    *SPACE_WORKLOAD_AXES,
+    *VARIANT_AXES,
+)
 DEFAULT_BASE = {
     "architectures": ["LlamaForCausalLM"],
     "model_type": "llama",
@@ -245,13 +263,15 @@ class DesignSpace:
     model: ModelSpace
     precision: PrecisionSpace
     mesh: Mapping[str, tuple[int, ...]]
-    workload: Mapping[str, tuple[int, ...]]
+    workload: Mapping[str, tuple[float, ...]]
     law: LawSpec
     objectives: tuple[Objective, ...]
     constraints: Constraints
     sampling: SamplingSpec
     training: TrainingSpec
     origin: str = "<space>"
+    #: `VARIANT_AXES` values given in the ``model`` section (absent: the model's own).
+    variants: Mapping[str, tuple[int, ...]] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def axes(self) -> dict[str, Values]:
@@ -264,7 +284,12 @@ class DesignSpace:
         values.update({name: getattr(model, name) for name in MODEL_AXES})
         values.update({name: getattr(precision, name) for name in PRECISION_AXES})
         values.update({name: tuple(map(float, self.mesh[name])) for name in MESH_AXES})
-        values.update({name: tuple(map(float, self.workload[name])) for name in WORKLOAD_AXES})
+        values.update(
+            {name: tuple(map(float, self.workload[name])) for name in SPACE_WORKLOAD_AXES}
+        )
+        values.update(
+            {name: tuple(map(float, self.variants.get(name, (math.nan,)))) for name in VARIANT_AXES}
+        )
         return values
 
     @property
@@ -291,9 +316,13 @@ def space_from_dict(
     precision = _precision(section(document.get("precision") or {}, f"{origin}: precision", None))
     mesh_doc = section(document.get("parallelism") or {}, f"{origin}: parallelism", MESH_AXES)
     mesh = {name: scenario_counts(mesh_doc, name, f"{origin}: parallelism") for name in MESH_AXES}
-    work_doc = section(document.get("workload") or {}, f"{origin}: workload", WORKLOAD_AXES)
+    where = f"{origin}: workload"
+    work_doc = section(document.get("workload") or {}, where, SPACE_WORKLOAD_AXES)
     workload = {
-        name: scenario_counts(work_doc, name, f"{origin}: workload") for name in WORKLOAD_AXES
+        name: scenario_counts(work_doc, name, where)
+        if AXES[name].integer
+        else declared_axis(work_doc, AXES[name], where)
+        for name in SPACE_WORKLOAD_AXES
     }
     name = document.get("name", Path(origin).stem)
     if not isinstance(name, str) or not name:
@@ -316,6 +345,7 @@ def space_from_dict(
             section(document.get("training") or {}, f"{origin}: training", None), base_dir
         ),
         origin=origin,
+        variants=MappingProxyType(_variants(document.get("model") or {}, f"{origin}: model")),
     )
     if space.size > MAX_SPACE_POINTS:
         raise InputError(f"{origin}: {space.size:.3g} points; at most {MAX_SPACE_POINTS:.0e}")
@@ -386,7 +416,7 @@ def _base_config(name: Any, root: Path) -> tuple[str, dict[str, Any]]:
 
 def _model(section: dict[str, Any], root: Path) -> ModelSpace:
     where = "model"
-    check_keys(section, ("base", "ffn_multiple", "head_dim", *MODEL_AXES), where)
+    check_keys(section, ("base", "ffn_multiple", "head_dim", *MODEL_AXES, *VARIANT_AXES), where)
     base_name, config = _base_config(section.get("base"), root)
     base = model_from_hf_config(config, default_name=base_name, origin=f"{where}.base")
     _check_base(base, base_name)
@@ -460,6 +490,16 @@ def _precision(section: dict[str, Any]) -> PrecisionSpace:
         activation_bits=declared_axis(section, AXES["activation_bits"], where),
         ilp_formats=formats,
     )
+
+
+def _variants(section: Mapping[str, Any], where: str) -> dict[str, tuple[int, ...]]:
+    """The `VARIANT_AXES` the ``model`` section gives (window tokens, attention layers)."""
+    found = {}
+    for name in VARIANT_AXES:
+        if name in section:
+            spec = ARCHITECTURE_AXES[name]
+            found[name] = ints(section, name, where, None, spec.low, spec.high)
+    return found
 
 
 def scenario_counts(section: Mapping[str, Any], name: str, where: str) -> tuple[int, ...]:

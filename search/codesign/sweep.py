@@ -49,6 +49,7 @@ from .model import resolve_forms, resolve_law
 from .objectives import Constraints, Objective, infeasible_message, parse_objectives
 from .ray_backend import run_ray
 from .sampling import run_sampling
+from .serving_band import add_serving_band
 from .space import DesignSpace, load_space
 
 METHODS = ("grid", "sample", "ray")
@@ -123,6 +124,7 @@ def search_designs(
     seed: int | None = None,
     chunks: int | None = None,
     ilp_candidates: int = 8,
+    serving_band: bool = False,
     progress: bool = False,
 ) -> CodesignResult:
     """Search ``space`` for the Pareto frontier of ``objectives`` within ``constraints``.
@@ -155,6 +157,10 @@ def search_designs(
         Ray tasks (default: 4 per available CPU).
     ilp_candidates
         Frontier designs (best ranked) that get an ILP allocation in ``ilp`` mode.
+    serving_band
+        Add each frontier design's TPOT over the base model's under every serving scenario
+        (kernel-overhead priors x runtime profiles) and the joint verdict
+        (`search.codesign.serving_band`); the CLI does by default.
     progress
         Show a tqdm progress bar on stderr.
     """
@@ -184,6 +190,11 @@ def search_designs(
     result = build_result(plan, outcome, method, start)
     if space.precision.ilp_formats is not None and result.success:
         frontier = refine_with_ilp(plan, result.frontier, ilp_candidates)
+        result = dataclasses.replace(
+            result, frontier=frontier, elapsed_s=time.perf_counter() - start
+        )
+    if serving_band and result.success:
+        frontier = add_serving_band(space, result.frontier)
         result = dataclasses.replace(
             result, frontier=frontier, elapsed_s=time.perf_counter() - start
         )

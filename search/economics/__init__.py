@@ -16,6 +16,7 @@ from .designs import (
     DESIGN_ELECTRICITY_USD_PER_KWH,
     DESIGN_LIFETIME_YEARS,
     DesignEvaluation,
+    design_hourly_usd,
     evaluate_design,
 )
 
@@ -26,6 +27,7 @@ __all__ = [
     "DesignEvaluation",
     "DeviceHourCost",
     "Economics",
+    "design_hourly_usd",
     "device_hour_cost",
     "economics",
     "evaluate_design",

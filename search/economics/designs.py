@@ -25,6 +25,23 @@ if TYPE_CHECKING:
 #: price exists for a device that does not): 4 years, US$0.10 per kWh.
 DESIGN_LIFETIME_YEARS = 4.0
 DESIGN_ELECTRICITY_USD_PER_KWH = 0.10
+HOURS_PER_YEAR = 365.25 * 24
+
+
+def design_hourly_usd(
+    device_cost_usd: float,
+    power_w: float,
+    lifetime_years: float = DESIGN_LIFETIME_YEARS,
+    electricity_usd_per_kwh: float = DESIGN_ELECTRICITY_USD_PER_KWH,
+) -> float:
+    """US$ per device-hour of a design: ``cost / (lifetime x 8766 h) + W / 1000 x $/kWh``
+    (straight-line depreciation plus electricity at ``power_w``)."""
+    require_positive("lifetime_years", lifetime_years)
+    require_non_negative("electricity_usd_per_kwh", electricity_usd_per_kwh)
+    return (
+        device_cost_usd / (lifetime_years * HOURS_PER_YEAR)
+        + power_w / 1000 * electricity_usd_per_kwh
+    )
 
 
 @dataclass(frozen=True)

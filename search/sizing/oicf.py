@@ -51,7 +51,17 @@ from roofline import InputError, Platform
 
 from .slo import ServiceLevel
 
-DEFAULT_MODELS = ("llama-3.1-70b", "llama-3.1-70b+mla", "deepseek-v3+gqa", "deepseek-v3")
+#: Full attention (GQA, MLA, MoE), local/global sliding windows (Gemma-2) and an
+#: attention / state-space hybrid (Jamba): the rows whose KV does or does not grow with
+#: the context.
+DEFAULT_MODELS = (
+    "llama-3.1-70b",
+    "llama-3.1-70b+mla",
+    "deepseek-v3+gqa",
+    "deepseek-v3",
+    "gemma-2-9b",
+    "jamba-v0.1",
+)
 DEFAULT_BITS = ((16.0, 16.0), (8.0, 8.0), (4.0, 4.0))
 ACTIVATION_BITS = 16.0
 #: Batches (powers of two) at which decode OI is evaluated for the ridge crossover.

@@ -1,0 +1,67 @@
+"""Architecture variants a scenario may sweep: the attention window of the windowed
+layers and the attention / state-space layer mix of a hybrid.
+
+- ``sliding_window`` (tokens) is `genz.with_sliding_window`: a windowed model keeps its
+  local/global pattern with the new window, a model without windows has every attention
+  layer windowed, 0 makes every layer full attention.
+- ``attention_layers`` (a count in ``[1, num_layers]``) rebuilds a hybrid's pattern
+  (Jamba, Bamba) with that many full-attention layers spread evenly through the stack and
+  state-space layers elsewhere: layer ``i`` is attention when
+  ``floor((i + 1) a / L) > floor(i a / L)``, so ``a = L / 8`` gives Jamba's one in eight.
+  Costs depend on the counts only, not on which layers hold attention.
+
+Each raises `InputError` naming the axis when the model has no such layers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+
+from roofline import InputError
+
+from .layer_kinds import FULL, SSM
+from .model import ModelConfig
+from .scaled_models import with_sliding_window
+
+
+def with_layer_mix(
+    model: ModelConfig,
+    *,
+    sliding_window: int | None = None,
+    attention_layers: int | None = None,
+    flags: Mapping[str, str] | None = None,
+) -> ModelConfig:
+    """``model`` with its window size and / or attention layer count replaced (module
+    doc); None keeps the model's own. Errors name the axis, or its entry in ``flags``
+    (the CLI passes its option names)."""
+    label = {**{name: name for name in ("sliding_window", "attention_layers")}, **(flags or {})}
+    if sliding_window is not None:
+        model = with_sliding_window(model, sliding_window, flag=label["sliding_window"])
+    if attention_layers is not None:
+        model = _with_attention_layers(model, attention_layers, label["attention_layers"])
+    return model
+
+
+def _with_attention_layers(model: ModelConfig, count: int, label: str) -> ModelConfig:
+    layers = model.num_layers
+    if model.ssm is None or not model.num_attention_layers:
+        raise InputError(
+            f"{label}: {model.name} is not an attention / state-space hybrid "
+            "(needs SSM layers and attention layers, e.g. jamba-v0.1, bamba-9b)"
+        )
+    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= layers:
+        raise InputError(
+            f"{label} must be an integer in [1, {layers}] (layers of {model.name}), got {count!r}"
+        )
+    if count == model.num_attention_layers:
+        return model
+    kinds = tuple(
+        FULL if (i + 1) * count // layers > i * count // layers else SSM for i in range(layers)
+    )
+    return dataclasses.replace(
+        model,
+        layer_types=kinds,
+        ssm=model.ssm if SSM in kinds else None,
+        name=f"{model.name} {count} attention layers",
+    )
