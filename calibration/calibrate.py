@@ -38,6 +38,14 @@ class Calibration:
     excluded: tuple[tuple[Measurement, str], ...]
     document: dict[str, Any]
 
+    def excluded_by_kind(self) -> dict[str, int]:
+        """How many rows were left out, by kind of reason (`exclusion_kind`), most first."""
+        counts: dict[str, int] = {}
+        for _, reason in self.excluded:
+            kind = exclusion_kind(reason)
+            counts[kind] = counts.get(kind, 0) + 1
+        return dict(sorted(counts.items(), key=lambda item: -item[1]))
+
     def errors_pct(self, out_of_sample: bool, metric: str = "batch_latency_s") -> np.ndarray:
         """Signed percentage errors (predicted vs measured) of the rows measuring ``metric``."""
         measured = self.data.measured[metric]
@@ -48,6 +56,19 @@ class Calibration:
         )
         have = np.isfinite(measured) & np.isfinite(predicted)
         return 100 * (predicted[have] - measured[have]) / measured[have]
+
+
+#: The metrics whose measured value may beat the efficiency-1 bound, as reasons name them.
+_BOUND_METRICS = ("batch latency", "TTFT", "inter-token latency")
+
+
+def exclusion_kind(reason: str) -> str:
+    """The kind of an exclusion reason of `calibration_rows`: ``'a mesh the model cannot
+    split'`` or ``'<metric> faster than the efficiency-1 bound'``."""
+    for metric in _BOUND_METRICS:
+        if reason.startswith(f"{metric} ") and " < bound " in reason:
+            return f"{metric} faster than the efficiency-1 bound"
+    return "a mesh the model cannot split"
 
 
 #: Top-level keys of a formats file (``codesign calibrate --formats``), at least one.

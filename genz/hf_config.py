@@ -16,6 +16,7 @@ from roofline import (
     CONFIG_BOUNDS,
     InputError,
     data_dir,
+    is_preset_file,
     load_user_document,
     names_a_path,
     unknown_name,
@@ -142,7 +143,7 @@ def load_model(name_or_path: str | Path) -> ModelConfig:
     path = Path(name_or_path)
     if not names_a_path(name_or_path, (".json",)):
         path = models_dir() / f"{str(name_or_path).lower()}.json"
-        if not path.is_file():
+        if not is_preset_file(path):
             raise unknown_name(
                 "model", str(name_or_path), list_models(), "or a path to a config.json"
             )

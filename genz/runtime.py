@@ -64,6 +64,7 @@ from roofline import (
     InputError,
     Platform,
     data_dir,
+    is_preset_file,
     load_user_document,
     unknown_name,
 )
@@ -374,14 +375,14 @@ def load_runtime(name_or_path: str | Path) -> RuntimeProfile:
     path = Path(name_or_path)
     if path.suffix not in (".yaml", ".yml"):
         path = runtimes_dir() / f"{name_or_path}.yaml"
-        if not path.is_file() and str(name_or_path) in UNCALIBRATED_RUNTIMES:
+        if not is_preset_file(path) and str(name_or_path) in UNCALIBRATED_RUNTIMES:
             raise InputError(
                 f"runtime {str(name_or_path)!r}: no calibrated profile ships (too few published "
                 f"measurements); make one: codesign calibrate --measurements runs.csv "
                 f"--runtime {name_or_path} --out {name_or_path}.yaml (decode-only runs: add "
                 f"--inherit compute_efficiency), then --runtime {name_or_path}.yaml"
             )
-        if not path.is_file():
+        if not is_preset_file(path):
             raise unknown_name("runtime", str(name_or_path), list_runtimes(), "or a .yaml file")
     document = load_user_document(
         path, kind="runtime profile", max_bytes=MAX_PROFILE_BYTES, fmt="yaml"

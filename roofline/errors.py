@@ -47,6 +47,11 @@ def _as_float(field: str, value: object) -> float:
         raise InputError(f"{field} must be a number, got {value!r}") from None
 
 
+#: Characters of an unknown name echoed in its error (a pasted paragraph stays one
+#: readable line).
+MAX_ECHOED_NAME = 80
+
+
 def unknown_name(
     kind: str, name: str, accepted: Sequence[str], alternative: str = ""
 ) -> InputError:
@@ -62,4 +67,5 @@ def unknown_name(
     if close:
         hint = " (did you mean " + " or ".join(repr(lowered[c]) for c in close) + "?)"
     listing = ", ".join(accepted) + (f", {alternative}" if alternative else "")
-    return InputError(f"unknown {kind} {name!r}{hint}; accepted: {listing}")
+    shown = name if len(name) <= MAX_ECHOED_NAME else name[:MAX_ECHOED_NAME] + "..."
+    return InputError(f"unknown {kind} {shown!r}{hint}; accepted: {listing}")

@@ -3,9 +3,10 @@
 Files hold human units, converted to SI on load: ``peak_tflops`` (1e12 FLOP/s,
 dense), ``bandwidth_gb_per_s`` (decimal GB/s, 1e9 bytes/s), ``capacity_gb``
 (decimal GB), ``link_latency_us`` and ``collective_latency_us`` (microseconds), ``power_model.pj_per_flop`` / ``pj_per_byte`` (picojoules). Unknown keys are rejected by
-name; every preset must carry a ``source``. Errors name the file and the key and
-echo the value in the file's unit (``h.yaml: memory[0].bandwidth_gb_per_s must be a
-finite number > 0, got -3350``), never its SI conversion.
+name; every preset must carry a ``source``. Every number lies in its range of
+`roofline.bounds.HARDWARE_BOUNDS` (docs/bounds.md). Errors name the file and the key
+and echo the value in the file's unit (``h.yaml: memory[0].bandwidth_gb_per_s must be a
+number of GB/s in (0, 1e+08], got -3350``), never its SI conversion.
 """
 
 from __future__ import annotations
@@ -13,11 +14,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .bounds import HARDWARE_KINDS
-from .errors import InputError, require_non_negative, require_positive, unknown_name
+from .bounds import HARDWARE_BOUNDS, HARDWARE_KINDS
+from .errors import InputError, unknown_name
 from .paths import data_dir
 from .platform import Efficiency, HostMemory, Interconnect, MemoryLevel, Platform, PowerModel
-from .userfiles import load_user_document, names_a_path
+from .userfiles import is_preset_file, load_user_document, names_a_path
 
 MAX_FILE_BYTES = 1_000_000
 TOP_KEYS = {
@@ -68,7 +69,7 @@ def load_platform(name_or_path: str | Path) -> Platform:
     path = Path(name_or_path)
     if not names_a_path(name_or_path, (".yaml", ".yml")):
         path = hardware_dir() / f"{str(name_or_path).lower()}.yaml"
-        if not path.is_file():
+        if not is_preset_file(path):
             raise unknown_name("hardware", str(name_or_path), list_platforms())
     document = load_user_document(
         path, kind="hardware preset", max_bytes=MAX_FILE_BYTES, fmt="yaml"
@@ -97,8 +98,8 @@ def platform_from_dict(document: Any, origin: str = "<dict>") -> Platform:
         memory.append(
             MemoryLevel(
                 name=str(level.get("name", f"level{index}")),
-                bandwidth_bytes_per_s=_positive(level, "bandwidth_gb_per_s", where) * 1e9,
-                capacity_bytes=_positive(level, "capacity_gb", where) * 1e9,
+                bandwidth_bytes_per_s=_bounded(level, "bandwidth_gb_per_s", where, "memory") * 1e9,
+                capacity_bytes=_bounded(level, "capacity_gb", where, "memory") * 1e9,
             )
         )
     fields = {
@@ -108,7 +109,8 @@ def platform_from_dict(document: Any, origin: str = "<dict>") -> Platform:
         "vendor": str(document.get("vendor", "")),
         "source": str(document["source"]),
         "peak_flops_per_s": {
-            str(dtype): _positive(peaks, dtype, f"{origin}: peak_tflops") * 1e12 for dtype in peaks
+            str(dtype): _number(peaks, dtype, f"{origin}: peak_tflops", bound="peak_tflops") * 1e12
+            for dtype in peaks
         },
         "memory": tuple(memory),
         "interconnect": _interconnect(document.get("interconnect"), origin),
@@ -130,8 +132,9 @@ def _host(section: Any, origin: str) -> HostMemory | None:
     _check_section(section, HOST_KEYS, where)
     return HostMemory(
         name=str(section.get("name", "host")),
-        capacity_bytes=_positive(section, "capacity_gb", where) * 1e9,
-        link_bandwidth_bytes_per_s=_positive(section, "link_bandwidth_gb_per_s", where) * 1e9,
+        capacity_bytes=_bounded(section, "capacity_gb", where, "host") * 1e9,
+        link_bandwidth_bytes_per_s=_bounded(section, "link_bandwidth_gb_per_s", where, "host")
+        * 1e9,
     )
 
 
@@ -158,35 +161,27 @@ def _interconnect(section: Any, origin: str) -> Interconnect | None:
         return None
     where = f"{origin}: interconnect"
     _check_section(section, INTERCONNECT_KEYS, where)
-    scaleout_bw = None
-    if section.get("scaleout_bandwidth_gb_per_s") is not None:
-        scaleout_bw = _positive(section, "scaleout_bandwidth_gb_per_s", where)
-    scaleout_latency = None
-    if section.get("scaleout_latency_us") is not None:
-        scaleout_latency = require_non_negative(
-            f"{where}.scaleout_latency_us", _number(section, "scaleout_latency_us", where)
-        )
+
+    def optional(key: str, unit: float) -> float | None:
+        if section.get(key) is None:
+            return None
+        return _bounded(section, key, where, "interconnect") * unit
+
     devices = section.get("devices_per_node", 1)
-    if isinstance(devices, bool) or not isinstance(devices, int):
-        raise InputError(f"{where}.devices_per_node must be an integer >= 1, got {devices!r}")
+    HARDWARE_BOUNDS["interconnect.devices_per_node"].check(devices, f"{where}.devices_per_node")
     fields = {
-        "link_bandwidth_bytes_per_s": _positive(section, "link_bandwidth_gb_per_s", where) * 1e9,
-        "link_latency_s": require_non_negative(
-            f"{where}.link_latency_us", _number(section, "link_latency_us", where)
+        "link_bandwidth_bytes_per_s": _bounded(
+            section, "link_bandwidth_gb_per_s", where, "interconnect"
         )
-        * 1e-6,
-        "devices_per_node": devices,
-        "scaleout_bandwidth_bytes_per_s": None if scaleout_bw is None else scaleout_bw * 1e9,
-        "scaleout_latency_s": None if scaleout_latency is None else scaleout_latency * 1e-6,
+        * 1e9,
+        "link_latency_s": _bounded(section, "link_latency_us", where, "interconnect") * 1e-6,
+        "devices_per_node": int(devices),
+        "scaleout_bandwidth_bytes_per_s": optional("scaleout_bandwidth_gb_per_s", 1e9),
+        "scaleout_latency_s": optional("scaleout_latency_us", 1e-6),
     }
-    if section.get("collective_latency_us") is not None:
-        fields["collective_latency_s"] = (
-            require_non_negative(
-                f"{where}.collective_latency_us",
-                _number(section, "collective_latency_us", where),
-            )
-            * 1e-6
-        )
+    collective = optional("collective_latency_us", 1e-6)
+    if collective is not None:
+        fields["collective_latency_s"] = collective
     return _in_file(origin, Interconnect, fields)
 
 
@@ -195,7 +190,9 @@ def _efficiency(section: Any, origin: str) -> Efficiency:
         return Efficiency()
     where = f"{origin}: efficiency"
     _check_section(section, EFFICIENCY_KEYS, where)
-    return _in_file(origin, Efficiency, {key: _number(section, key, where) for key in section})
+    return _in_file(
+        origin, Efficiency, {key: _bounded(section, key, where, "efficiency") for key in section}
+    )
 
 
 def _power_model(section: Any, origin: str) -> PowerModel | None:
@@ -208,7 +205,7 @@ def _power_model(section: Any, origin: str) -> PowerModel | None:
     if not str(section.get("source", "")).strip():
         raise InputError(f"{where}: missing required key 'source'")
     values = {
-        key: require_non_negative(f"{where}.{key}", _number(section, key, where))
+        key: _bounded(section, key, where, "power_model")
         for key in ("idle_w", "pj_per_flop", "pj_per_byte")
     }
     return PowerModel(
@@ -234,31 +231,30 @@ def _check_keys(section: dict[str, Any], allowed: set[str], where: str) -> None:
         )
 
 
-def _number(section: dict[str, Any], key: str, where: str, label: str | None = None) -> float:
-    """``section[key]`` as a float; errors name it ``label`` (default ``where.key``)."""
+def _number(
+    section: dict[str, Any], key: str, where: str, label: str | None = None, *, bound: str
+) -> float:
+    """``section[key]`` as a float in its range ``HARDWARE_BOUNDS[bound]``; errors name it
+    ``label`` (default ``where.key``) and echo the value as written."""
     if key not in section:
         raise InputError(f"{where}: missing required key {key!r}")
-    value = section[key]
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise InputError(f"{label or f'{where}.{key}'} must be a number, got {value!r}")
-    return float(value)
+    return float(HARDWARE_BOUNDS[bound].check(section[key], label or f"{where}.{key}"))
 
 
-def _positive(section: dict[str, Any], key: str, where: str, label: str | None = None) -> float:
-    """``section[key]`` checked > 0 in the file's unit."""
-    return require_positive(label or f"{where}.{key}", _number(section, key, where, label))
+def _bounded(section: dict[str, Any], key: str, where: str, part: str) -> float:
+    """``section[key]`` of section ``part`` (``'memory'``, ``'interconnect'``, ...)."""
+    return _number(section, key, where, bound=f"{part}.{key}")
 
 
 def _non_negative(section: dict[str, Any], key: str, where: str) -> float:
-    """A top-level ``key`` of file ``where`` checked >= 0 in its unit (0 when absent)."""
+    """A top-level ``key`` of file ``where`` in its range (0 when absent)."""
     if section.get(key) is None:
         return 0.0
-    label = f"{where}: {key}"
-    return require_non_negative(label, _number(section, key, where, label))
+    return _number(section, key, where, f"{where}: {key}", bound=key)
 
 
 def _optional(section: dict[str, Any], key: str, where: str) -> float | None:
-    """A top-level ``key`` of file ``where`` checked > 0, or None when absent."""
+    """A top-level ``key`` of file ``where`` in its range, or None when absent."""
     if section.get(key) is None:
         return None
-    return _positive(section, key, where, f"{where}: {key}")
+    return _number(section, key, where, f"{where}: {key}", bound=key)

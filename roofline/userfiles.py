@@ -112,6 +112,16 @@ def load_user_document(
     return parse_document(text, source, fmt=fmt or ("json" if source.suffix == ".json" else "yaml"))
 
 
+def is_preset_file(path: Path) -> bool:
+    """True when ``path`` (a preset folder joined with a typed name) is a file; False,
+    not an exception, for a name no file can have (over the file system's 255-byte
+    limit, or with a NUL), so that the caller reports an unknown name."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
+
+
 def names_a_path(name_or_path: str | Path, suffixes: tuple[str, ...]) -> bool:
     """True when a ``--model``/``--hw``-style value is a file path, not a preset name:
     it ends in one of ``suffixes`` or contains a directory separator (``somedir/``,

@@ -56,7 +56,10 @@ def test_hw_design_with_a_model_prices_tokens(capsys):
         ),
         (["--compute-tflops", "500", "--memory", "hbm3e"], "--memory must be"),
         (["--compute-tflops", "500", "--memory", "hbm3e:6", "--node", "n1"], "process node"),
-        (["--compute-tflops", "500", "--memory", "hbm3e:6", "--sram-mb", "-1"], "sram_mb (MB)"),
+        (
+            ["--compute-tflops", "500", "--memory", "hbm3e:6", "--sram-mb", "-1"],
+            "--sram-mb must be a number of MB in [0, 1e+06], got -1.0",
+        ),
         (["--compute-tflops", "bf16=5", "--memory", "hbm3e:6"], "--compute-tflops must be"),
     ],
 )

@@ -359,15 +359,16 @@ def test_accuracy_command_writes_no_shipped_profile_and_prints_the_page_table(
     command = at.code[0].value.splitlines()[0]
     assert "--per-hardware" in command and "data/runtimes/" not in command
     assert command.endswith("--out tensorrt-llm-recalibrated.yaml")
-    out = io.StringIO()
+    out, err = io.StringIO(), io.StringIO()
     target = tmp_path / "trt.yaml"
-    with contextlib.redirect_stdout(out):
-        assert (
-            cli.main(
-                shlex.split(command.replace("tensorrt-llm-recalibrated.yaml", str(target)))[1:]
-            )
-            == 0
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli.main(
+            shlex.split(command.replace("tensorrt-llm-recalibrated.yaml", str(target)))[1:]
         )
+    # Some TensorRT-LLM rows are excluded (a mesh the model cannot split, or faster than
+    # the efficiency-1 bound): exit 1, as predict --scenarios with failed rows; the
+    # profile is still fitted on the rest and written.
+    assert code == 1 and "rows excluded (" in err.getvalue().splitlines()[-1]
     assert target.is_file()
     printed = out.getvalue().split("per hardware", 1)[1]
     for row in table.itertuples():

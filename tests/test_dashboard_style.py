@@ -89,4 +89,4 @@ def test_bad_upload_limit_is_one_line(capsys: pytest.CaptureFixture[str]) -> Non
 
     assert cli.main(["app", "--max-upload-mb", "0"]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.count("\n") == 0 and "--max-upload-mb must be in [1, 1000]" in err
+    assert err.count("\n") == 0 and "--max-upload-mb must be an integer in [1, 1000]" in err

@@ -311,12 +311,11 @@ def test_every_bound_is_a_sane_range():
 
 def test_every_bounded_flag_exists_in_some_command():
     from app.cli import build_parser
+    from app.cli.flag_checks import command_parsers
 
-    parser = build_parser()
     flags = {
         (name, option)
-        for action in parser._subparsers._group_actions  # type: ignore[union-attr]
-        for name, sub in action.choices.items()
+        for name, sub in command_parsers(build_parser())
         for sub_action in sub._actions
         for option in sub_action.option_strings
     }

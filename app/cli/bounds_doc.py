@@ -3,7 +3,7 @@
 ``python -m app.cli.bounds_doc > docs/snippets/bounds-table.md`` rewrites the snippet the
 page includes; tests/test_inputs_issue25.py checks that the file is current. Rows come
 from `roofline.CONFIG_BOUNDS`, `roofline.FLAG_BOUNDS` (and its per-command overrides),
-`roofline.HARDWARE_KINDS`, and the scenario axes and scale factors of ``genz.axes``.
+`roofline.HARDWARE_BOUNDS`, `roofline.HARDWARE_KINDS`, and the scenario axes and scale factors of ``genz.axes``.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from roofline import (
     CONFIG_BOUNDS,
     FLAG_BOUNDS,
     FLAG_BOUNDS_BY_COMMAND,
+    HARDWARE_BOUNDS,
     HARDWARE_KINDS,
     bounds_rows,
 )
@@ -55,10 +56,12 @@ def bounds_markdown() -> str:
     lines = ["### config.json keys", "", *_table(bounds_rows(CONFIG_BOUNDS)), ""]
     lines += ["### Hardware files", ""]
     lines += [f"`kind` is one of {', '.join(f'`{kind}`' for kind in HARDWARE_KINDS)}.", ""]
+    lines += ["Numbers, in the file's units (`peak_tflops` per dtype, `memory.*` per level):", ""]
+    lines += [*_table(bounds_rows(HARDWARE_BOUNDS)), ""]
     lines += ["### Scenario axes and what-if scale factors (`genz.axes`)", ""]
     lines += [*_table(_axis_rows()), ""]
     lines += ["### Other numeric flags", "", *_table(bounds_rows(FLAG_BOUNDS)), ""]
-    lines += ["### Flags whose meaning differs in one command", "", *_table(overrides)]
+    lines += ["### Flags of one command (their own range or meaning)", "", *_table(overrides)]
     return "\n".join(lines) + "\n"
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import shlex
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -18,7 +19,7 @@ from calibration import (
     load_tagged_measurements,
     write_profile,
 )
-from roofline import list_platforms, unknown_name
+from roofline import InputError, list_platforms, unknown_name
 
 from ..formatting import print_json, print_table
 from .commands import add_command
@@ -114,8 +115,13 @@ def print_per_hardware(result: Calibration) -> None:
     )
 
 
-def run_calibrate(args: argparse.Namespace) -> None:
-    """Fit, report and write the profile."""
+def run_calibrate(args: argparse.Namespace) -> int:
+    """Fit, report and write the profile; the exit code.
+
+    0 when every row of the runtime was fitted; 1 when some were excluded (the profile is
+    fitted on the rest and written; the last stderr line counts the excluded rows by
+    reason); a bad input, or every row excluded, is an `InputError` (exit 2).
+    """
     if args.runtime not in MEASUREMENT_RUNTIMES:
         raise unknown_name("runtime", args.runtime, MEASUREMENT_RUNTIMES)
     formats, sources = load_formats(args.formats) if args.formats else ((), {})
@@ -125,8 +131,13 @@ def run_calibrate(args: argparse.Namespace) -> None:
         if name not in list_platforms():
             raise unknown_name("hardware", name, list_platforms())
     inherit = tuple(name.strip() for name in args.inherit.split(",")) if args.inherit else ()
+    rows = [row for path in args.measurements for row in load_tagged_measurements(path)]
+    if not rows:  # header-only files: say so, not "no row of runtime X (file has: )"
+        raise InputError(
+            f"{', '.join(args.measurements)}: no rows after the header; nothing to fit"
+        )
     result = calibrate_runtime(
-        [row for path in args.measurements for row in load_tagged_measurements(path)],
+        rows,
         args.runtime,
         hardware=hardware,
         command=command_line(args),
@@ -140,7 +151,7 @@ def run_calibrate(args: argparse.Namespace) -> None:
     if args.json:
         path = write_profile(result.document, args.out)
         print_json(_json_summary(args, result, str(path)))
-        return
+        return _excluded_exit_code(result, path)
     print(
         f"{result.fit.default.rows} rows of {args.runtime} on {', '.join(sorted(set(result.data.hw)))}; "
         f"{len(result.excluded)} excluded (a mesh the model cannot split, or faster than the "
@@ -193,6 +204,22 @@ def run_calibrate(args: argparse.Namespace) -> None:
         print_per_hardware(result)
     path = write_profile(result.document, args.out)
     print(f"\nwrote {path}")
+    return _excluded_exit_code(result, path)
+
+
+def _excluded_exit_code(result: Calibration, path: object) -> int:
+    """0 when no row was excluded; else 1 after one stderr line counting the excluded
+    rows by reason (the convention of ``predict --scenarios``: 1 when some rows fail)."""
+    if not result.excluded:
+        return 0
+    total = len(result.excluded) + result.fit.default.rows
+    kinds = ", ".join(f"{count} {kind}" for kind, count in result.excluded_by_kind().items())
+    print(
+        f"codesign: error: {len(result.excluded)} of {total} rows excluded ({kinds}); "
+        f"the profile, fitted on the other {result.fit.default.rows}, is written to {path}",
+        file=sys.stderr,
+    )
+    return 1
 
 
 def _json_summary(args: argparse.Namespace, result: Any, path: str) -> dict[str, Any]:
@@ -210,6 +237,7 @@ def _json_summary(args: argparse.Namespace, result: Any, path: str) -> dict[str,
         "rows": result.fit.default.rows,
         "hardware": sorted(set(result.data.hw)),
         "excluded": [{"source": row.source, "reason": reason} for row, reason in result.excluded],
+        "excluded_by_kind": result.excluded_by_kind(),
         "fits": {
             label: {
                 "rows": fit.rows,

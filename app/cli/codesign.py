@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 
 from genz import list_runtimes, load_runtime
-from roofline import InputError, require_positive
+from roofline import InputError
 from search.codesign import (
     CONSTRAINT_FIELDS,
     METHODS,
@@ -128,9 +128,6 @@ def _search(args: argparse.Namespace) -> CodesignResult:
         label.replace("-", "_"): getattr(args, label.replace("-", "_"))
         for _, _, label, _, _ in CONSTRAINT_FIELDS.values()
     }
-    for dest, value in given.items():
-        if value is not None:
-            require_positive("--" + dest.replace("_", "-"), value)
     constraints = Constraints.from_human(given, origin="constraints")
     result = search_designs(
         space_from_args(args),

@@ -10,14 +10,14 @@ import sys
 import time
 from pathlib import Path
 
-from roofline import InputError
+from roofline import InputError, flag_bound
 
 from .commands import add_command
 
 DASHBOARD = Path(__file__).resolve().parents[1] / "dashboard" / "main.py"
 #: ``--max-upload-mb`` default (the largest shipped uploader's limit) and its upper bound.
 DEFAULT_MAX_UPLOAD_MB = 20
-MAX_UPLOAD_MB = 1000
+MAX_UPLOAD_MB = int(flag_bound("app", "--max-upload-mb").high)  # type: ignore[union-attr]
 #: Seconds the Streamlit child gets to stop after a forwarded signal before it is killed.
 STOP_GRACE_S = 10.0
 #: Seconds between checks on the child while it serves.
@@ -86,12 +86,6 @@ def run_app(args: argparse.Namespace) -> None:
     SIGTERM and SIGINT are forwarded to the Streamlit child and waited for (killed
     after `STOP_GRACE_S`), so stopping ``codesign app`` also frees the port.
     """
-    if not 1 <= args.port <= 65535:
-        raise InputError(f"--port must be in [1, 65535], got {args.port}")
-    if not 1 <= args.max_upload_mb <= MAX_UPLOAD_MB:
-        raise InputError(
-            f"--max-upload-mb must be in [1, {MAX_UPLOAD_MB}], got {args.max_upload_mb}"
-        )
     base = args.base_url_path.strip("/")
     if base and not all(
         part.replace("-", "").replace("_", "").isalnum() for part in base.split("/")

@@ -19,12 +19,24 @@ OUTPUT_FILE_FLAGS = frozenset({"--out", "--frontier-out"})
 
 
 def check_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """Raise `roofline.InputError` for the first given flag outside its bound."""
+    """Raise `roofline.InputError` for the first given flag outside its bound.
+
+    A nested command (``hw design``) is checked under its full name, so the table can
+    give its flags their own entries.
+    """
     from roofline import check_flag
 
     command = getattr(args, "command", None)
-    sub = _subparser(parser, command)
-    if sub is None or command is None:
+    if command is None:
+        return
+    found = dict(command_parsers(parser))
+    words = [command]
+    sub = found.get(command)
+    while sub is not None and (nested := _nested_command(sub, args)) is not None:
+        words.append(nested)
+        sub = found.get(" ".join(words))
+    command = " ".join(words)
+    if sub is None:
         return
     for action in sub._actions:
         flags = [flag for flag in action.option_strings if flag.startswith("--")]
@@ -48,18 +60,36 @@ def _check_output_file(flag: str, value: str) -> None:
     from roofline import InputError
 
     target = Path(value)
-    if target.is_dir():
-        raise InputError(f"{flag} {value}: is a directory; name a file to write")
-    if not target.resolve().parent.is_dir():
-        raise InputError(f"{flag} folder does not exist: {target.resolve().parent} (for {value})")
+    try:
+        folder = target.resolve().parent
+        if target.is_dir():
+            raise InputError(f"{flag} {value}: is a directory; name a file to write")
+        if not folder.is_dir():
+            raise InputError(f"{flag} folder does not exist: {folder} (for {value})")
+    except OSError as error:  # a name over the file system's limit, a loop of links
+        raise InputError(f"{flag}: cannot write there: {error.strerror}") from None
 
 
-def _subparser(
-    parser: argparse.ArgumentParser, command: str | None
-) -> argparse.ArgumentParser | None:
+def command_parsers(
+    parser: argparse.ArgumentParser, prefix: str = ""
+) -> list[tuple[str, argparse.ArgumentParser]]:
+    """Every command's parser by full name (``'predict'``, ``'hw design'``), nested
+    commands included."""
+    found: list[tuple[str, argparse.ArgumentParser]] = []
     for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
-            return action.choices[command]  # type: ignore[no-any-return]
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                full = f"{prefix}{name}"
+                found += [(full, sub), *command_parsers(sub, f"{full} ")]
+    return found
+
+
+def _nested_command(sub: argparse.ArgumentParser, args: argparse.Namespace) -> str | None:
+    """The nested command ``args`` chose under ``sub`` (None when ``sub`` has none)."""
+    for action in sub._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            chosen = getattr(args, action.dest, None) if action.dest else None
+            return chosen if isinstance(chosen, str) else None
     return None
 
 

@@ -60,8 +60,14 @@ def add_design_parser(hw_sub: argparse._SubParsersAction) -> None:
     )
     design.add_argument("--force", action="store_true", help="overwrite --out")
     design.add_argument("--json", action="store_true", help="machine-readable output")
-    add_scenario_arguments(design, title="scenario (with --model)")
-    design.set_defaults(func=run_design)
+    add_scenario_arguments(design, title=SCENARIO_TITLE)
+    group = next(g for g in design._action_groups if g.title == SCENARIO_TITLE)
+    scenario = tuple((a.option_strings[0], a.dest, a.default) for a in group._group_actions)
+    design.set_defaults(func=run_design, scenario_flags=scenario)
+
+
+#: Title of the scenario option group (the options that need ``--model``).
+SCENARIO_TITLE = "scenario (with --model)"
 
 
 def _pairs(text: str, flag: str, number: type) -> dict[str, Any]:
@@ -135,6 +141,10 @@ def run_design(args: argparse.Namespace) -> None:
 
     from .hw import platform_summary
 
+    if not args.model:  # the scenario flags describe a prediction, which needs a model
+        for flag, dest, default in args.scenario_flags:
+            if getattr(args, dest) != default:
+                raise InputError(f"{flag} goes with --model (the scenario of its prediction)")
     design = design_from_args(args)
     cost = design_cost(design)
     platform = design_platform(design, cost)

@@ -52,6 +52,10 @@ from .scenario_args import (
 )
 from .scenarios_output import add_scenarios_argument, run_scenarios
 
+#: Options that apply with ``--scenarios`` (every other one is refused there: each row
+#: is its own scenario, and a flag would otherwise be silently ignored).
+SCENARIOS_OPTIONS = frozenset({"help", "scenarios", "runtime", "json", "csv"})
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``predict`` and ``models``."""
@@ -89,7 +93,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--ops", action="store_true", help="print every operator, not the top 6 per phase"
     )
-    parser.set_defaults(func=run_predict)
+    options = tuple(
+        (action.option_strings[0], action.dest, action.default)
+        for action in parser._actions
+        if action.option_strings and action.dest not in SCENARIOS_OPTIONS
+    )
+    parser.set_defaults(func=run_predict, scenario_options=options)
 
 
 def run_models(args: argparse.Namespace) -> None:
@@ -120,13 +129,26 @@ def run_models(args: argparse.Namespace) -> None:
 def run_predict(args: argparse.Namespace) -> int:
     """Predict and print one scenario (or every row of ``--scenarios``); the exit code."""
     if args.scenarios:  # batch prediction: app/cli/scenarios_output.py
+        for flag, dest, default in args.scenario_options:
+            if getattr(args, dest) != default:
+                raise InputError(
+                    f"{flag} does not apply with --scenarios (each row is its own scenario; "
+                    "give it as the file's column where the schema has one)"
+                )
         return run_scenarios(args)
     for flag, value in (("--model", args.model), ("--hw", args.hw)):
         if value is None:
             raise InputError(f"{flag} is required (or give --scenarios FILE)")
     model = load_model(args.model)
     model = model_from_args(args, model)
-    if args.lora_rank is not None:
+    if args.lora_rank is None:  # adapters and targets describe the rank's adapters
+        for flag, value, default in (
+            ("--lora-adapters", args.lora_adapters, 1),
+            ("--lora-targets", args.lora_targets, "qkv,o"),
+        ):
+            if value != default:
+                raise InputError(f"{flag} goes with --lora-rank (the adapters' rank)")
+    else:
         targets = tuple(part.strip() for part in args.lora_targets.split(",") if part.strip())
         model = with_lora(model, args.lora_rank, args.lora_adapters, targets)
     platform = platform_from_args(args)

@@ -20,6 +20,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from app.charts import bits_color, log_axis
+from app.dashboard.bounded import bounded_number
 from app.dashboard.common import (
     chart_config,
     checked,
@@ -28,7 +29,7 @@ from app.dashboard.common import (
     show_commands,
 )
 from app.formatting import human_bytes, human_seconds
-from roofline import InputError, decode_user_bytes, parse_document
+from roofline import FLAG_BOUNDS, InputError, decode_user_bytes, parse_document
 from search.codesign import (
     MAX_SPACE_BYTES,
     CodesignResult,
@@ -287,9 +288,11 @@ def render() -> None:
     bound = right.checkbox(
         "Bound memory per device", value=default_memory is not None, key="codesign_bound"
     )
-    max_memory_gb = right.number_input(
+    max_memory_gb = bounded_number(
+        right,
+        FLAG_BOUNDS["--max-memory-gb"],
         "Max memory per device (GB, decimal)",
-        min_value=0.1,
+        command="search",
         value=(default_memory or 8e9) / 1e9,
         step=0.5,
         disabled=not bound,

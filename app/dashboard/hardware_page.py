@@ -17,6 +17,7 @@ import pandas as pd
 import streamlit as st
 
 from app.charts import design_pareto_figure
+from app.dashboard.bounded import bounded_number, bounded_slider
 from app.dashboard.common import (
     checked,
     current_selection,
@@ -28,6 +29,8 @@ from app.dashboard.common import (
 from app.dashboard.state import UPLOADED_CONFIG_NAME, Selection, build_scenario, cached_model
 from app.formatting import human_bytes, human_rate, human_seconds
 from roofline import (
+    FLAG_BOUNDS_BY_COMMAND,
+    HARDWARE_BOUNDS,
     AcceleratorDesign,
     InputError,
     MemorySpec,
@@ -43,6 +46,8 @@ UNIT_FACTORS = (0.25, 0.5, 0.75, 1.0, 1.5, 2.0)
 #: Largest memory count the slider offers (the most any technology in the data allows,
 #: DDR5's 64 channels); a count beyond the chosen technology's limit is the library's error.
 MAX_UNITS_SLIDER = 64
+#: Most compute dies the page offers (the table allows up to 1,024: codesign hw design).
+MAX_DIES = 8
 #: Chart y choices: label -> (column, Pareto sense, tick format).
 Y_CHOICES = {
     "$ per million output tokens": ("usd_per_million_output_tokens", "min", "${:.3g}"),
@@ -182,11 +187,13 @@ def _controls() -> DesignChoice:
     technologies = list(memory_technologies())
     nodes = list(process_nodes())
     left, middle, right = st.columns(3)
-    compute = left.slider(
+    compute = bounded_slider(
+        left,
+        HARDWARE_BOUNDS["peak_tflops"],
         "Compute, TFLOP/s (dense bf16)",
-        10.0,
-        5000.0,
-        defaults.compute_tflops,
+        low=10.0,
+        high=5000.0,
+        value=defaults.compute_tflops,
         step=10.0,
         format="%.0f",
         key="hwd_compute_tflops",
@@ -206,11 +213,27 @@ def _controls() -> DesignChoice:
         key="hwd_units",
         help=f"most per package: {', '.join(f'{n} {t.max_units}' for n, t in memory_technologies().items())}",
     )
-    sram = right.slider(
-        "On-die SRAM, MB", 0.0, 1000.0, defaults.sram_mb, step=5.0, format="%.0f", key="hwd_sram_mb"
+    sram = bounded_slider(
+        right,
+        FLAG_BOUNDS_BY_COMMAND[("hw design", "--sram-mb")],
+        "On-die SRAM, MB",
+        command="hw design",
+        low=0.0,
+        high=1000.0,
+        value=defaults.sram_mb,
+        step=5.0,
+        format="%.0f",
+        key="hwd_sram_mb",
     )
-    dies = right.number_input(
-        "Compute dies per package", 1, 8, defaults.dies, step=1, key="hwd_dies"
+    dies = bounded_number(
+        right,
+        FLAG_BOUNDS_BY_COMMAND[("hw design", "--dies")],
+        "Compute dies per package",
+        command="hw design",
+        high=MAX_DIES,
+        value=defaults.dies,
+        step=1,
+        key="hwd_dies",
     )
     choice = DesignChoice(float(compute), technology, int(units), float(sram), node, int(dies))
     memory = checked(MemorySpec, choice.technology, choice.units)

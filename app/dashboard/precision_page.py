@@ -15,6 +15,7 @@ import streamlit as st
 import yaml
 
 from app.charts import bits_heatmap_figure
+from app.dashboard.bounded import bounded_slider
 from app.dashboard.common import checked, current_selection, page_intro, show_chart, show_commands
 from app.dashboard.state import (
     Selection,
@@ -28,7 +29,7 @@ from app.dashboard.state import (
 )
 from app.formatting import human_bytes, human_seconds
 from genz import ModelConfig, Precision, precision_to_dict, summarise_weight_bits
-from roofline import InputError
+from roofline import FLAG_BOUNDS, InputError
 from search.bits import QuantizationResult, QuantizeBudgets, quantize
 
 #: Relative optimality tolerance of the ILP: fast (< 1 s) and far below the
@@ -143,10 +144,13 @@ def budget_widgets(selection: Selection) -> tuple[str, float, float | None]:
         key="precision_formats",
     )
     left, right = st.columns(2)
-    max_memory_gb = left.slider(
+    max_memory_gb = bounded_slider(
+        left,
+        FLAG_BOUNDS["--max-memory-gb"],
         "Memory budget per device (GB, decimal)",
-        min_value=0.5,
-        max_value=capacity_gb,
+        command="quantize",
+        low=0.5,
+        high=capacity_gb,
         step=0.5,
         key="precision_memory_gb",
     )
@@ -155,13 +159,17 @@ def budget_widgets(selection: Selection) -> tuple[str, float, float | None]:
         achievable = achievable_tpot_ms(selection, formats, max_memory_gb)
         if achievable is not None:
             st.session_state["precision_tpot_ms"] = min(max(achievable, low_ms), high_ms)
-    max_tpot_ms = right.slider(
+    max_tpot_ms = bounded_slider(
+        right,
+        FLAG_BOUNDS["--max-tpot-ms"],
         "TPOT budget (ms)",
-        min_value=low_ms,
-        max_value=high_ms,
+        command="quantize",
+        low=low_ms,
+        high=high_ms,
         disabled=not limit_tpot,
         key="precision_tpot_ms",
-        help="starts at the TPOT of the allocation within the memory budget alone",
+        help="starts at the TPOT of the allocation within the memory budget alone "
+        f"(codesign quantize --max-tpot-ms: {FLAG_BOUNDS['--max-tpot-ms'].requirement})",
     )
     return formats, max_memory_gb, (max_tpot_ms if limit_tpot else None)
 

@@ -16,6 +16,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from app.charts import log_axis, two_panel_layout
+from app.dashboard.bounded import bounded_number, bounded_slider
 from app.dashboard.common import (
     checked,
     current_selection,
@@ -35,7 +36,7 @@ from app.dashboard.state import (
 )
 from app.formatting import human_seconds
 from genz import Parallelism, Precision, StepCost, step_cost
-from roofline import list_platforms
+from roofline import FLAG_BOUNDS, list_platforms
 from search.serving import (
     SLO,
     Replica,
@@ -62,6 +63,10 @@ CURVE_SPAN = (0.25, 2.0)
 #: simulates the new rate only (and a ladder rate entering the span), not six others.
 LADDER_MANTISSAS = (1.0, 1.5, 2.0, 3.0, 5.0, 7.0)
 SEED = 0
+#: Spans narrower than the table's ranges, to keep a page's simulation interactive.
+MAX_REPLICAS = 16
+MAX_PREFIX_TOKENS = 32_768
+MAX_PREFIXES = 1000
 #: How `search.serving` words a run too short to judge sustainability.
 TOO_FEW = "too few arrivals"
 
@@ -446,7 +451,17 @@ def pool_controls(selection: Selection) -> Pools:
     names = list_platforms()
     here = names.index(selection.hw) if selection.hw in names else 0
     counts = [
-        int(row[k].number_input(f"{pool} replicas", 1, 16, 1, key=f"serving_{pool}_replicas"))
+        int(
+            bounded_number(
+                row[k],
+                FLAG_BOUNDS[f"--{pool.lower()}-replicas"],
+                f"{pool} replicas",
+                command="serve",
+                high=MAX_REPLICAS,
+                value=1,
+                key=f"serving_{pool}_replicas",
+            )
+        )
         for k, pool in enumerate(("Prefill", "Decode"))
     ]
     hws = [
@@ -461,14 +476,28 @@ def prefix_controls(use_case: str) -> Traffic:
     """Shared prefixes: share of prompts, tokens, count K and Zipf exponent."""
     with st.expander("Shared prefixes (prefix caching)"):
         row = st.columns(4)
-        share = row[0].number_input(
-            "Share of prompts", 0.0, 1.0, 0.0, 0.05, key="serving_prefix_share"
+        share, tokens, count, zipf = (
+            bounded_number(
+                column,
+                FLAG_BOUNDS[flag],
+                label,
+                command="serve",
+                high=high,
+                value=value,
+                step=step,
+                key=f"serving_prefix_{name}",
+            )
+            for column, (flag, label, high, value, step, name) in zip(
+                row,
+                (
+                    ("--prefix-share", "Share of prompts", None, 0.0, 0.05, "share"),
+                    ("--prefix-tokens", "Prefix tokens", MAX_PREFIX_TOKENS, 1000, 100, "tokens"),
+                    ("--prefix-count", "Prefixes K", MAX_PREFIXES, 1, 1, "count"),
+                    ("--prefix-zipf", "Zipf exponent", None, 1.0, 0.1, "zipf"),
+                ),
+                strict=True,
+            )
         )
-        tokens = row[1].number_input(
-            "Prefix tokens", 1, 32768, 1000, 100, key="serving_prefix_tokens"
-        )
-        count = row[2].number_input("Prefixes K", 1, 1000, 1, key="serving_prefix_count")
-        zipf = row[3].number_input("Zipf exponent", 0.0, 3.0, 1.0, 0.1, key="serving_prefix_zipf")
     if share == 0:
         return Traffic(use_case)
     return Traffic(use_case, float(share), int(tokens), int(count), float(zipf))
@@ -493,10 +522,27 @@ def render() -> None:
     )
     names = sorted(use_cases())
     use_case = controls[1].selectbox("Traffic (use case)", names, index=names.index("chat"))
-    ttft_slo = controls[2].number_input("P99 TTFT SLO, s", 0.01, 600.0, 2.0)
-    tpot_slo = controls[3].number_input("P99 TPOT SLO, ms", 1.0, 10_000.0, 50.0)
+    ttft_slo = bounded_number(
+        controls[2], FLAG_BOUNDS["--slo-ttft-p99-s"], "P99 TTFT SLO, s", command="serve", value=2.0
+    )
+    tpot_slo = bounded_number(
+        controls[3],
+        FLAG_BOUNDS["--slo-tpot-p99-ms"],
+        "P99 TPOT SLO, ms",
+        command="serve",
+        value=50.0,
+    )
     pools = pool_controls(selection) if policy == "disaggregated" else Pools()
-    rate = st.slider("Request rate, requests/s (Poisson)", 0.1, 100.0, 10.0, 0.1)
+    rate = bounded_slider(
+        st,
+        FLAG_BOUNDS["--rate"],
+        "Request rate, requests/s (Poisson)",
+        command="serve",
+        low=0.1,
+        high=100.0,
+        value=10.0,
+        step=0.1,
+    )
     traffic = prefix_controls(use_case)
     duration = 60.0
     slo = SLO(ttft_s=ttft_slo, tpot_s=tpot_slo / 1e3)

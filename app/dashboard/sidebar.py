@@ -28,9 +28,10 @@ from genz import (
     model_from_hf_config,
     tensor_parallel_degrees,
 )
-from roofline import InputError, list_platforms, load_user_upload
+from roofline import HARDWARE_BOUNDS, InputError, list_platforms, load_user_upload
 
 from ..formatting import human_bytes, human_rate
+from .bounded import widget_help, widget_limits
 from .state import (
     CUSTOM_HW_FILE,
     UPLOADED_CONFIG_NAME,
@@ -67,14 +68,32 @@ DEFAULTS: dict[str, Any] = {
     "attention_layers": MODEL_OWN,
 }
 #: Custom hardware typed in absolute numbers (drawn when the preset is `CUSTOM_HW_FILE`):
-#: session key -> (label, default, low, high, step). Defaults: an H100 SXM's datasheet
-#: figures (989 TFLOP/s bf16 dense, 3,350 GB/s, 80 GB, 450 GB/s NVLink per direction).
-CUSTOM_HW_FIELDS: dict[str, tuple[str, float, float, float, float]] = {
-    "custom_peak_tflops": ("16-bit peak, TFLOP/s (dense)", 989.0, 0.01, 100_000.0, 10.0),
-    "custom_bandwidth_gb_per_s": ("Memory bandwidth, GB/s", 3350.0, 1.0, 1_000_000.0, 50.0),
-    "custom_capacity_gb": ("Memory capacity, GB (decimal)", 80.0, 0.1, 100_000.0, 8.0),
-    "custom_link_gb_per_s": ("Link bandwidth per device, GB/s", 450.0, 0.1, 100_000.0, 25.0),
-    "custom_devices_per_node": ("Devices per node", 8.0, 1.0, 1024.0, 1.0),
+#: session key -> (label, default, hardware-file field of `roofline.HARDWARE_BOUNDS`,
+#: step). The inputs' limits are the field's range (the 16-bit peak half of it: the file
+#: gets 8-bit rates of twice the peak); a value the range refuses is reported with the
+#: message the CLI gives for the downloaded file. Defaults: an H100 SXM's datasheet figures
+#: (989 TFLOP/s bf16 dense, 3,350 GB/s, 80 GB, 450 GB/s NVLink per direction).
+CUSTOM_HW_FIELDS: dict[str, tuple[str, float, str, float]] = {
+    "custom_peak_tflops": ("16-bit peak, TFLOP/s (dense)", 989.0, "peak_tflops", 10.0),
+    "custom_bandwidth_gb_per_s": (
+        "Memory bandwidth, GB/s",
+        3350.0,
+        "memory.bandwidth_gb_per_s",
+        50.0,
+    ),
+    "custom_capacity_gb": ("Memory capacity, GB (decimal)", 80.0, "memory.capacity_gb", 8.0),
+    "custom_link_gb_per_s": (
+        "Link bandwidth per device, GB/s",
+        450.0,
+        "interconnect.link_bandwidth_gb_per_s",
+        25.0,
+    ),
+    "custom_devices_per_node": (
+        "Devices per node",
+        8.0,
+        "interconnect.devices_per_node",
+        1.0,
+    ),
 }
 CUSTOM_EFFICIENCY_KEY = "custom_efficiency"
 CUSTOM_EFFICIENCY_DEFAULT = 0.75
@@ -202,21 +221,27 @@ def _custom_hardware_widgets(bar: Any) -> str:
     as preset YAML, offered as `CUSTOM_HW_FILE` for the CLI commands the pages show."""
     bar.caption("Custom hardware, per device (absolute numbers):")
     values = {}
-    for key, (label, _, low, high, step) in CUSTOM_HW_FIELDS.items():
-        integer = key == "custom_devices_per_node"
+    for key, (label, _, field, step) in CUSTOM_HW_FIELDS.items():
+        bound = HARDWARE_BOUNDS[field]
+        high = bound.high / 2 if field == "peak_tflops" else None
+        low, high = widget_limits(bound, high=high)
         values[key] = bar.number_input(
             label,
-            min_value=int(low) if integer else low,
-            max_value=int(high) if integer else high,
-            step=int(step) if integer else step,
+            min_value=low,
+            max_value=high,
+            step=type(low)(step),
             key=key,
+            help=widget_help(bound),
         )
+    efficiency_bound = HARDWARE_BOUNDS["efficiency.compute"]
+    low, high = widget_limits(efficiency_bound, low=0.05)
     efficiency = bar.slider(
         "System efficiency (achievable fraction of peak, bandwidth and links)",
-        0.05,
-        1.0,
+        low,
+        high,
         step=0.05,
         key=CUSTOM_EFFICIENCY_KEY,
+        help=widget_help(efficiency_bound),
     )
     text = custom_platform_yaml(
         float(values["custom_peak_tflops"]),

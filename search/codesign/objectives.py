@@ -289,11 +289,7 @@ def infeasible_message(bounds: tuple[Bound, ...], summary: Mapping[str, BoundSum
     """One line: which bound binds and the best value reachable while meeting the others."""
     binding = [b for b in bounds if summary[b.label].others_ok > 0]
     if binding:
-        parts = [
-            f"{b.label} {_limit(b)} (best achievable while meeting the others: "
-            f"{b.show(summary[b.label].best_given_others)})"
-            for b in binding
-        ]
+        parts = [f"{b.label} {_limit(b)} ({_best_given_others(b, summary)})" for b in binding]
         return "no design meets the constraints; binding: " + "; or ".join(parts)
     bests = ", ".join(
         f"{b.label} {b.show(summary[b.label].best_overall)}"
@@ -304,6 +300,18 @@ def infeasible_message(bounds: tuple[Bound, ...], summary: Mapping[str, BoundSum
     return (
         f"no design meets {names} together, and relaxing any one alone is not enough; "
         f"best values over all evaluated designs: {bests}"
+    )
+
+
+def _best_given_others(bound: Bound, summary: Mapping[str, BoundSummary]) -> str:
+    """``'best achievable while meeting the others: 3.2 ms'``, or why there is none (no
+    design meeting the others has the figure: presets without a price, area or TDP)."""
+    best = summary[bound.label].best_given_others
+    if np.isfinite(best):
+        return f"best achievable while meeting the others: {bound.show(best)}"
+    return (
+        "no design meeting the others has a value for it: a preset without the figure is "
+        "never within the bound"
     )
 
 
