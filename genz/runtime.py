@@ -7,8 +7,10 @@ small-message latency of one all-reduce; how each weight format is really stored
 (effective bits of the layer weights, bits of embedding and LM head) and how much
 slower its dequantising kernels stream weights; how a KV-cache format whose dtype the
 device has no arithmetic for (FP8 on an A100) is streamed; for mixture-of-experts models, how
-independently a step's tokens pick their experts. Values may be overridden per device
-class (`roofline.Platform.device_class`, e.g. ``nvidia-gpu``; never a device's own numbers).
+independently a step's tokens pick their experts; optionally a launch cost per kernel
+and a fixed cost per request. Values may be overridden per device class
+(`roofline.Platform.device_class`, e.g. ``nvidia-gpu``) and per hardware preset
+(``devices``: what a fit across devices, `calibration.transfer`, gives each one).
 
 Every value carries ``source:`` (a citation) or ``calibrated_from:`` (the command
 and data that fitted it). The ``ideal`` profile sets nothing: the platform preset's
@@ -31,6 +33,13 @@ YAML layout::
             emulated_memory_efficiency_scale: V} # optional (1)
     device_classes:                              # optional overrides per device class
       nvidia-gpu: {prefill: {...}, decode: {...}, all_reduce_latency_s: V}
+    kernel_launch_s: V                           # optional (0): s per launched kernel
+    request_overhead_s: V                        # optional (0): s once per request (TTFT)
+    devices:                                     # optional overrides per hardware preset
+      h100-sxm: {prefill: {...}, decode: {...}, kernel_launch_s: V,
+                 weight_formats: {Q4_K_M: {memory_efficiency_scale: V}}}
+                                                 # (genz.runtime_devices)
+    stack: {runtime: R, harness: H, version_family: F}  # optional: what it was fitted for
     domain: {hardware: [...], device_classes: [...], batch: [lo, hi], ...}
                                                  # optional: what it was fitted on
                                                  # (genz.profile_domain)
@@ -71,6 +80,7 @@ from .runtime_accuracy import (
     MetricAccuracy,
     accuracy_from_dict,
 )
+from .runtime_devices import DeviceOverride, StackKey, devices_from_dict, stack_from_dict
 from .runtime_formats import (
     FORMAT_KEYS,
     KV_FORMAT_KEYS,
@@ -81,6 +91,14 @@ from .runtime_formats import (
     kv_formats_from_dict,
     weight_format_from_dict,
 )
+from .runtime_phase import (
+    INHERITABLE,
+    OPTIONAL_PHASE_KEYS,
+    PHASE_KEYS,
+    PHASES,
+    PhaseProfile,
+    phase_from_dict,
+)
 from .runtime_values import (
     INHERITED,
     RANGES,
@@ -88,24 +106,29 @@ from .runtime_values import (
     as_mapping,
     check_known,
     checked_value,
-    efficiency_value,
 )
 
 __all__ = [
     "ACCURACY_KEYS",
     "ACCURACY_METRICS",
     "FORMAT_KEYS",
+    "INHERITABLE",
     "INHERITED",
     "KV_FORMAT_KEYS",
     "MIN_METRIC_ROWS",
+    "OPTIONAL_PHASE_KEYS",
+    "PHASES",
+    "PHASE_KEYS",
     "RANGES",
     "VALUE_KEYS",
     "Accuracy",
     "ClassAccuracy",
+    "DeviceOverride",
     "KVFormat",
     "MetricAccuracy",
     "PhaseProfile",
     "RuntimeProfile",
+    "StackKey",
     "WeightFormat",
     "kv_format_from_dict",
     "kv_formats_from_dict",
@@ -121,18 +144,6 @@ Array = NDArray[Any]
 #: Largest profile file read, bytes.
 MAX_PROFILE_BYTES = 200_000
 
-PHASES = ("prefill", "decode")
-PHASE_KEYS = (
-    "compute_efficiency",
-    "memory_efficiency",
-    "step_overhead_s",
-    "sequence_overhead_s",
-    "routing_independence",
-)
-#: Phase keys whose value may be the platform preset's own (``value: platform``).
-INHERITABLE = ("compute_efficiency", "memory_efficiency")
-#: Phase keys a profile may leave out (each then takes its neutral value: 0 s or 1).
-OPTIONAL_PHASE_KEYS = PHASE_KEYS[3:]
 TOP_KEYS = frozenset(
     {
         "name",
@@ -145,58 +156,12 @@ TOP_KEYS = frozenset(
         "device_classes",
         "accuracy",
         "domain",
+        "kernel_launch_s",
+        "request_overhead_s",
+        "devices",
+        "stack",
     }
 )
-
-
-@dataclass(frozen=True)
-class PhaseProfile:
-    """Achieved fractions of peak (compute, memory bandwidth) and fixed costs of a step:
-    ``step_overhead_s`` once per forward step, ``sequence_overhead_s`` per sequence in
-    the step (scheduling, sampling), seconds.
-
-    An efficiency of None is the platform preset's own (`RuntimeProfile.on_platform`).
-
-    ``routing_independence`` ``s`` in [0, 1] (optional, default 1: the physics) sets
-    how many of a step's ``T`` routed tokens choose their experts independently,
-    ``1 + s (T - 1)``, in the uniform-routing expectation of distinct experts a
-    mixture-of-experts layer touches (`genz.graph.expected_experts_touched`): 1 is
-    independent uniform routing, 0 every token of the step picking the same experts
-    (the expert weights a decode step streams then stop growing with batch).
-    """
-
-    compute_efficiency: float | None
-    memory_efficiency: float | None
-    step_overhead_s: float
-    sequence_overhead_s: float = 0.0
-    routing_independence: float = 1.0
-
-    @property
-    def inherits(self) -> bool:
-        """True when an efficiency is the platform preset's own (None)."""
-        return self.compute_efficiency is None or self.memory_efficiency is None
-
-    def on_platform(self, platform: Platform) -> PhaseProfile:
-        """This phase with each inherited efficiency set to ``platform``'s own."""
-        if not self.inherits:
-            return self
-        return dataclasses.replace(
-            self,
-            compute_efficiency=(
-                platform.efficiency.compute
-                if self.compute_efficiency is None
-                else self.compute_efficiency
-            ),
-            memory_efficiency=(
-                platform.efficiency.memory
-                if self.memory_efficiency is None
-                else self.memory_efficiency
-            ),
-        )
-
-    def fixed_s(self, steps: Array, sequences: Array) -> Array:
-        """Fixed cost of ``steps`` forward steps of ``sequences`` sequences each, seconds."""
-        return steps * (self.step_overhead_s + self.sequence_overhead_s * sequences)
 
 
 @dataclass(frozen=True)
@@ -214,6 +179,10 @@ class RuntimeProfile:
     kv_formats: tuple[KVFormat, ...] = ()
     class_kv_scales: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     domain: ProfileDomain | None = None
+    kernel_launch_s: float = 0.0
+    request_overhead_s: float = 0.0
+    devices: Mapping[str, DeviceOverride] = field(default_factory=dict)
+    stack: StackKey | None = None
 
     @property
     def is_ideal(self) -> bool:
@@ -225,9 +194,29 @@ class RuntimeProfile:
             and self.all_reduce_latency_s is None
         )
 
+    def kernel_launch(self, platform: Platform) -> float:
+        """Seconds per launched kernel on ``platform``: its preset's override, else the
+        profile's (`genz.costing.cost_pass` counts kernels: busy operators x layers)."""
+        device = self.devices.get(platform.name)
+        if device is not None and device.kernel_launch_s is not None:
+            return device.kernel_launch_s
+        return self.kernel_launch_s
+
+    def format_scale(self, fmt: WeightFormat, platform: Platform) -> float:
+        """A weight format's memory-efficiency scale on ``platform`` (its preset's
+        override, else the format's own)."""
+        device = self.devices.get(platform.name)
+        if device is None:
+            return fmt.memory_efficiency_scale
+        return device.format_scales.get(fmt.name, fmt.memory_efficiency_scale)
+
     def phase(self, phase: str, platform: Platform) -> PhaseProfile:
-        """The phase's values on ``platform``: its device class's override, else the
-        default (inherited efficiencies unresolved: see `on_platform`)."""
+        """The phase's values on ``platform``: its preset's override (``devices``), else
+        its device class's, else the default (inherited efficiencies unresolved: see
+        `on_platform`)."""
+        device = self.devices.get(platform.name)
+        if device is not None:
+            return device.phases[phase]
         override = self.device_classes.get(platform.device_class, {})
         if phase in override:
             return override[phase]
@@ -237,9 +226,11 @@ class RuntimeProfile:
         """This profile with every inherited efficiency (None) set to ``platform``'s
         preset value; itself when none is inherited. Apply before costing on the physics
         platform (`genz.resolved.physics_platform`), which drops those values."""
-        phases = [*self.phases.values()] + [
-            phase for override in self.device_classes.values() for phase in override.values()
-        ]
+        phases = (
+            [*self.phases.values()]
+            + [phase for override in self.device_classes.values() for phase in override.values()]
+            + [phase for device in self.devices.values() for phase in device.phases.values()]
+        )
         if not any(phase.inherits for phase in phases):
             return self
         return dataclasses.replace(
@@ -248,6 +239,15 @@ class RuntimeProfile:
             device_classes={
                 kind: {name: phase.on_platform(platform) for name, phase in override.items()}
                 for kind, override in self.device_classes.items()
+            },
+            devices={
+                name: dataclasses.replace(
+                    device,
+                    phases={
+                        key: phase.on_platform(platform) for key, phase in device.phases.items()
+                    },
+                )
+                for name, device in self.devices.items()
             },
         )
 
@@ -315,7 +315,7 @@ def runtime_from_dict(document: Any, origin: str = "<dict>") -> RuntimeProfile:
     if not isinstance(name, str) or not name:
         raise InputError(f"{where} name must be a non-empty string")
     phases = {
-        phase: _phase(document[phase], f"{origin}: {phase}")
+        phase: phase_from_dict(document[phase], f"{origin}: {phase}")
         for phase in PHASES
         if phase in document
     }
@@ -338,7 +338,7 @@ def runtime_from_dict(document: Any, origin: str = "<dict>") -> RuntimeProfile:
         if not phases:
             raise InputError(f"{label}: needs default prefill and decode values")
         classes[str(kind)] = {
-            phase: _phase(values, f"{label}.{phase}")
+            phase: phase_from_dict(values, f"{label}.{phase}")
             for phase, values in override.items()
             if phase in PHASES
         }
@@ -366,6 +366,13 @@ def runtime_from_dict(document: Any, origin: str = "<dict>") -> RuntimeProfile:
         raise InputError(f"{origin}: weight_formats: two formats share nominal_bits")
     if kv_formats and not phases:
         raise InputError(f"{where} kv_formats needs prefill and decode values")
+    extra = {
+        key: checked_value(document[key], key, f"{origin}: {key}")
+        for key in ("kernel_launch_s", "request_overhead_s")
+        if key in document
+    }
+    if (extra or "devices" in document) and not phases:
+        raise InputError(f"{where} {next(iter(extra), 'devices')} needs prefill and decode values")
     return RuntimeProfile(
         name=name,
         description=str(document.get("description", "")),
@@ -384,18 +391,11 @@ def runtime_from_dict(document: Any, origin: str = "<dict>") -> RuntimeProfile:
         domain=None
         if "domain" not in document
         else domain_from_dict(document["domain"], f"{origin}: domain"),
+        devices=devices_from_dict(
+            document.get("devices", {}), {fmt.name for fmt in formats}, f"{origin}: devices"
+        ),
+        stack=None
+        if "stack" not in document
+        else stack_from_dict(document["stack"], f"{origin}: stack"),
+        **extra,
     )
-
-
-def _phase(entry: Any, label: str) -> PhaseProfile:
-    check_known(as_mapping(entry, label), frozenset(PHASE_KEYS), label)
-    missing = [key for key in PHASE_KEYS if key not in entry and key not in OPTIONAL_PHASE_KEYS]
-    if missing:
-        raise InputError(f"{label}: missing {missing[0]!r}")
-    values = {
-        key: checked_value(entry[key], key, f"{label}.{key}")
-        for key in PHASE_KEYS
-        if key in entry and key not in INHERITABLE
-    }
-    compute, memory = (efficiency_value(entry[key], key, f"{label}.{key}") for key in INHERITABLE)
-    return PhaseProfile(compute, memory, **values)

@@ -22,6 +22,8 @@ RANGES = {
     "sequence_overhead_s": (0.0, 0.1),
     "routing_independence": (0.0, 1.0),
     "all_reduce_latency_s": (0.0, 0.1),
+    "kernel_launch_s": (0.0, 1e-3),
+    "request_overhead_s": (0.0, 10.0),
     "nominal_bits": (1.0, 32.0),
     "stored_bits": (1.0, 32.0),
     "embedding_bits": (1.0, 32.0),
