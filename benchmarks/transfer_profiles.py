@@ -38,49 +38,46 @@ LABELS = {"batch_latency_s": "batch latency", "ttft_s": "TTFT", "itl_s": "ITL (d
 COLUMNS = ("row", "source", "metric", "measured", "ideal", *PROFILE_KINDS)
 
 
-def run(shard: tuple[int, int] | None) -> list[dict[str, object]]:
-    """Held-out predictions of every measured value (of the shard's sources)."""
+def run(shard: tuple[int, int] | None, path: str | None) -> list[dict[str, object]]:
+    """Held-out predictions of every measured value (of the shard's sources), one source
+    at a time; with ``path``, each source's values are appended to the CSV as soon as
+    its fit ends (an interrupted run keeps the sources done)."""
     stored = load_store()
     terms = build_terms(stored)
     groups = np.array([item.info.source_id for item in terms.stored])
-    names = sorted(set(groups.tolist()))
-    only = None if shard is None else names[shard[0] :: shard[1]]
-    predicted = held_out_profile_predictions(
-        terms,
-        groups,
-        progress=lambda g: print(f"  fitted without {g}", file=sys.stderr),
-        only=only,
-    )
-    records = []
-    for name in METRICS:
-        for i in np.flatnonzero(np.isfinite(terms.measured[name])):
-            if only is not None and groups[i] not in only:
-                continue
-            records.append(
-                {
-                    "row": int(i),
-                    "source": str(groups[i]),
-                    "metric": name,
-                    "measured": float(terms.measured[name][i]),
-                    "ideal": float(terms.ideal[name][i]),
-                    **{kind: float(predicted[kind][name][i]) for kind in PROFILE_KINDS},
-                }
-            )
+    names = sorted(set(groups.tolist()), key=lambda g: (-np.sum(groups == g), g))
+    chosen = names if shard is None else names[shard[0] :: shard[1]]
+    if path:
+        with open(path, "w", encoding="utf-8", newline="") as handle:
+            csv.DictWriter(handle, fieldnames=COLUMNS).writeheader()
+    records: list[dict[str, object]] = []
+    for group in chosen:
+        predicted = held_out_profile_predictions(terms, groups, only=[group])
+        part = []
+        for name in METRICS:
+            for i in np.flatnonzero(np.isfinite(terms.measured[name]) & (groups == group)):
+                part.append(
+                    {
+                        "row": int(i),
+                        "source": str(groups[i]),
+                        "metric": name,
+                        "measured": float(terms.measured[name][i]),
+                        "ideal": float(terms.ideal[name][i]),
+                        **{kind: float(predicted[kind][name][i]) for kind in PROFILE_KINDS},
+                    }
+                )
+        records += part
+        if path:
+            with open(path, "a", encoding="utf-8", newline="") as handle:
+                out = csv.DictWriter(handle, fieldnames=COLUMNS)
+                out.writerows(
+                    [
+                        {k: repr(v) if isinstance(v, float) else v for k, v in r.items()}
+                        for r in part
+                    ]
+                )
+        print(f"  fitted without {group} ({len(part)} values)", file=sys.stderr, flush=True)
     return records
-
-
-def save(records: list[dict[str, object]], path: str) -> None:
-    with open(path, "w", encoding="utf-8", newline="") as handle:
-        out = csv.DictWriter(handle, fieldnames=COLUMNS)
-        out.writeheader()
-        for record in records:
-            out.writerow(
-                {
-                    key: repr(value) if isinstance(value, float) else value
-                    for key, value in record.items()
-                }
-            )
-    print(f"wrote {path} ({len(records)} values)", file=sys.stderr)
 
 
 def load(paths: list[str]) -> list[dict[str, object]]:
@@ -169,10 +166,8 @@ def main() -> None:
             raise SystemExit(f"--shard: i/n with 0 <= i < n, got {args.shard!r}")
         shard = (index, count)
     started = time.time()
-    records = run(shard)
+    records = run(shard, args.save)
     print(f"held-out fits took {time.time() - started:.0f} s", file=sys.stderr)
-    if args.save:
-        save(records, args.save)
     report(records)
 
 
