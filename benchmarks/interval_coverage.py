@@ -12,13 +12,22 @@ Two checks, both out of sample:
    absent from the profile: "outside anything measured").
 2. **External rows** (`external_accuracy.external_rows`: ``published_runs.csv`` and the
    vLLM MI300X rows, fitted by no profile) with the shipped profiles' intervals.
+3. **Per source, leave one source out** (``--per-source held_out.csv``, the predictions
+   `benchmarks/transfer_profiles.py --save` writes: every stored row predicted through
+   genz by the transfer model's profiles fitted without its source, and by ``ideal``).
+   Each source's 80 % interval is split-conformal grouped by source: the 10 % and 90 %
+   quantiles of ``log(measured / predicted)`` of the *other* sources' held-out values,
+   each source weighing the same (`calibration.transfer_validation.conformal_bounds`),
+   per metric and predictor. Printed: per source the share inside, and the
+   source-averaged share (target 75-85 %).
 
 A measured batch latency missing from a row is ``batch x output_tokens / throughput``
 (`calibration.measured_metrics`, as calibration reads it). A well-calibrated 80 % interval holds
 about 80 % of the rows; fewer means the figures are less certain than the interval says.
 
 Run: ``python benchmarks/interval_coverage.py [--runtimes vllm,tensorrt-llm]`` (all five
-shipped runtimes: about 6 minutes on 2 cores, llama.cpp's 20-odd hardware most of it).
+shipped runtimes: about 6 minutes on 2 cores, llama.cpp's 20-odd hardware most of it);
+``python benchmarks/interval_coverage.py --per-source held_out.csv`` (check 3 only: seconds).
 """
 
 from __future__ import annotations
@@ -37,8 +46,10 @@ from serving_accuracy import (
     shipped_formats,
     shipped_rows,
 )
+from transfer_profiles import load as load_held_out
 
 from calibration import Measurement, calibration_rows, measured_metrics, prediction_interval
+from calibration.transfer_validation import conformal_bounds
 from genz import RuntimeProfile, list_runtimes, load_runtime, runtime_from_dict
 from roofline import InputError, load_platform
 
@@ -125,6 +136,64 @@ def external_records() -> list[dict[str, object]]:
     return records
 
 
+#: Predictors of check 3 (columns of the held-out CSV) and the fewest values a source
+#: needs for its own line.
+PER_SOURCE_PREDICTORS = ("ideal", "generic", "stack")
+PER_SOURCE_MIN_VALUES = 10
+
+
+def per_source_coverage(path: str) -> pd.DataFrame:
+    """Check 3: per source, metric and predictor, the share of its held-out values inside
+    the interval made of the other sources' residuals (grouped split conformal)."""
+    frame = pd.DataFrame(load_held_out([path]))
+    lines = []
+    for metric, part in frame.groupby("metric", sort=True):
+        sources = part["source"].to_numpy()
+        measured = part["measured"].to_numpy()
+        for predictor in PER_SOURCE_PREDICTORS:
+            predicted = part[predictor].to_numpy()
+            low, high = conformal_bounds(predicted, measured, sources)
+            inside = (measured >= predicted * low) & (measured <= predicted * high)
+            given = np.isfinite(low) & np.isfinite(predicted)
+            for source in sorted(set(sources.tolist())):
+                own = given & (sources == source)
+                lines.append(
+                    {
+                        "metric": metric,
+                        "predictor": predictor,
+                        "source": source,
+                        "values": int(own.sum()),
+                        "% inside": 100 * inside[own].mean() if own.any() else np.nan,
+                        "% below": 100 * (measured[own] < predicted[own] * low[own]).mean()
+                        if own.any()
+                        else np.nan,
+                    }
+                )
+    return pd.DataFrame(lines)
+
+
+def print_per_source(path: str) -> None:
+    """Check 3's table and its source-averaged coverage per metric and predictor."""
+    result = per_source_coverage(path)
+    print("Per source, leave one source out, 80% split-conformal intervals grouped by source")
+    print(f"(sources with at least {PER_SOURCE_MIN_VALUES} values; % inside per predictor):")
+    wide = result[result["values"] >= PER_SOURCE_MIN_VALUES].pivot_table(
+        index=["metric", "source", "values"], columns="predictor", values="% inside"
+    )
+    print(wide.to_string(na_rep="-", float_format=lambda value: f"{value:5.1f}"))
+    print(
+        "\nsource-averaged share inside (every source with a value weighs the same; target 75-85%):"
+    )
+    for (metric, predictor), part in result[result["values"] > 0].groupby(
+        ["metric", "predictor"], sort=True
+    ):
+        pooled = np.average(part["% inside"], weights=part["values"])
+        print(
+            f"  {metric:16s} {predictor:8s} {part['% inside'].mean():5.1f}% over "
+            f"{len(part)} sources (pooled {pooled:5.1f}%)"
+        )
+
+
 def table(records: list[dict[str, object]]) -> pd.DataFrame:
     """Per check x runtime x metric (and x hardware): rows, % inside / below / above, and
     rows with no interval."""
@@ -149,7 +218,15 @@ def table(records: list[dict[str, object]]) -> pd.DataFrame:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runtimes", default=",".join(RUNTIME_DATA), help="comma-separated")
+    parser.add_argument(
+        "--per-source",
+        metavar="HELD_OUT_CSV",
+        help="check 3 only, on benchmarks/transfer_profiles.py --save output",
+    )
     args = parser.parse_args(argv)
+    if args.per_source:
+        print_per_source(args.per_source)
+        return 0
     chosen = [name.strip() for name in args.runtimes.split(",") if name.strip()]
     unknown = sorted(set(chosen) - set(RUNTIME_DATA))
     if unknown:

@@ -58,6 +58,12 @@ if TYPE_CHECKING:
         predict_scenarios,
     )
     from .store import SourceInfo, StoredRow, load_store, load_tagged_measurements
+    from .transfer_export import (
+        TransferExport,
+        export_transfer,
+        rederive_transfer,
+        transfer_profile_paths,
+    )
 
 __getattr__, __dir__ = lazy_exports(__name__, __file__)
 
@@ -74,10 +80,12 @@ __all__ = [
     "ScenarioRow",
     "SourceInfo",
     "StoredRow",
+    "TransferExport",
     "batch_latency_bound",
     "calibrate_runtime",
     "calibration_rows",
     "check_measurements",
+    "export_transfer",
     "fewest_experts_model",
     "fit_runtime",
     "ideal_platform",
@@ -95,7 +103,9 @@ __all__ = [
     "prediction_interval",
     "prediction_intervals",
     "recalibrate",
+    "rederive_transfer",
     "source_summary",
+    "transfer_profile_paths",
     "write_measurements",
     "write_profile",
 ]

@@ -174,7 +174,14 @@ class CalibrationRows:
 
     def predict(self, profile: RuntimeProfile) -> dict[str, Array]:
         """TTFT, TPOT (= inter-token latency) and batch latency per row, seconds; each
-        row takes its device class's phases and all-reduce latency."""
+        row takes its device class's phases and all-reduce latency. Profiles with
+        per-preset values, a per-kernel or a per-request cost (the transferable model's,
+        `calibration.transfer_profile`) are costed by `genz.evaluate` only."""
+        if profile.devices or profile.kernel_launch_s or profile.request_overhead_s:
+            raise ValueError(
+                f"runtime {profile.name!r}: per-device, per-kernel and per-request terms "
+                "are costed by genz.evaluate, not by the calibration fast path"
+            )
         scale = np.ones(len(self.rows))
         for fmt in profile.weight_formats:
             hit = np.isclose(self.nominal_bits, fmt.nominal_bits)

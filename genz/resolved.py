@@ -20,7 +20,14 @@ dtype, and which all-reduce latency applies, and returns a `ResolvedProfile`:
   bytes (``1 / emulated scale`` where a KV format's dtype has no arithmetic on the
   platform; None when no scenario has one);
 - ``all_reduce_latency_s``: the small-message latency of one all-reduce that replaces the
-  ring's per-hop latencies (None: the platform's ring latencies).
+  ring's per-hop latencies (None: the platform's ring latencies);
+- ``request_overhead_s``: the fixed cost of one request, added once to the prefill pass
+  (the time to first token) by `genz.predictor.evaluate`; the serving simulator's step
+  probes do not charge it.
+
+A preset's own values (the profile's ``devices``) win over its device class's; its
+per-kernel launch cost becomes the physics platform's kernel overhead, so a pass pays
+it once per busy operator and layer (`genz.costing.cost_pass`).
 
 The cost path (`genz.predictor.evaluate`, `genz.step_probes.step_cost`) then makes one
 pass over it: the graph with the stored bits and routing, every operator costed on
@@ -42,7 +49,7 @@ from roofline import Efficiency, Platform
 
 from .inputs import GridInputs
 from .op_terms import Array
-from .runtime import PHASES, RuntimeProfile
+from .runtime import PHASES, RuntimeProfile, WeightFormat
 
 
 @dataclass(frozen=True)
@@ -79,11 +86,12 @@ class ResolvedProfile:
     memory_scale: Array | float = 1.0
     kv_memory_factor: Array | None = None
     all_reduce_latency_s: float | None = None
+    request_overhead_s: float = 0.0
 
     @property
     def kernel_overhead_s(self) -> float:
-        """Fixed cost of every launched operator, seconds (0 when the profile's step
-        cost replaces it)."""
+        """Fixed cost of every launched operator, seconds (with phases: the profile's
+        per-kernel launch cost, 0 unless it sets one)."""
         return self.platform.kernel_overhead_s
 
     def stored(self, inputs: GridInputs) -> GridInputs:
@@ -101,23 +109,28 @@ def _preset_phases(compute: float, memory: float) -> Mapping[str, ResolvedPhase]
     return MappingProxyType({"prefill": phase, "decode": phase})
 
 
-#: Physics platforms already built, by the preset's id (the preset is kept beside it, so
-#: an id is never reused while its entry lives); at most `_PHYSICS_KEPT` entries.
-_PHYSICS: dict[int, tuple[Platform, Platform]] = {}
+#: Physics platforms already built, by the preset's id and kernel overhead (the preset is
+#: kept beside it, so an id is never reused while its entry lives); at most
+#: `_PHYSICS_KEPT` entries.
+_PHYSICS: dict[tuple[int, float], tuple[Platform, Platform]] = {}
 _PHYSICS_KEPT = 64
 
 
-def physics_platform(platform: Platform) -> Platform:
-    """``platform`` with compute and memory efficiency 1 and no kernel overhead (built
-    once per preset object: platforms are frozen)."""
-    known = _PHYSICS.get(id(platform))
+def physics_platform(platform: Platform, kernel_overhead_s: float = 0.0) -> Platform:
+    """``platform`` with compute and memory efficiency 1 and ``kernel_overhead_s`` per
+    launched operator (default none; built once per preset object and overhead:
+    platforms are frozen)."""
+    key = (id(platform), kernel_overhead_s)
+    known = _PHYSICS.get(key)
     if known is not None and known[0] is platform:
         return known[1]
     efficiency = Efficiency(compute=1.0, memory=1.0, interconnect=platform.efficiency.interconnect)
-    physics = dataclasses.replace(platform, efficiency=efficiency, kernel_overhead_s=0.0)
+    physics = dataclasses.replace(
+        platform, efficiency=efficiency, kernel_overhead_s=kernel_overhead_s
+    )
     if len(_PHYSICS) >= _PHYSICS_KEPT:
         _PHYSICS.clear()
-    _PHYSICS[id(platform)] = (platform, physics)
+    _PHYSICS[key] = (platform, physics)
     return physics
 
 
@@ -153,15 +166,16 @@ def resolve(
         )
     return ResolvedProfile(
         name=runtime.name,
-        platform=physics_platform(platform),
+        platform=physics_platform(platform, runtime.kernel_launch(platform)),
         weight_bits=stored_weight_bits(runtime, inputs.weight_bits)
         if runtime.weight_formats
         else inputs.weight_bits,
         phases=phases,
         retimes=True,
-        memory_scale=memory_scale(runtime, inputs.weight_bits["attn_qkv"]),
+        memory_scale=memory_scale(runtime, inputs.weight_bits["attn_qkv"], platform),
         kv_memory_factor=kv_slowdown(runtime, platform, inputs.kv_bits),
         all_reduce_latency_s=runtime.all_reduce_latency(platform.device_class),
+        request_overhead_s=runtime.request_overhead_s,
     )
 
 
@@ -197,16 +211,23 @@ def stored_weight_bits(
     return bits
 
 
-def memory_scale(profile: RuntimeProfile, nominal_bits: Array | float) -> Array:
-    """Per scenario, the weight format's multiplier on memory efficiency (1 if unlisted)."""
+def memory_scale(
+    profile: RuntimeProfile, nominal_bits: Array | float, platform: Platform | None = None
+) -> Array:
+    """Per scenario, the weight format's multiplier on memory efficiency (1 if unlisted;
+    on ``platform``, its preset's override, `RuntimeProfile.format_scale`)."""
+
+    def scale_of(fmt: WeightFormat) -> float:
+        if platform is None:
+            return fmt.memory_efficiency_scale
+        return profile.format_scale(fmt, platform)
+
     if isinstance(nominal_bits, float):  # one scenario as floats (predict's fast path)
         hits = [fmt for fmt in profile.weight_formats if _isclose(nominal_bits, fmt.nominal_bits)]
-        return np.asarray(hits[-1].memory_efficiency_scale if hits else 1.0)
+        return np.asarray(scale_of(hits[-1]) if hits else 1.0)
     scale = np.ones(np.shape(nominal_bits))
     for fmt in profile.weight_formats:
-        scale = np.where(
-            np.isclose(nominal_bits, fmt.nominal_bits), fmt.memory_efficiency_scale, scale
-        )
+        scale = np.where(np.isclose(nominal_bits, fmt.nominal_bits), scale_of(fmt), scale)
     return scale
 
 

@@ -17,7 +17,10 @@ all-reduce latency. `cost_passes` (both passes of `genz.predictor.evaluate`) and
    ring bandwidth term plus the profile's one small-message latency instead of
    ``2(n-1)`` link latencies; and one operator ``runtime_step`` is appended per pass
    carrying the fixed cost of its steps, ``steps x (step_overhead_s +
-   sequence_overhead_s x batch)`` (``chunks`` steps for prefill, one per decode step).
+   sequence_overhead_s x batch)`` (``chunks`` steps for prefill, one per decode step),
+   plus, in `cost_passes`' prefill pass, the profile's fixed cost of one request
+   (``request_overhead_s``). The profile's per-kernel launch cost is the kernel overhead
+   of ``resolved.platform`` (step 1).
    The step time stays ``sum(max(compute, memory) + interconnect + overhead)``.
 
 `scaled_terms` and `kv_format_memory_s` are the formulas shared with calibration
@@ -123,10 +126,12 @@ def apply_phase(
     cost: PassCost,
     steps: Array | float,
     batch: Array | float,
+    request_s: float = 0.0,
 ) -> PassCost:
     """One pass costed on ``resolved.platform`` at the phase's efficiencies (the KV
     cache's bytes at its format's rate, `kv_format_memory_s`), its all-reduces at the
-    profile's latency, plus its step cost; unchanged for a profile that does not retime."""
+    profile's latency, plus its step cost and ``request_s`` (seconds, once: a request's
+    fixed cost); unchanged for a profile that does not retime."""
     if not resolved.retimes:
         return cost
     phase = resolved.phases[phase_name]
@@ -157,7 +162,8 @@ def apply_phase(
     retimed = dataclasses.replace(
         cost, compute_s=compute, memory_s=memory, interconnect_s=interconnect
     )
-    return with_step(retimed, phase.fixed_s(np.asarray(steps, float), np.asarray(batch, float)))
+    fixed = phase.fixed_s(np.asarray(steps, float), np.asarray(batch, float))
+    return with_step(retimed, fixed + request_s if request_s else fixed)
 
 
 def cost_phase(
@@ -181,12 +187,20 @@ def cost_passes(
 ) -> tuple[PassCost, PassCost]:
     """Both passes of a request: costed together on ``resolved.platform`` (prefill
     operators once per chunk), split, and each at its phase's terms (`apply_phase`:
-    ``chunks`` prefill steps, one decode step)."""
+    ``chunks`` prefill steps and the request's fixed cost, one decode step)."""
     both = cost_pass(prefill + decode, resolved.platform)
     split, count = len(prefill.ops), len(both.names)
     if not (isinstance(chunks, float) and chunks == 1.0):  # (times 1.0 changes nothing)
         both = both.repeated(stack_broadcast([chunks] * split + [1.0] * (count - split))[0])
     return (
-        apply_phase(resolved, "prefill", prefill, both.rows(0, split), chunks, batch),
+        apply_phase(
+            resolved,
+            "prefill",
+            prefill,
+            both.rows(0, split),
+            chunks,
+            batch,
+            resolved.request_overhead_s,
+        ),
         apply_phase(resolved, "decode", decode, both.rows(split, count), 1.0, batch),
     )

@@ -59,6 +59,11 @@ COMMANDS: dict[str, Command] = {
             "write config.json, bits.yaml and platform.yaml of the best designs",
         ),
         Command("calibrate", "calibrate", "fit a serving-stack (runtime) profile to runs"),
+        Command(
+            "calibrate-transfer",
+            "calibrate_transfer",
+            "fit the transferable model on the measurement store, write its profiles",
+        ),
     )
 }
 

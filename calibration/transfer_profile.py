@@ -1,0 +1,313 @@
+"""The transferable model (`calibration.transfer`) written as genz runtime profiles.
+
+A fit gives, per row, ``eta_c`` and ``eta_m`` (fractions of peak compute and bandwidth,
+the same for every operator of both passes), ``kappa`` (s per kernel; kernels = busy
+operators x layers, `genz.costing.cost_pass`), ``sigma`` (s per sequence per step) and
+``rho`` (s per request, on the time to first token). A profile holds them so that genz
+predicts a row exactly as the fit does (source offsets left out, as for a new lab):
+
+- per hardware preset (``devices``): ``eta_c``, ``eta_m`` (16-bit weights) and
+  ``kappa`` of that preset on the stack (its device, device-class and device x runtime
+  terms; a preset no row measured keeps its class's and its own preset efficiency), and
+  per weight format the memory-efficiency scale that turns the 16-bit ``eta_m`` into
+  the format's (the model's format term is an offset on ``logit(eta_m)``, so the scale
+  differs by device);
+- top level: ``sigma`` as ``sequence_overhead_s``, ``rho`` as ``request_overhead_s``,
+  ``kappa`` as ``kernel_launch_s`` (for platforms that are no preset, whose phases
+  inherit the preset's own efficiencies), no step overhead and all-reduce latency 0 (the
+  model's wire times carry no latency term);
+- weight formats: the runtime's (``data/runtime_formats``) and every other nominal width
+  its rows use, stored as given.
+
+`stack_document` writes one stack (runtime x harness x year); `generic_document` the
+terms that transfer: device terms, and per term the mean over fitted stacks of the
+stack's (shrunk) values, with the format offsets averaged over runtimes and no device x
+runtime term: what a stack no row measured is given.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from genz import ProfileDomain, WeightFormat, load_model, parameter_count
+from roofline import data_dir, list_platforms, load_platform
+
+from .calibrate import load_formats
+from .transfer import TransferFit
+from .transfer_terms import format_bucket
+
+GENERIC_NAME = "transfer"
+EFFICIENCY_KEYS = ("eff_c", "eff_m")
+#: Phases of a profile (the model's terms are the same for both).
+PHASES = ("prefill", "decode")
+
+
+@dataclass(frozen=True)
+class StackValues:
+    """One stack's terms: efficiency offsets on logit scale, overheads in seconds, the
+    weight-format offsets (bucket -> logit offset) and the runtime whose device x
+    runtime terms apply (None: none, the generic profile)."""
+
+    eff_c: float
+    eff_m: float
+    kappa: float
+    sigma: float
+    rho: float
+    format_offsets: Mapping[str, float]
+    runtime: str | None
+
+
+def stack_values(fit: TransferFit, stack: str) -> StackValues:
+    """The fitted terms of ``stack`` (``runtime|harness|year``)."""
+    values = fit.stack_terms()[stack]
+    runtime = stack.split("|")[0]
+    return StackValues(
+        eff_c=values["eff_c"],
+        eff_m=values["eff_m"],
+        kappa=values["kappa"],
+        sigma=values["sigma"],
+        rho=values["rho"],
+        format_offsets=_format_offsets(fit, runtime),
+        runtime=runtime,
+    )
+
+
+def generic_values(fit: TransferFit) -> StackValues:
+    """The mean over fitted stacks of each stack term (logit scale for efficiencies, log
+    scale for overheads), each stack weighing the same; format offsets the mean over
+    runtimes that fitted the bucket."""
+    fitted = fitted_stacks(fit)
+    terms = fit.stack_terms()
+    mean = {key: float(np.mean([terms[name][key] for name in fitted])) for key in EFFICIENCY_KEYS}
+    for key in ("kappa", "sigma", "rho"):
+        mean[key] = float(np.exp(np.mean([np.log(terms[name][key]) for name in fitted])))
+    runtimes = sorted({name.split("|")[0] for name in fitted})
+    per_bucket: dict[str, list[float]] = {}
+    for runtime in runtimes:
+        for bucket, offset in _format_offsets(fit, runtime, fitted_only=True).items():
+            per_bucket.setdefault(bucket, []).append(offset)
+    offsets = {bucket: float(np.mean(values)) for bucket, values in per_bucket.items()}
+    return StackValues(format_offsets=offsets, runtime=None, **mean)
+
+
+def fitted_stacks(fit: TransferFit) -> list[str]:
+    """Stacks with at least one training row."""
+    trained = np.unique(fit.terms.stack.index[fit.train])
+    return [fit.terms.stack.names[k] for k in trained]
+
+
+def _format_offsets(fit: TransferFit, runtime: str, fitted_only: bool = False) -> dict[str, float]:
+    """Bucket -> the runtime's weight-format offset on ``logit(eta_m)`` (16-bit: none)."""
+    block = fit.params[fit.layout.blocks["format"]]
+    trained = set(np.unique(fit.terms.fmt.index[fit.train]).tolist())
+    out = {}
+    for k, name in enumerate(fit.terms.fmt.names):
+        owner, bucket = name.split("|")
+        if owner == runtime and bucket != "16" and (k in trained or not fitted_only):
+            out[bucket] = float(block[k])
+    return out
+
+
+def device_terms(fit: TransferFit, preset: str, runtime: str | None) -> dict[str, float]:
+    """A preset's logit efficiencies (before stack terms) and the log factor on kappa:
+    its preset efficiency, class and device terms, and its device x ``runtime`` terms."""
+    terms, params, blocks = fit.terms, fit.params, fit.layout.blocks
+    compute, memory, device_class = preset_terms(preset)
+    out = {"eff_c": _logit(compute), "eff_m": _logit(memory), "log_kappa": 0.0}
+    for level, names, suffix in (
+        (device_class, terms.device_class.names, "class"),
+        (preset, terms.device.names, "device"),
+    ):
+        if level in names:
+            k = names.index(level)
+            out["eff_c"] += float(params[blocks[f"{suffix}_c"]][k])
+            out["eff_m"] += float(params[blocks[f"{suffix}_m"]][k])
+    key = f"{preset}|{runtime}"
+    if runtime is not None and key in terms.class_runtime.names:
+        k = terms.class_runtime.names.index(key)
+        interaction = params[blocks["class_runtime"]].reshape(-1, 3)[k]
+        out["eff_c"] += float(interaction[0])
+        out["eff_m"] += float(interaction[1])
+        out["log_kappa"] = float(interaction[2])
+    return out
+
+
+def weight_formats(fit: TransferFit, runtime: str | None) -> list[dict[str, Any]]:
+    """The profile's weight formats: the runtime's own (stored bits from
+    ``data/runtime_formats``) and each other nominal width its rows (all rows, for the
+    generic profile) use, stored as given; each with its bucket."""
+    listed = runtime_weight_formats(runtime) if runtime is not None else []
+    out = [
+        {
+            "name": fmt.name,
+            "nominal_bits": fmt.nominal_bits,
+            "stored_bits": fmt.stored_bits,
+            "embedding_bits": fmt.embedding_bits,
+            "lm_head_bits": fmt.lm_head_bits,
+        }
+        for fmt in listed
+    ]
+    known = [fmt.nominal_bits for fmt in listed]
+    widths = sorted(
+        {
+            float(item.row.weight_bits)
+            for item in fit.terms.stored
+            if runtime is None or item.row.runtime == runtime
+        }
+    )
+    for bits in widths:
+        if format_bucket(bits) != "16" and not any(np.isclose(bits, k) for k in known):
+            out.append(
+                {
+                    "name": f"{bits:g}-bit",
+                    "nominal_bits": bits,
+                    "stored_bits": bits,
+                    "embedding_bits": bits,
+                    "lm_head_bits": bits,
+                }
+            )
+    return out
+
+
+def profile_document(
+    fit: TransferFit, values: StackValues, name: str, command: str, description: str
+) -> dict[str, Any]:
+    """The YAML mapping of a profile holding ``values`` (module docstring)."""
+
+    def value(number: float) -> dict[str, Any]:
+        return {"value": float(number), "calibrated_from": command}
+
+    formats = weight_formats(fit, values.runtime)
+    document: dict[str, Any] = {"name": name, "description": description}
+    inherited = {"value": "platform", "calibrated_from": command}
+    default_phase = {
+        "compute_efficiency": inherited,
+        "memory_efficiency": inherited,
+        "step_overhead_s": value(0.0),
+        "sequence_overhead_s": value(values.sigma),
+    }
+    document.update({phase: default_phase for phase in PHASES})
+    document["all_reduce_latency_s"] = value(0.0)
+    document["kernel_launch_s"] = value(values.kappa)
+    document["request_overhead_s"] = value(values.rho)
+    document["weight_formats"] = {
+        fmt["name"]: {key: value(fmt[key]) for key in fmt if key != "name"} for fmt in formats
+    }
+    devices = {}
+    for preset in list_platforms():
+        own = device_terms(fit, preset, values.runtime)
+        logit_c, logit_m = own["eff_c"] + values.eff_c, own["eff_m"] + values.eff_m
+        eta_m = _sigmoid(logit_m)
+        phase = {
+            "compute_efficiency": value(_sigmoid(logit_c)),
+            "memory_efficiency": value(eta_m),
+            "step_overhead_s": value(0.0),
+            "sequence_overhead_s": value(values.sigma),
+        }
+        entry: dict[str, Any] = {p: phase for p in PHASES}
+        entry["kernel_launch_s"] = value(values.kappa * np.exp(own["log_kappa"]))
+        scales = {
+            fmt["name"]: {
+                "memory_efficiency_scale": value(
+                    _sigmoid(logit_m + values.format_offsets[bucket]) / eta_m
+                )
+            }
+            for fmt in formats
+            if (bucket := format_bucket(fmt["nominal_bits"])) in values.format_offsets
+        }
+        if scales:
+            entry["weight_formats"] = scales
+        devices[preset] = entry
+    document["devices"] = devices
+    return document
+
+
+def stack_document(fit: TransferFit, stack: str, command: str) -> dict[str, Any]:
+    """The profile of one fitted stack (``runtime|harness|year``), with its domain."""
+    runtime, harness, year = stack.split("|")
+    document = profile_document(
+        fit,
+        stack_values(fit, stack),
+        stack_profile_name(stack),
+        command,
+        f"transfer model, stack {runtime} / {harness} / {year} (device terms per preset)",
+    )
+    document["stack"] = {"runtime": runtime, "harness": harness, "version_family": year}
+    rows = fit.train & (fit.terms.stack.index == fit.terms.stack.names.index(stack))
+    document["domain"] = domain_of(fit, rows).to_dict()
+    return document
+
+
+def generic_document(fit: TransferFit, command: str) -> dict[str, Any]:
+    """The profile of the terms that transfer (module docstring), with its domain."""
+    document = profile_document(
+        fit,
+        generic_values(fit),
+        GENERIC_NAME,
+        command,
+        "transfer model, terms that transfer: device terms per preset and the mean "
+        "of the fitted stacks' terms (no stack's own)",
+    )
+    document["domain"] = domain_of(fit, fit.train).to_dict()
+    return document
+
+
+def stack_profile_name(stack: str) -> str:
+    """File and profile name of a stack: ``transfer-<runtime>-<harness>-<year>``."""
+    return "transfer-" + "-".join(stack.split("|")).replace("_", "-")
+
+
+def domain_of(fit: TransferFit, rows: np.ndarray) -> ProfileDomain:
+    """What the rows (boolean) of a fit span (`genz.ProfileDomain`)."""
+    chosen = [fit.terms.stored[i] for i in np.flatnonzero(rows)]
+    measured = [item.row for item in chosen]
+    sizes = {name: parameter_count(load_model(name)).total for name in {r.model for r in measured}}
+
+    def span(values: list[float]) -> tuple[float, float]:
+        low, high = min(values), max(values)
+        return (float(low), float(high))
+
+    def names(values: list[str]) -> tuple[str, ...]:
+        return tuple(sorted({value for value in values if value}))
+
+    return ProfileDomain(
+        hardware=names([r.hw for r in measured]),
+        device_classes=names([preset_terms(r.hw)[2] for r in measured]),
+        harnesses=names([item.info.harness for item in chosen]),
+        runtime_versions=names([r.runtime_version for r in measured]),
+        dates=names([item.info.date for item in chosen]),
+        weight_bits=tuple(sorted({float(r.weight_bits) for r in measured})),
+        batch=span([r.batch for r in measured]),
+        input_tokens=span([r.input_tokens for r in measured]),
+        output_tokens=span([r.output_tokens for r in measured]),
+        parameters=span([sizes[r.model] for r in measured]),
+        tp=span([r.tp for r in measured]),
+    )
+
+
+@functools.lru_cache(maxsize=256)
+def preset_terms(preset: str) -> tuple[float, float, str]:
+    """A hardware preset's own compute and memory efficiency and its device class (read
+    once per process: presets are files)."""
+    platform = load_platform(preset)
+    return platform.efficiency.compute, platform.efficiency.memory, platform.device_class
+
+
+def runtime_weight_formats(runtime: str) -> list[WeightFormat]:
+    """The runtime's weight formats from ``data/runtime_formats`` (none if absent), as
+    the model's decomposition (`calibration.transfer_terms.build_terms`) stores them."""
+    path = data_dir() / "runtime_formats" / f"{runtime}.yaml"
+    return list(load_formats(path)[0]) if path.is_file() else []
+
+
+def _logit(p: float) -> float:
+    return float(np.log(p) - np.log1p(-p))
+
+
+def _sigmoid(x: float) -> float:
+    return float(1.0 / (1.0 + np.exp(-x)))

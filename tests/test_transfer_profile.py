@@ -1,0 +1,137 @@
+"""The transferable model written as genz runtime profiles (calibration.transfer_profile):
+genz predicts the stored rows as the model does; the generic profile holds only the terms
+that transfer; the export command re-derives what it wrote."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import yaml
+
+from app.cli import main
+from calibration.store import load_store
+from calibration.transfer import fit_transfer, predict_times
+from calibration.transfer_held_out import predict_rows
+from calibration.transfer_profile import (
+    fitted_stacks,
+    generic_document,
+    generic_values,
+    stack_document,
+)
+from calibration.transfer_terms import build_terms
+from genz import load_runtime, runtime_from_dict
+
+COMMAND = "codesign calibrate-transfer --stacks all --out-dir test"
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    """A short fit on a sample of the store that has decode (ITL), prefill (TTFT) and
+    batch-latency rows, quantised ones and several stacks (the equalities below hold for
+    any parameters, converged or not)."""
+    stored = load_store()
+    rng = np.random.default_rng(7)
+    sample = [stored[i] for i in sorted(rng.choice(len(stored), 240, replace=False))]
+    quantised = [item for item in stored if item.row.weight_bits < 9][:25]
+    terms = build_terms(sample + quantised)
+    return fit_transfer(terms, np.ones(len(terms), bool), max_nfev=6)
+
+
+def test_the_sample_has_every_metric_and_quantised_rows(fitted):
+    for name in ("ttft_s", "itl_s", "batch_latency_s"):
+        assert np.isfinite(fitted.terms.measured[name]).sum() >= 5, name
+    assert any(item.row.weight_bits < 9 for item in fitted.terms.stored)
+
+
+def test_stack_profiles_through_genz_predict_what_the_model_predicts(fitted):
+    expected = fitted.predict(with_source=False)
+    terms = fitted.terms
+    checked = {name: 0 for name in expected}
+    for stack in fitted_stacks(fitted):
+        profile = runtime_from_dict(stack_document(fitted, stack, COMMAND))
+        rows = terms.stack.index == terms.stack.names.index(stack)
+        got = predict_rows(terms, rows, profile)
+        for name, values in expected.items():
+            measured = rows & np.isfinite(terms.measured[name])
+            np.testing.assert_allclose(got[name][rows], values[rows], rtol=1e-9)
+            checked[name] += int(measured.sum())
+    # decode (ITL), prefill (TTFT) and batch rows were all among the measured ones
+    assert min(checked.values()) >= 5
+
+
+def test_the_generic_profile_is_the_model_with_every_stack_at_the_mean_of_stacks(fitted):
+    """Reference: the model's own prediction with the stack terms replaced by their mean
+    over fitted stacks, no device x runtime term and the mean format offsets."""
+    terms, layout = fitted.terms, fitted.layout
+    generic = generic_values(fitted)
+    params = fitted.params.copy()
+    blocks = layout.blocks
+    params[blocks["glob"]] = [
+        generic.eff_c,
+        generic.eff_m,
+        np.log(generic.kappa),
+        np.log(generic.sigma),
+        np.log(generic.rho),
+    ]
+    for name in ("runtime", "stack", "class_runtime"):
+        params[blocks[name]] = 0.0
+    params[blocks["format"]] = [
+        generic.format_offsets.get(name.split("|")[1], 0.0) for name in terms.fmt.names
+    ]
+    expected = predict_times(terms, layout, params, with_source=False)
+    # rows whose stored bits are their nominal bits (runtimes without a formats file, or
+    # 16-bit): the generic profile knows no runtime's storage
+    plain = np.array(
+        [
+            item.row.weight_bits >= 15.5 or item.row.runtime not in ("llama.cpp", "vllm")
+            for item in terms.stored
+        ]
+    )
+    got = predict_rows(terms, plain, runtime_from_dict(generic_document(fitted, COMMAND)))
+    for name, values in expected.items():
+        np.testing.assert_allclose(got[name][plain], values[plain], rtol=1e-9)
+
+
+def test_the_generic_profile_holds_no_stack_key_and_a_stack_profile_names_its_stack(fitted):
+    generic = runtime_from_dict(generic_document(fitted, COMMAND))
+    stack = fitted_stacks(fitted)[0]
+    own = runtime_from_dict(stack_document(fitted, stack, COMMAND))
+    assert generic.stack is None
+    assert "|".join(own.stack.to_dict().values()) == stack
+    assert own.domain is not None and own.domain.hardware
+
+
+def test_profiles_stay_under_the_loader_size_limit(fitted):
+    from genz.runtime import MAX_PROFILE_BYTES
+
+    for document in [generic_document(fitted, COMMAND)] + [
+        stack_document(fitted, stack, COMMAND) for stack in fitted_stacks(fitted)
+    ]:
+        assert len(yaml.safe_dump(document)) < MAX_PROFILE_BYTES
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--out-dir", "absent"], "--out-dir: folder does not exist"),
+        (["--out-dir", ".", "--stacks", "vllm|nope|2024"], "--stacks: unknown stack 'vllm|nope"),
+    ],
+)
+def test_cli_refuses_a_missing_folder_and_an_unknown_stack(
+    tmp_path, capsys, monkeypatch, extra, message
+):
+    monkeypatch.chdir(tmp_path)
+    assert main(["calibrate-transfer", *extra]) == 2
+    assert message in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())  # nothing written
+
+
+def test_the_shipped_generic_profile_is_re_derived_from_its_command():
+    """data/runtimes/transfer/transfer.yaml is what its calibrated_from command writes."""
+    from calibration import rederive_transfer
+    from roofline import data_dir
+
+    path = data_dir() / "runtimes" / "transfer" / "transfer.yaml"
+    shipped = load_runtime(path)
+    command = yaml.safe_load(path.read_text(encoding="utf-8"))["kernel_launch_s"]["calibrated_from"]
+    assert runtime_from_dict(rederive_transfer(shipped, command)) == shipped
