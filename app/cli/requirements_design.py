@@ -17,18 +17,20 @@ from search.sizing import (
     DEFAULT_NODES,
     DEFAULT_SRAM_MB,
     DESIGN_OBJECTIVES,
+    SIMULATED_REQUESTS,
     CheapestDesign,
     DesignChoice,
     DesignGrid,
-    DesignPair,
     ServiceLevel,
     cheapest_design,
     design_pair,
     designs_from_file,
     format_seconds,
+    simulated_design_pair,
 )
 
 from ..formatting import human_bytes, print_json, print_key_values, print_table
+from .design_pair_output import print_pair
 
 DESIGN_LIFETIME_YEARS = 4.0
 DESIGN_ELECTRICITY_USD_PER_KWH = 0.10
@@ -97,6 +99,18 @@ def add_design_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="with --design: choose a prefill design, a decode design and the N:M pool "
         "ratio together (least US$ per million output tokens), beside the best colocated one",
+    )
+    group.add_argument(
+        "--no-simulate",
+        action="store_true",
+        help="with --disaggregated: skip checking (and resizing) the pools on the serving "
+        "simulator",
+    )
+    group.add_argument(
+        "--simulate-requests",
+        type=int,
+        default=SIMULATED_REQUESTS,
+        help=f"with --disaggregated: Poisson requests simulated (seed 0; {SIMULATED_REQUESTS})",
     )
     group.add_argument(
         "--kv-link-gb-per-s",
@@ -189,21 +203,15 @@ def run_design_requirements(
         "electricity_usd_per_kwh": electricity,
     }
     if args.disaggregated:
-        pair = design_pair(
-            model,  # type: ignore[arg-type]
-            scenario,  # type: ignore[arg-type]
-            slo,
-            designs,
-            kv_link_gb_per_s=args.kv_link_gb_per_s,
-            **options,  # type: ignore[arg-type]
-        )
-        if args.json:
-            print_json({"model": model.name, "slo": slo.describe(), "pair": pair.to_dict()})  # type: ignore[attr-defined]
-            return
-        _print_pair(pair, slo, lifetime, electricity)
+        _run_pair(args, model, scenario, slo, designs, options)
         return
-    if args.kv_link_gb_per_s is not None:
-        raise InputError("--kv-link-gb-per-s applies only with --disaggregated")
+    for flag, given in (
+        ("--kv-link-gb-per-s", args.kv_link_gb_per_s is not None),
+        ("--no-simulate", args.no_simulate),
+        ("--simulate-requests", args.simulate_requests != SIMULATED_REQUESTS),
+    ):
+        if given:
+            raise InputError(f"{flag} applies only with --disaggregated")
     answer = cheapest_design(
         model,  # type: ignore[arg-type]
         scenario,  # type: ignore[arg-type]
@@ -293,62 +301,36 @@ def _print_answer(
     print_table(rows)
 
 
-def _print_pair(pair: DesignPair, slo: ServiceLevel, lifetime: float, electricity: float) -> None:
-    rows = []
-    for label, pool in (("prefill", pair.prefill), ("decode", pair.decode)):
-        rows.append(
-            {
-                "pool": label,
-                "design": pool.design.name,
-                "mesh": f"tp{pool.tp} pp{pool.pp} ep{pool.ep}",
-                "replicas": pool.replicas,
-                "step": format_seconds(pool.seconds),
-                "req/s per replica": f"{pool.requests_per_s:.4g}",
-                "US$/device": f"{pool.cost.device_cost_usd:,.0f}",
-                "bound": pool.bound,
-            }
+def _run_pair(
+    args: argparse.Namespace,
+    model: object,
+    scenario: object,
+    slo: ServiceLevel,
+    designs: list,  # type: ignore[type-arg]
+    options: dict[str, float],
+) -> None:
+    """The rate model's pair, checked and resized on the simulator unless --no-simulate."""
+    common = {"kv_link_gb_per_s": args.kv_link_gb_per_s, **options}
+    if args.no_simulate:
+        if args.simulate_requests != SIMULATED_REQUESTS:
+            raise InputError("--simulate-requests and --no-simulate: give one")
+        pair = design_pair(model, scenario, slo, designs, **common)  # type: ignore[arg-type]
+        simulated = None
+    else:
+        if args.simulate_requests < 1:
+            raise InputError(f"--simulate-requests must be >= 1 (got {args.simulate_requests})")
+        simulated = simulated_design_pair(
+            model,  # type: ignore[arg-type]
+            scenario,  # type: ignore[arg-type]
+            slo,
+            designs,
+            requests=args.simulate_requests,
+            **common,  # type: ignore[arg-type]
         )
-    print_key_values(
-        [
-            ("SLO", slo.describe()),
-            (
-                "pair",
-                f"prefill {pair.prefill.design.name} : decode {pair.decode.design.name}, "
-                f"pools {pair.ratio_text} (of {pair.pairs_considered} feasible pairs)",
-            ),
-            (
-                "KV transfer",
-                f"{human_bytes(pair.kv_transfer_bytes)} (decimal) per request in "
-                f"{format_seconds(pair.kv_transfer_s)}",
-            ),
-            (
-                "TTFT / TPOT",
-                f"{format_seconds(pair.ttft_s)} (prefill + KV transfer) / "
-                f"{format_seconds(pair.tpot_s)}",
-            ),
-            (
-                "served",
-                f"{pair.requests_per_s:.4g} requests/s = "
-                f"{pair.requests_per_s * pair.output_tokens:.4g} output tok/s",
-            ),
-            (
-                "$ per Mtok",
-                f"{pair.usd_per_million_output_tokens:.4g} (cost over {lifetime:g} years + "
-                f"electricity at ${electricity:g}/kWh)",
-            ),
-        ]
-    )
-    print()
-    print_table(rows)
-    print()
-    colocated = pair.colocated
-    if colocated is None:
-        print("colocated: no single design of the space meets the SLOs with prefill interference")
+        pair = simulated.pair
+    if args.json:
+        payload = {"model": model.name, "slo": slo.describe(), "pair": pair.to_dict()}  # type: ignore[attr-defined]
+        payload["simulation"] = None if simulated is None else simulated.to_dict()
+        print_json(payload)
         return
-    print(
-        f"best colocated design: {colocated.design.name} (tp{colocated.tp} pp{colocated.pp} "
-        f"ep{colocated.ep} x{colocated.replicas}), TTFT {format_seconds(colocated.ttft_s)}, "
-        f"TPOT {format_seconds(colocated.tpot_s)} with prefill interference, "
-        f"$/Mtok {colocated.usd_per_million_output_tokens:.4g}: the pair costs "
-        f"{1 / pair.saving:.3g}x per token"  # type: ignore[operator]
-    )
+    print_pair(pair, simulated, slo, options["lifetime_years"], options["electricity_usd_per_kwh"])

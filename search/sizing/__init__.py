@@ -1,5 +1,5 @@
 """Sizing: SLO -> platform requirements (a preset scaled or replicated, or the cheapest
-parametric design and prefill/decode design pair), and OI/CF reports across workloads.
+parametric design and prefill/decode design pair, checked on the serving simulator), and OI/CF reports across workloads.
 
 Public face of ``search.sizing``.
 """
@@ -19,6 +19,14 @@ from .design_space import (
     evaluate_space,
 )
 from .oicf import DEFAULT_BITS, DEFAULT_MODELS, OicfReport, oicf_report
+from .pair_simulation import (
+    SIMULATED_REQUESTS,
+    PairSimulation,
+    SimulatedPair,
+    SimulatedRun,
+    simulate_pair,
+    simulated_design_pair,
+)
 from .pools import ColocatedDesign, DesignPair, PhasePool, pool_ratio
 from .requirements import AXES, METHODS, Requirement, find_requirement
 from .slo import ServiceLevel, format_seconds
@@ -34,15 +42,19 @@ __all__ = [
     "DEFAULT_SRAM_MB",
     "DESIGN_OBJECTIVES",
     "METHODS",
+    "SIMULATED_REQUESTS",
     "CheapestDesign",
     "ColocatedDesign",
     "DesignChoice",
     "DesignGrid",
     "DesignPair",
     "OicfReport",
+    "PairSimulation",
     "PhasePool",
     "Requirement",
     "ServiceLevel",
+    "SimulatedPair",
+    "SimulatedRun",
     "SpaceTable",
     "cheapest_design",
     "design_pair",
@@ -52,4 +64,6 @@ __all__ = [
     "format_seconds",
     "oicf_report",
     "pool_ratio",
+    "simulate_pair",
+    "simulated_design_pair",
 ]

@@ -139,8 +139,10 @@ def design_pair(
     lifetime_years: float = 4.0,
     electricity_usd_per_kwh: float = 0.10,
     kv_link_gb_per_s: float | None = None,
+    exclude: frozenset[tuple[object, ...]] = frozenset(),
 ) -> DesignPair:
-    """The least-cost-per-token prefill/decode design pair and pools (module doc)."""
+    """The least-cost-per-token prefill/decode design pair and pools (module doc);
+    pairs whose `DesignPair.key` is in ``exclude`` are skipped (the next candidate)."""
     out = scenario.output_tokens
     if out < 2:
         raise InputError(f"--output must be >= 2 for a prefill/decode pair (got {out})")
@@ -202,6 +204,8 @@ def design_pair(
         i, j = np.unravel_index(flat, fluid.shape)
         if not np.isfinite(fluid[i, j]):
             break
+        if exclude and _key(prefill, int(p_rows[i]), decode, int(d_rows[d_keep[j]])) in exclude:
+            continue
         pools = pool_ratio(
             float(p_rate[i, j]),
             float(d_rate[d_keep[j]]),
@@ -240,6 +244,20 @@ def design_pair(
         usd_per_million_output_tokens=per_token,
         colocated=colocated_best(prefill, decode, scenario, slo, max_devices),
         pairs_considered=int(np.isfinite(fluid).sum()),
+    )
+
+
+def _key(prefill: SpaceTable, p_row: int, decode: SpaceTable, d_row: int) -> tuple[object, ...]:
+    """`DesignPair.key` of a (prefill row, decode row)."""
+    return tuple(
+        item
+        for table, row in ((prefill, p_row), (decode, d_row))
+        for item in (
+            table.designs[int(table.design[row])].name,
+            int(table.tp[row]),
+            int(table.pp[row]),
+            int(table.ep[row]),
+        )
     )
 
 

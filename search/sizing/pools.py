@@ -163,6 +163,16 @@ class DesignPair:
     pairs_considered: int
 
     @property
+    def key(self) -> tuple[object, ...]:
+        """(prefill design name, tp, pp, ep, decode design name, tp, pp, ep): what
+        `search.sizing.design_pair`'s ``exclude`` takes."""
+        return tuple(
+            item
+            for pool in (self.prefill, self.decode)
+            for item in (pool.design.name, pool.tp, pool.pp, pool.ep)
+        )
+
+    @property
     def ratio_text(self) -> str:
         """``'1:4'`` (prefill replicas : decode replicas)."""
         return f"{self.prefill.replicas}:{self.decode.replicas}"
