@@ -190,6 +190,7 @@ FLAG_BOUNDS: dict[str, ValueBound] = table(
     MILLISECONDS.named("--max-ttft-ms", "time-to-first-token limit"),
     THROUGHPUT.named("--min-throughput", "least throughput"),
     DEVICES.named("--max-devices", "most devices"),
+    integer(1, 100_000, "requests").named("--simulate-requests", "requests of a simulated check"),
     number(1, 1e6, low_open=False).named("--max-scale", "largest what-if scale tried"),
     SCALE_FACTOR.named("--params-scale", "multiply the parameter count"),
     SCALE_FACTOR.named("--experts-scale", "multiply the expert count"),

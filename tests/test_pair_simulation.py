@@ -43,6 +43,11 @@ def test_queueing_makes_the_simulator_add_a_prefill_replica(llama8b) -> None:
     assert (simulation.sized.prefill_replicas, simulation.sized.decode_replicas) == (3, 2)
     assert simulation.sized.devices == simulation.rate_model.devices + pair.prefill.tp
     assert simulation.sized.ttft_p99_s <= 0.25
+    hourly = 3 * pair.prefill.hourly_usd + 2 * pair.decode.hourly_usd
+    assert simulation.sized.hourly_usd == pytest.approx(hourly)
+    assert simulation.sized.usd_per_million_output_tokens == pytest.approx(
+        hourly / 3600 / 2000 * 1e6
+    )
 
 
 def test_a_pair_without_pools_in_the_device_cap_gives_way(llama8b) -> None:
@@ -91,7 +96,10 @@ def test_cli_reports_the_simulation_and_skips_it_on_request(capsys) -> None:
 @pytest.mark.parametrize(
     ("extra", "needle"),
     [
-        (("--disaggregated", "--simulate-requests", "0"), "--simulate-requests must be >= 1"),
+        (
+            ("--disaggregated", "--simulate-requests", "0"),
+            "--simulate-requests must be an integer in [1, 100000]",
+        ),
         (("--no-simulate",), "--no-simulate applies only with --disaggregated"),
         (("--disaggregated", "--no-simulate", "--simulate-requests", "9"), "give one"),
     ],

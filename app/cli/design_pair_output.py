@@ -96,6 +96,8 @@ def _simulated_row(run: SimulatedRun) -> dict[str, object]:
         "simulated": run.label,
         "pools": pools,
         "devices": run.devices,
+        "US$/h": f"{run.hourly_usd:.3g}",
+        "$/Mtok": f"{run.usd_per_million_output_tokens:.4g}",
         "TTFT P50": format_seconds(run.ttft_p50_s),
         "TTFT P99": format_seconds(run.ttft_p99_s),
         "TPOT P50": format_seconds(run.tpot_p50_s),
@@ -114,7 +116,7 @@ def _print_simulation(simulated: SimulatedPair) -> None:
     print(
         f"simulated: {simulation.requests} Poisson requests at "
         f"{simulation.rate_requests_per_s:.4g} requests/s (seed {simulation.seed}, fixed "
-        "lengths, continuous batching), SLO checked at P99"
+        "lengths, continuous batching), SLO checked at P99; $/Mtok at that rate"
     )
     print(f"verdict: {simulation.message}")
     runs = [simulation.rate_model]

@@ -317,8 +317,6 @@ def _run_pair(
         pair = design_pair(model, scenario, slo, designs, **common)  # type: ignore[arg-type]
         simulated = None
     else:
-        if args.simulate_requests < 1:
-            raise InputError(f"--simulate-requests must be >= 1 (got {args.simulate_requests})")
         simulated = simulated_design_pair(
             model,  # type: ignore[arg-type]
             scenario,  # type: ignore[arg-type]

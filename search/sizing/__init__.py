@@ -22,13 +22,12 @@ from .oicf import DEFAULT_BITS, DEFAULT_MODELS, OicfReport, oicf_report
 from .pair_simulation import (
     SIMULATED_REQUESTS,
     PairSimulation,
-    SimulatedPair,
     SimulatedRun,
     simulate_pair,
-    simulated_design_pair,
 )
 from .pools import ColocatedDesign, DesignPair, PhasePool, pool_ratio
 from .requirements import AXES, METHODS, Requirement, find_requirement
+from .simulated_pairs import SimulatedPair, simulated_design_pair
 from .slo import ServiceLevel, format_seconds
 
 __all__ = [

@@ -16,8 +16,7 @@ over the designs' off-node link, as the rate model) and the best colocated desig
 
 When the pools miss the TTFT/TPOT SLO at its P99, `search.serving.find_disaggregated_replicas`
 finds the fewest pools (N', M') that meet it; if they exceed ``max_devices`` the caller
-falls to the next pair in the rate model's order (`simulated_design_pair`, through
-`design_pair`'s ``exclude``), up to ``MAX_CANDIDATES`` pairs.
+falls to the next pair in the rate model's order (`search.sizing.simulated_pairs`).
 """
 
 from __future__ import annotations
@@ -26,7 +25,7 @@ import math
 from dataclasses import dataclass
 
 from genz import ModelConfig, Parallelism, Scenario
-from roofline import AcceleratorDesign, InputError, design_platform
+from roofline import InputError, design_platform
 
 from ..serving import (
     SLO,
@@ -42,7 +41,7 @@ from ..serving import (
     slo_misses,
     synthetic_workload,
 )
-from .design_pairs import design_pair, kv_link
+from .design_pairs import kv_link
 from .pools import ColocatedDesign, DesignPair, PhasePool
 from .slo import ServiceLevel
 
@@ -62,6 +61,8 @@ class SimulatedRun:
     prefill_replicas: int
     decode_replicas: int
     devices: int
+    hourly_usd: float
+    usd_per_million_output_tokens: float
     ttft_p50_s: float
     ttft_p99_s: float
     tpot_p50_s: float
@@ -80,6 +81,8 @@ class SimulatedRun:
             "prefill_replicas": self.prefill_replicas,
             "decode_replicas": self.decode_replicas,
             "devices": self.devices,
+            "hourly_usd": self.hourly_usd,
+            "usd_per_million_output_tokens": self.usd_per_million_output_tokens,
             "ttft_s_p50": self.ttft_p50_s,
             "ttft_s_p99": self.ttft_p99_s,
             "tpot_s_p50": self.tpot_p50_s,
@@ -168,14 +171,22 @@ def _replica(
 
 
 def _summary(
-    label: str, result: ServingResult, prefill: int, decode: int, devices: int
+    label: str,
+    result: ServingResult,
+    pools: tuple[int, int, int],
+    hourly_usd: float,
+    tokens_per_s: float,
 ) -> SimulatedRun:
+    """``pools``: (prefill replicas, decode replicas, devices); the US$ per Mtok is the
+    pools' hourly cost over the offered ``tokens_per_s`` (output tokens)."""
     summary = result.summary
     return SimulatedRun(
         label=label,
-        prefill_replicas=prefill,
-        decode_replicas=decode,
-        devices=devices,
+        prefill_replicas=pools[0],
+        decode_replicas=pools[1],
+        devices=pools[2],
+        hourly_usd=hourly_usd,
+        usd_per_million_output_tokens=hourly_usd / 3600 / tokens_per_s * 1e6,
         ttft_p50_s=float(summary["ttft_s_p50"]),
         ttft_p99_s=float(summary["ttft_s_p99"]),
         tpot_p50_s=float(summary["tpot_s_p50"]),
@@ -209,10 +220,15 @@ def simulate_pair(
     def devices(count_n: int, count_m: int) -> int:
         return count_n * prefill.devices + count_m * decode.devices
 
+    def summary(label: str, result: ServingResult, count_n: int, count_m: int) -> SimulatedRun:
+        hourly = count_n * pair.prefill.hourly_usd + count_m * pair.decode.hourly_usd
+        pools = (count_n, count_m, devices(count_n, count_m))
+        return _summary(label, result, pools, hourly, rate * scenario.output_tokens)
+
     result = run_disaggregated(
         workload, prefill, decode, link, target, prefill_replicas=n, decode_replicas=m
     )
-    checked = _summary("rate model", result, n, m, devices(n, m))
+    checked = summary("rate model", result, n, m)
     colocated = _colocated(model, scenario, workload, pair.colocated, target, rate)
     if checked.meets:
         return PairSimulation(
@@ -267,7 +283,7 @@ def simulate_pair(
             decode_replicas=grown_m,
         )
     assert grown is not None
-    sized = _summary("simulator", grown, grown_n, grown_m, devices(grown_n, grown_m))
+    sized = summary("simulator", grown, grown_n, grown_m)
     if not sized.meets or sized.devices > max_devices:
         return PairSimulation(
             rate,
@@ -308,85 +324,13 @@ def _colocated(
     per_replica = colocated.throughput_tokens_per_s / colocated.replicas / scenario.output_tokens
     count = max(colocated.replicas, math.ceil(rate / per_replica - 1e-9))
     result = run(workload, replica, target, replicas=count)
-    return _summary("colocated", result, 0, count, count * replica.devices)
-
-
-#: Pairs tried in rate-model order before giving up on the simulator's sizing.
-MAX_CANDIDATES = 3
-
-
-@dataclass(frozen=True)
-class SimulatedPair:
-    """The pair the simulation accepts (or, when none does, the last one tried), its
-    simulation, and every earlier candidate the simulation turned down."""
-
-    pair: DesignPair
-    simulation: PairSimulation
-    rejected: tuple[tuple[DesignPair, PairSimulation], ...]
-
-    def to_dict(self) -> dict[str, object]:
-        """JSON-ready summary."""
-        return {
-            **self.simulation.to_dict(),
-            "fits": self.simulation.fits,
-            "rejected_pairs": [
-                {
-                    "prefill": pair.prefill.design.name,
-                    "decode": pair.decode.design.name,
-                    "pool_ratio": pair.ratio_text,
-                    "message": simulation.message,
-                }
-                for pair, simulation in self.rejected
-            ],
-        }
-
-
-def simulated_design_pair(
-    model: ModelConfig,
-    scenario: Scenario,
-    slo: ServiceLevel,
-    designs: list[AcceleratorDesign],
-    *,
-    max_devices: int = 64,
-    lifetime_years: float = 4.0,
-    electricity_usd_per_kwh: float = 0.10,
-    kv_link_gb_per_s: float | None = None,
-    requests: int = SIMULATED_REQUESTS,
-    candidates: int = MAX_CANDIDATES,
-) -> SimulatedPair:
-    """`design_pair`, then `simulate_pair`; a pair no pools of which meet the SLO in
-    simulation within ``max_devices`` gives way to the next of the rate model's order,
-    up to ``candidates`` pairs."""
-    rejected: list[tuple[DesignPair, PairSimulation]] = []
-    excluded: frozenset[tuple[object, ...]] = frozenset()
-    while True:
-        try:
-            pair = design_pair(
-                model,
-                scenario,
-                slo,
-                designs,
-                max_devices=max_devices,
-                lifetime_years=lifetime_years,
-                electricity_usd_per_kwh=electricity_usd_per_kwh,
-                kv_link_gb_per_s=kv_link_gb_per_s,
-                exclude=excluded,
-            )
-        except InputError:
-            if not rejected:
-                raise
-            last_pair, last = rejected.pop()
-            return SimulatedPair(last_pair, last, tuple(rejected))
-        simulation = simulate_pair(
-            model,
-            scenario,
-            slo,
-            pair,
-            max_devices=max_devices,
-            kv_link_gb_per_s=kv_link_gb_per_s,
-            requests=requests,
-        )
-        if simulation.fits or len(rejected) + 1 >= candidates:
-            return SimulatedPair(pair, simulation, tuple(rejected))
-        rejected.append((pair, simulation))
-        excluded = excluded | {pair.key}
+    per_replica_usd = (
+        colocated.usd_per_million_output_tokens
+        * colocated.throughput_tokens_per_s
+        / colocated.replicas
+        * 3600
+        / 1e6
+    )
+    pools = (0, count, count * replica.devices)
+    tokens_per_s = rate * scenario.output_tokens
+    return _summary("colocated", result, pools, count * per_replica_usd, tokens_per_s)
