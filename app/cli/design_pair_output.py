@@ -125,3 +125,7 @@ def _print_simulation(simulated: SimulatedPair) -> None:
     if simulation.colocated is not None:
         runs.append(simulation.colocated)
     print_table([_simulated_row(run) for run in runs])
+    colocated, final = simulation.colocated, simulation.final
+    if colocated is not None and colocated.meets and final.meets:
+        ratio = final.usd_per_million_output_tokens / colocated.usd_per_million_output_tokens
+        print(f"in simulation the pair costs {ratio:.3g}x the colocated design per token")

@@ -98,7 +98,8 @@ def add_design_arguments(parser: argparse.ArgumentParser) -> None:
         "--disaggregated",
         action="store_true",
         help="with --design: choose a prefill design, a decode design and the N:M pool "
-        "ratio together (least US$ per million output tokens), beside the best colocated one",
+        "ratio together (least US$ per million output tokens), beside the best colocated one; "
+        "then checked, and resized if need be, on the serving simulator (--no-simulate)",
     )
     group.add_argument(
         "--no-simulate",
