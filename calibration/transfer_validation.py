@@ -20,7 +20,7 @@ import numpy as np
 
 from genz.fitting import Array
 
-from .transfer import METRICS, fit_transfer
+from .transfer import METRICS, Prior, fit_transfer
 from .transfer_terms import TransferTerms
 
 #: Shrinkage weights tried (0: physics alone, 1: the fitted model).
@@ -34,15 +34,17 @@ def held_out_predictions(
     groups: Array,
     progress: Callable[[str], None] | None = None,
     min_rows: int = MIN_GROUP_ROWS,
+    priors: Mapping[str, Prior] | None = None,
 ) -> dict[str, Array]:
     """Per metric, each row's prediction by a fit without its group (NaN for rows of
-    groups smaller than ``min_rows``, which are never held out, only fitted)."""
+    groups smaller than ``min_rows``, which are never held out, only fitted);
+    ``priors`` overrides entries of `calibration.transfer.PRIORS`."""
     out = {name: np.full(len(terms), np.nan) for name in METRICS}
     for group in np.unique(groups):
         test = groups == group
         if test.sum() < min_rows:
             continue
-        fit = fit_transfer(terms, ~test)
+        fit = fit_transfer(terms, ~test, priors=priors)
         predicted = fit.predict(test, with_source=False)
         for name in METRICS:
             out[name][test] = predicted[name]
