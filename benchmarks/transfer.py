@@ -18,7 +18,8 @@ a comparison table at the end: ``DEVICE_PRIORS/STACKS`` where DEVICE_PRIORS is
 ``preset`` (the device terms' prior means are the presets' efficiencies) or
 ``microbenchmarks`` (cited achieved fractions, `calibration.device_priors`) and STACKS
 is ``runtime`` (stack terms shrunk towards a runtime level only, and no weight-format
-factor on compute: the model before issue 20 part B) or ``harness`` (towards a runtime
+factor on compute: the model before issue 20 part B, but for llama-bench rows no
+longer carrying a per-request cost) or ``harness`` (towards a runtime
 plus a harness level, with a tighter runtime level, so a stack no fit saw starts from
 what many stacks share rather than what one large suite set; and a weight-format
 factor on compute: `calibration.transfer.PRIORS`). ``--dump DIR`` saves every variant's held-out
@@ -92,7 +93,11 @@ def group_labels(terms: TransferTerms, kind: str) -> np.ndarray:
 
 
 def report(
-    terms: TransferTerms, kind: str, priors: dict[str, Prior], dump: Path | None = None
+    terms: TransferTerms,
+    kind: str,
+    priors: dict[str, Prior],
+    dump: Path | None = None,
+    only: set[str] | None = None,
 ) -> dict[str, tuple[float, float, float, float]]:
     """Print the per-group table of one group kind; return per metric the
     group-averaged MAPE of ideal, model and shrunk and the group-averaged coverage."""
@@ -104,6 +109,8 @@ def report(
         progress=lambda g: print(f"  fitted without {g}", file=sys.stderr),
         min_rows=MIN_HELD_OUT[kind],
         priors=priors,
+        on_group=lambda group, rows, predicted: _partial(terms, group, rows, predicted),
+        only=only,
     )
     print(
         f"\n## leave-one-{kind}-out ({time.time() - started:.0f} s; groups of at least "
@@ -169,6 +176,19 @@ def report(
     return summary
 
 
+def _partial(terms: TransferTerms, group: str, rows: np.ndarray, predicted) -> None:
+    """One held-out group's MAPE, ideal / model per metric, as it comes (stderr)."""
+    cells = []
+    for name in METRICS:
+        measured = terms.measured[name][rows]
+        ok = np.isfinite(measured)
+        if ok.any():
+            ideal = np.mean(np.abs(terms.ideal[name][rows][ok] / measured[ok] - 1))
+            model = np.mean(np.abs(predicted[name][ok] / measured[ok] - 1))
+            cells.append(f"{LABELS[name]} n={ok.sum()} {100 * ideal:.1f}/{100 * model:.1f}%")
+    print(f"    {group}: " + "; ".join(cells), file=sys.stderr)
+
+
 def _cell(predicted: np.ndarray, measured: np.ndarray) -> str:
     error = predicted / measured - 1
     return f"{100 * np.mean(np.abs(error)):5.1f}% ({100 * np.mean(error):+5.1f})"
@@ -193,6 +213,11 @@ def main() -> None:
         help="comma-separated DEVICE_PRIORS/STACKS (preset|microbenchmarks / runtime|harness)",
     )
     parser.add_argument("--dump", type=Path, help="folder for the held-out predictions (.npz)")
+    parser.add_argument(
+        "--hold-out",
+        help="comma-separated groups: hold out only these (a quick look; the tables "
+        "then cover only them, and the shrinkage weight and intervals come from them alone)",
+    )
     args = parser.parse_args()
     variants = [parse_variant(text) for text in args.variants.split(",")]
     stored = load_store()
@@ -213,7 +238,10 @@ def main() -> None:
             if args.dump is not None:
                 args.dump.mkdir(parents=True, exist_ok=True)
                 dump = args.dump / f"{kind}_{device_priors}_{stacks}.npz"
-            table[(device_priors, stacks, kind)] = report(terms, kind, STACK_MODES[stacks], dump)
+            only = None if args.hold_out is None else set(args.hold_out.split(","))
+            table[(device_priors, stacks, kind)] = report(
+                terms, kind, STACK_MODES[stacks], dump, only
+            )
     print("\n## variants (group-averaged MAPE: ideal / model / shrunk; 80% coverage)")
     for (device_priors, stacks, kind), summary in table.items():
         cells = "  ".join(

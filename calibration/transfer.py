@@ -19,7 +19,8 @@ chunks, or 1 per decode step), ``batch`` the sequences of the step. The terms:
   harness level, those towards a global value; a stack no training row has gets that
   sum): the efficiency offsets ``s_stack``, the per-kernel launch cost
   ``kappa``, the per-sequence-per-step cost ``sigma`` and the per-request fixed cost
-  ``rho`` (added to the time to first token);
+  ``rho`` (added to the time to first token; not where the harness times the passes
+  alone, llama-bench: `calibration.transfer_terms.PASS_TIMED_HARNESSES`);
 - **source** offsets ``b_source`` on log time (random effects, shrunk to 0) absorb what
   one lab's set-up adds to all its rows; a source not fitted on gets 0.
 
@@ -238,7 +239,7 @@ def row_terms(
         "eta_m": _sigmoid(logit_m),
         "kappa": stack_values["kappa"] * np.exp(interaction[:, 2] + lab[:, 2]),
         "sigma": stack_values["sigma"],
-        "rho": stack_values["rho"] * np.exp(lab[:, 3]),
+        "rho": stack_values["rho"] * np.exp(lab[:, 3]) * terms.request_cost_applies,
         "scale": np.exp(lab[:, 4]),
     }
 

@@ -30,6 +30,9 @@ from .store import StoredRow
 
 #: Weight-format buckets by nominal bits: 16-bit (no factor), 8-bit, 4-6-bit, other.
 FORMAT_BUCKETS = ("16", "8", "4", "other")
+#: Harnesses that time the passes alone (llama-bench's ``ppN`` / ``tgN`` rates, its
+#: combined ``-pg`` test): no per-request cost is part of what they report.
+PASS_TIMED_HARNESSES = ("llama-bench", "llama-bench-pg")
 #: Where the device terms' prior means come from: the presets' efficiencies, or the
 #: published microbenchmarks of `calibration.device_priors` where cited.
 DEVICE_PRIORS = ("preset", "microbenchmarks")
@@ -101,6 +104,14 @@ class TransferTerms:
 
     def __len__(self) -> int:
         return len(self.stored)
+
+    @cached_property
+    def request_cost_applies(self) -> Array:
+        """Per row, whether its harness's time includes a per-request cost (not for
+        `PASS_TIMED_HARNESSES`)."""
+        return np.array(
+            [item.info.harness not in PASS_TIMED_HARNESSES for item in self.stored], bool
+        )
 
     @cached_property
     def output_tokens(self) -> Array:

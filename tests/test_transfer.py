@@ -177,3 +177,22 @@ def test_a_quantised_formats_slower_prefill_goes_to_its_compute_factor():
     # The memory-side factor of the format is not bent to absorb it.
     assert abs(fit.params[layout.blocks["format"]][four]) < 0.3
     np.testing.assert_allclose(fit.predict()["ttft_s"], terms.measured["ttft_s"], rtol=0.1)
+
+
+def test_llama_bench_rows_carry_no_per_request_cost():
+    # llama-bench reports the pass's own rate (pp512 = 512 / time of the prompt pass),
+    # so no request set-up is in it; a server's time to first token has one.
+    stored = _rows("llama-3.1-8b", "h100-sxm", "llama-bench", "lab-a", (512,), (1,)) + _rows(
+        "llama-3.1-8b", "h100-sxm", "server_load", "lab-b", (512,), (1,)
+    )
+    terms = build_terms(stored)
+    layout = Layout.of(terms)
+    from calibration.transfer import _prior_means, row_terms
+
+    params = _prior_means(layout)
+    assert terms.request_cost_applies.tolist() == [False, True]
+    rho = row_terms(terms, layout, params, with_source=False)["rho"]
+    assert rho[0] == 0.0
+    assert rho[1] == pytest.approx(1e-3)  # the global prior mean: about a millisecond
+    ttft = predict_times(terms, layout, params, with_source=False)["ttft_s"]
+    assert ttft[1] - ttft[0] == pytest.approx(1e-3, rel=1e-6)
