@@ -17,12 +17,14 @@ MAPE is the mean of their absolute values, bias their mean.
 a comparison table at the end: ``DEVICE_PRIORS/STACKS`` where DEVICE_PRIORS is
 ``preset`` (the device terms' prior means are the presets' efficiencies) or
 ``microbenchmarks`` (cited achieved fractions, `calibration.device_priors`) and STACKS
-is ``runtime`` (stack terms shrunk towards a runtime level only, and no weight-format
-factor on compute: the model before issue 20 part B, but for llama-bench rows no
-longer carrying a per-request cost) or ``harness`` (towards a runtime
-plus a harness level, with a tighter runtime level, so a stack no fit saw starts from
-what many stacks share rather than what one large suite set; and a weight-format
-factor on compute: `calibration.transfer.PRIORS`). ``--dump DIR`` saves every variant's held-out
+(`calibration.transfer_terms.STACKS`) is ``runtime`` (stack terms shrunk towards a
+runtime level only, no weight-format factor on compute, a per-request cost on every
+row) or ``harness`` (issue 20 part B: towards a runtime plus a harness level, with a
+tighter runtime level, `calibration.transfer.HARNESS_PRIORS`, so a stack no fit saw
+starts from what many stacks share rather than what one large suite set; a
+weight-format factor on compute; no per-request cost on llama-bench rows). The default,
+``preset/runtime``, is the library's default model, the one the shipped profiles and
+docs/accuracy.md's figures come from. ``--dump DIR`` saves every variant's held-out
 predictions (``DIR/<kind>_<device priors>_<stacks>.npz``); `benchmarks/transfer_residuals.py`
 prints one held-out source's rows with the model's terms.
 
@@ -41,12 +43,14 @@ from pathlib import Path
 import numpy as np
 
 from calibration.store import load_store
-from calibration.transfer import METRICS, Prior
+from calibration.transfer import METRICS
 from calibration.transfer_terms import (
     DEVICE_PRIORS,
+    STACKS,
     TransferTerms,
     build_terms,
     with_device_priors,
+    with_stacks,
 )
 from calibration.transfer_validation import (
     conformal_bounds,
@@ -60,25 +64,8 @@ MIN_TABLE_ROWS = 10
 #: every source, but only hardware and models with enough rows to score.
 MIN_HELD_OUT = {"source": 2, "hardware": 20, "model": 20}
 LABELS = {"batch_latency_s": "batch latency", "ttft_s": "TTFT", "itl_s": "ITL (decode)"}
-#: Prior overrides per stack mode. ``runtime``: the model before issue 20 part B (no
-#: harness level, the runtime level's wider spread, no weight-format factor on compute);
-#: ``harness``: `PRIORS` as shipped.
-_OFF = Prior(0.0, 1e-6)
-STACK_MODES: dict[str, dict[str, Prior]] = {
-    "runtime": {
-        "stack_eff_harness": _OFF,
-        "log_kappa_harness": _OFF,
-        "log_sigma_harness": _OFF,
-        "log_rho_harness": _OFF,
-        "stack_eff_runtime": Prior(0.0, 0.6),
-        "log_kappa_runtime": Prior(0.0, 1.0),
-        "log_sigma_runtime": Prior(0.0, 1.0),
-        "log_rho_runtime": Prior(0.0, 2.0),
-        "format_compute": _OFF,
-    },
-    "harness": {},
-}
-DEFAULT_VARIANT = "microbenchmarks/harness"
+#: The library's default model (`calibration.transfer_terms.build_terms`'s defaults).
+DEFAULT_VARIANT = "preset/runtime"
 
 
 def group_labels(terms: TransferTerms, kind: str) -> np.ndarray:
@@ -95,7 +82,6 @@ def group_labels(terms: TransferTerms, kind: str) -> np.ndarray:
 def report(
     terms: TransferTerms,
     kind: str,
-    priors: dict[str, Prior],
     dump: Path | None = None,
     only: set[str] | None = None,
 ) -> dict[str, tuple[float, float, float, float]]:
@@ -108,7 +94,6 @@ def report(
         groups,
         progress=lambda g: print(f"  fitted without {g}", file=sys.stderr),
         min_rows=MIN_HELD_OUT[kind],
-        priors=priors,
         on_group=lambda group, rows, predicted: _partial(terms, group, rows, predicted),
         only=only,
     )
@@ -230,7 +215,7 @@ def main() -> None:
     )
     table = {}
     for device_priors, stacks in variants:
-        terms = with_device_priors(base, device_priors)
+        terms = with_stacks(with_device_priors(base, device_priors), stacks)
         print(f"\n# variant {device_priors}/{stacks}")
         for kind in args.groups.split(","):
             kind = kind.strip()
@@ -239,9 +224,7 @@ def main() -> None:
                 args.dump.mkdir(parents=True, exist_ok=True)
                 dump = args.dump / f"{kind}_{device_priors}_{stacks}.npz"
             only = None if args.hold_out is None else set(args.hold_out.split(","))
-            table[(device_priors, stacks, kind)] = report(
-                terms, kind, STACK_MODES[stacks], dump, only
-            )
+            table[(device_priors, stacks, kind)] = report(terms, kind, dump, only)
     print("\n## variants (group-averaged MAPE: ideal / model / shrunk; 80% coverage)")
     for (device_priors, stacks, kind), summary in table.items():
         cells = "  ".join(
@@ -254,10 +237,10 @@ def main() -> None:
 def parse_variant(text: str) -> tuple[str, str]:
     """``DEVICE_PRIORS/STACKS`` -> the pair (exit 2 naming the accepted values)."""
     device_priors, _, stacks = text.strip().partition("/")
-    if device_priors not in DEVICE_PRIORS or stacks not in STACK_MODES:
+    if device_priors not in DEVICE_PRIORS or stacks not in STACKS:
         raise SystemExit(
             f"--variants: {text!r} is not DEVICE_PRIORS/STACKS with DEVICE_PRIORS one of "
-            f"{', '.join(DEVICE_PRIORS)} and STACKS one of {', '.join(STACK_MODES)}"
+            f"{', '.join(DEVICE_PRIORS)} and STACKS one of {', '.join(STACKS)}"
         )
     return device_priors, stacks
 

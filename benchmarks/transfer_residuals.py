@@ -10,7 +10,7 @@ beside them), the launch cost of the pass (kernels x kappa), the per-request cos
 training (a stack or device no training row has gets only its shrunk parents).
 
     python benchmarks/transfer_residuals.py --source XiongjieDai/GPU-Benchmarks-on-LLM-Inference --metric ttft_s
-    python benchmarks/transfer_residuals.py --source geerlingguy/ai-benchmarks --metric itl_s --variant preset/runtime
+    python benchmarks/transfer_residuals.py --source geerlingguy/ai-benchmarks --metric itl_s --variant microbenchmarks/harness
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
-from transfer import DEFAULT_VARIANT, STACK_MODES, parse_variant
+from transfer import DEFAULT_VARIANT, parse_variant
 
 from calibration.store import load_store
 from calibration.transfer import METRICS, fit_transfer
@@ -38,9 +38,9 @@ def main() -> None:
         raise SystemExit(
             f"--source: unknown source {args.source!r}; accepted: {', '.join(sources)}"
         )
-    terms = build_terms(stored, device_priors=device_priors)
+    terms = build_terms(stored, device_priors=device_priors, stacks=stacks)
     test = np.array([item.info.source_id == args.source for item in stored])
-    fit = fit_transfer(terms, ~test, priors=STACK_MODES[stacks])
+    fit = fit_transfer(terms, ~test)
     predicted = fit.predict(with_source=False)
     values = fit.row_terms()
     seen_stacks = set(terms.stack.index[~test].tolist())

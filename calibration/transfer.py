@@ -14,13 +14,12 @@ chunks, or 1 per decode step), ``batch`` the sequences of the step. The terms:
   a prior mean ``e_c``: the preset's own efficiency, or a cited microbenchmark's
   achieved fraction, `calibration.device_priors`): ``eta_c = sigmoid(logit(e_c) +
   g_class + u_device + s_stack)`` and likewise ``eta_m`` (plus a weight-format factor
-  of the runtime);
-- **stack** (per runtime x harness x year, shrunk towards the sum of a runtime and a
-  harness level, those towards a global value; a stack no training row has gets that
-  sum): the efficiency offsets ``s_stack``, the per-kernel launch cost
-  ``kappa``, the per-sequence-per-step cost ``sigma`` and the per-request fixed cost
-  ``rho`` (added to the time to first token; not where the harness times the passes
-  alone, llama-bench: `calibration.transfer_terms.PASS_TIMED_HARNESSES`);
+  of the runtime on ``eta_m``, and under ``stacks="harness"`` one on ``eta_c``);
+- **stack** (per runtime x harness x year, shrunk towards a runtime level, that
+  towards a global value; a stack no training row has gets the runtime's value): the
+  efficiency offsets ``s_stack``, the per-kernel launch cost ``kappa``, the
+  per-sequence-per-step cost ``sigma`` and the per-request fixed cost ``rho`` (added
+  to the time to first token);
 - **source** offsets ``b_source`` on log time (random effects, shrunk to 0) absorb what
   one lab's set-up adds to all its rows; a source not fitted on gets 0.
 
@@ -31,6 +30,15 @@ term), under a soft-L1 loss (scale `ROBUST_SCALE`), plus quadratic penalties of 
 priors (`PRIORS`); `scipy.optimize.least_squares` with the Jacobian's sparsity. A level
 (device, class, runtime, stack, format, source) no training row has keeps its prior
 mean, which is how a held-out source, device or stack is predicted.
+
+``terms.stacks`` (`calibration.transfer_terms.STACKS`) picks the structure. The default
+``runtime`` is the model above. ``harness`` (issue 20 part B, an opt-in variant measured
+on 4 held-out sources only) adds a harness level to the stack terms (a stack shrinks
+towards runtime + harness level; an unseen stack gets that sum), the weight-format
+factor on ``eta_c`` (block ``format_c``), no ``rho`` on rows whose harness times the
+passes alone (llama-bench: `calibration.transfer_terms.PASS_TIMED_HARNESSES`) and the
+tighter runtime-level priors `HARNESS_PRIORS`. Under ``runtime`` the ``harness`` and
+``format_c`` blocks have no parameters at all.
 """
 
 from __future__ import annotations
@@ -71,18 +79,18 @@ PRIORS: Mapping[str, Prior] = {
     "class": Prior(0.0, 0.5),
     "device": Prior(0.0, 0.4),
     "stack_eff_global": Prior(0.0, 1.0),
-    "stack_eff_runtime": Prior(0.0, 0.3),
+    "stack_eff_runtime": Prior(0.0, 0.6),
     "stack_eff": Prior(0.0, 0.4),
     "format": Prior(0.0, 0.6),
     "format_compute": Prior(0.0, 0.6),
     "log_kappa_global": Prior(float(np.log(4e-6)), 2.0),
-    "log_kappa_runtime": Prior(0.0, 0.5),
+    "log_kappa_runtime": Prior(0.0, 1.0),
     "log_kappa": Prior(0.0, 1.0),
     "log_sigma_global": Prior(float(np.log(2e-5)), 2.0),
-    "log_sigma_runtime": Prior(0.0, 0.5),
+    "log_sigma_runtime": Prior(0.0, 1.0),
     "log_sigma": Prior(0.0, 0.7),
     "log_rho_global": Prior(float(np.log(1e-3)), 3.0),
-    "log_rho_runtime": Prior(0.0, 1.0),
+    "log_rho_runtime": Prior(0.0, 2.0),
     "log_rho": Prior(0.0, 3.0),
     "stack_eff_harness": Prior(0.0, 0.4),
     "log_kappa_harness": Prior(0.0, 1.0),
@@ -95,6 +103,22 @@ PRIORS: Mapping[str, Prior] = {
     "class_runtime_eff": Prior(0.0, 1.5),
     "class_runtime_kappa": Prior(0.0, 1.5),
 }
+#: Overrides of `PRIORS` under ``stacks="harness"``: the runtime level is held tighter,
+#: so a stack no fit saw starts from what many stacks share (the harness level) rather
+#: than what one large suite set for its runtime.
+HARNESS_PRIORS: Mapping[str, Prior] = {
+    "stack_eff_runtime": Prior(0.0, 0.3),
+    "log_kappa_runtime": Prior(0.0, 0.5),
+    "log_sigma_runtime": Prior(0.0, 0.5),
+    "log_rho_runtime": Prior(0.0, 1.0),
+}
+
+
+def model_priors(stacks: str, overrides: Mapping[str, Prior] | None = None) -> dict[str, Prior]:
+    """The priors of a fit with stack structure ``stacks``: `PRIORS`, with
+    `HARNESS_PRIORS` under ``"harness"``, then ``overrides``."""
+    structure = HARNESS_PRIORS if stacks == "harness" else {}
+    return {**PRIORS, **structure, **(overrides or {})}
 
 
 @dataclass(frozen=True)
@@ -106,6 +130,9 @@ class Layout:
 
     @classmethod
     def of(cls, terms: TransferTerms) -> Layout:
+        """The blocks of ``terms``; ``harness`` and ``format_c`` are empty unless
+        ``terms.stacks == "harness"``."""
+        part_b = terms.stacks == "harness"
         sizes = {
             "class_c": len(terms.device_class.names),
             "class_m": len(terms.device_class.names),
@@ -113,10 +140,10 @@ class Layout:
             "device_m": len(terms.device.names),
             "glob": 5,
             "runtime": 5 * len(terms.runtime.names),
-            "harness": 5 * len(terms.harness.names),
+            "harness": 5 * len(terms.harness.names) if part_b else 0,
             "stack": 5 * len(terms.stack.names),
             "format": len(terms.fmt.names),
-            "format_c": len(terms.fmt.names),
+            "format_c": len(terms.fmt.names) if part_b else 0,
             "class_runtime": 3 * len(terms.class_runtime.names),
             "source": 5 * len(terms.source_runtime.names),
         }
@@ -170,9 +197,9 @@ def fit_transfer(
     priors: Mapping[str, Prior] | None = None,
 ) -> TransferFit:
     """Fit on the rows where ``train`` (boolean) is true (see the module docstring);
-    ``priors`` overrides entries of `PRIORS`."""
+    ``priors`` overrides entries of `model_priors` for ``terms.stacks``."""
     layout = Layout.of(terms)
-    prior_mean, prior_sd = _prior_arrays(layout, {**PRIORS, **(priors or {})}, terms)
+    prior_mean, prior_sd = _prior_arrays(layout, model_priors(terms.stacks, priors), terms)
     start = prior_mean.copy()
     weights = _row_weights(terms, train)
     observed = {name: np.flatnonzero(train & np.isfinite(terms.measured[name])) for name in METRICS}
@@ -223,8 +250,9 @@ def row_terms(
         + stack_values["eff_c"]
         + interaction[:, 0]
         + lab[:, 0]
-        + _format_offsets(terms, layout, params, "format_c")
     )
+    if _has(layout, "format_c"):
+        logit_c = logit_c + _format_offsets(terms, layout, params, "format_c")
     logit_m = (
         _logit(terms.prior_memory)
         + params[block["class_m"]][kind]
@@ -277,9 +305,12 @@ def _stack_values(
     """Per row: stack efficiency offsets (logit) and kappa, sigma, rho (seconds)."""
     glob = params[layout.blocks["glob"]]
     per_runtime = params[layout.blocks["runtime"]].reshape(-1, 5)[runtime]
-    per_harness = params[layout.blocks["harness"]].reshape(-1, 5)[harness]
     per_stack = params[layout.blocks["stack"]].reshape(-1, 5)[stack]
-    total = glob[None, :] + per_runtime + per_harness + per_stack
+    if _has(layout, "harness"):
+        per_harness = params[layout.blocks["harness"]].reshape(-1, 5)[harness]
+        total = glob[None, :] + per_runtime + per_harness + per_stack
+    else:
+        total = glob[None, :] + per_runtime + per_stack
     return {
         "eff_c": total[:, 0],
         "eff_m": total[:, 1],
@@ -287,6 +318,13 @@ def _stack_values(
         "sigma": np.exp(total[:, 3]),
         "rho": np.exp(total[:, 4]),
     }
+
+
+def _has(layout: Layout, block: str) -> bool:
+    """Whether ``block`` has parameters (``harness`` / ``format_c``: only under
+    ``stacks="harness"``)."""
+    part = layout.blocks[block]
+    return part.stop > part.start
 
 
 def _format_offsets(terms: TransferTerms, layout: Layout, params: Array, block: str) -> Array:
@@ -399,7 +437,8 @@ def _sparsity(
                 ("format", terms.fmt.index[i]),
                 ("format_c", terms.fmt.index[i]),
             ):
-                matrix[line, block[name].start + level] = 1
+                if _has(layout, name):
+                    matrix[line, block[name].start + level] = 1
             start = block["class_runtime"].start + 3 * terms.class_runtime.index[i]
             for k in range(3):
                 matrix[line, start + k] = 1
@@ -411,6 +450,8 @@ def _sparsity(
                 ("harness", terms.harness.index[i]),
                 ("stack", terms.stack.index[i]),
             ):
+                if not _has(layout, name):
+                    continue
                 start = block[name].start + 5 * level
                 for k in range(5):
                     matrix[line, start + k] = 1

@@ -36,6 +36,14 @@ PASS_TIMED_HARNESSES = ("llama-bench", "llama-bench-pg")
 #: Where the device terms' prior means come from: the presets' efficiencies, or the
 #: published microbenchmarks of `calibration.device_priors` where cited.
 DEVICE_PRIORS = ("preset", "microbenchmarks")
+#: How the stack terms are structured. ``runtime`` (the default, what the shipped
+#: profiles and docs/accuracy.md's figures come from): stacks shrunk towards a runtime
+#: level, no weight-format factor on compute, a per-request cost on every row.
+#: ``harness`` (issue 20 part B, opt-in: validated on 4 held-out sources only): stacks
+#: shrunk towards a runtime plus a harness level, a weight-format factor on compute, no
+#: per-request cost on `PASS_TIMED_HARNESSES` rows, tighter runtime-level priors
+#: (`calibration.transfer.HARNESS_PRIORS`).
+STACKS = ("runtime", "harness")
 
 
 def stack_key(item: StoredRow) -> str:
@@ -79,7 +87,8 @@ class TransferTerms:
     presets' efficiencies and kernel overheads); ``measured`` the measured ones (NaN
     where absent); ``prior_compute`` / ``prior_memory`` the device terms' prior means
     (the presets' efficiencies, or cited microbenchmark fractions: ``cited_compute`` /
-    ``cited_memory`` say where); ``harness`` the harness of every row.
+    ``cited_memory`` say where); ``harness`` the harness of every row; ``stacks`` one of
+    `STACKS`.
     """
 
     stored: tuple[StoredRow, ...]
@@ -101,14 +110,17 @@ class TransferTerms:
     harness: Levels = field(default_factory=lambda: Levels((), np.zeros(0, int)))
     cited_compute: Array = field(default_factory=lambda: np.zeros(0, bool))
     cited_memory: Array = field(default_factory=lambda: np.zeros(0, bool))
+    stacks: str = "runtime"
 
     def __len__(self) -> int:
         return len(self.stored)
 
     @cached_property
     def request_cost_applies(self) -> Array:
-        """Per row, whether its harness's time includes a per-request cost (not for
-        `PASS_TIMED_HARNESSES`)."""
+        """Per row, whether its time includes a per-request cost: every row under
+        ``stacks="runtime"``; under ``"harness"`` not for `PASS_TIMED_HARNESSES`."""
+        if self.stacks == "runtime":
+            return np.ones(len(self.stored), bool)
         return np.array(
             [item.info.harness not in PASS_TIMED_HARNESSES for item in self.stored], bool
         )
@@ -119,9 +131,12 @@ class TransferTerms:
         return np.array([item.row.output_tokens for item in self.stored], float)
 
 
-def build_terms(stored: Sequence[StoredRow], device_priors: str = "preset") -> TransferTerms:
+def build_terms(
+    stored: Sequence[StoredRow], device_priors: str = "preset", stacks: str = "runtime"
+) -> TransferTerms:
     """Decompose and index ``stored`` (see the module docstring); ``device_priors`` is
-    one of `DEVICE_PRIORS` (`with_device_priors`)."""
+    one of `DEVICE_PRIORS` (`with_device_priors`), ``stacks`` one of `STACKS`
+    (`with_stacks`)."""
     rows = [item.row for item in stored]
     n = len(rows)
     by_runtime: dict[str, list[int]] = {}
@@ -159,7 +174,14 @@ def build_terms(stored: Sequence[StoredRow], device_priors: str = "preset") -> T
         cited_compute=np.zeros(n, bool),
         cited_memory=np.zeros(n, bool),
     )
-    return with_device_priors(terms, device_priors)
+    return with_stacks(with_device_priors(terms, device_priors), stacks)
+
+
+def with_stacks(terms: TransferTerms, stacks: str) -> TransferTerms:
+    """``terms`` with the stack structure ``stacks`` (one of `STACKS`)."""
+    if stacks not in STACKS:
+        raise ValueError(f"stacks must be one of {', '.join(STACKS)}")
+    return dataclasses.replace(terms, stacks=stacks)
 
 
 def with_device_priors(terms: TransferTerms, device_priors: str) -> TransferTerms:
