@@ -39,6 +39,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import NoReturn
 
 import numpy as np
 
@@ -76,7 +77,7 @@ def group_labels(terms: TransferTerms, kind: str) -> np.ndarray:
         return np.array([item.row.hw for item in terms.stored])
     if kind == "model":
         return np.array([item.row.model for item in terms.stored])
-    raise SystemExit(f"--groups: unknown group kind {kind!r}; accepted: source, hardware, model")
+    refuse(f"--groups: unknown group kind {kind!r}; accepted: source, hardware, model")
 
 
 def report(
@@ -238,11 +239,17 @@ def parse_variant(text: str) -> tuple[str, str]:
     """``DEVICE_PRIORS/STACKS`` -> the pair (exit 2 naming the accepted values)."""
     device_priors, _, stacks = text.strip().partition("/")
     if device_priors not in DEVICE_PRIORS or stacks not in STACKS:
-        raise SystemExit(
+        refuse(
             f"--variants: {text!r} is not DEVICE_PRIORS/STACKS with DEVICE_PRIORS one of "
             f"{', '.join(DEVICE_PRIORS)} and STACKS one of {', '.join(STACKS)}"
         )
     return device_priors, stacks
+
+
+def refuse(message: str) -> NoReturn:
+    """Bad input: one line on stderr, exit code 2."""
+    print(message, file=sys.stderr)
+    raise SystemExit(2)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
-from transfer import DEFAULT_VARIANT, parse_variant
+from transfer import DEFAULT_VARIANT, parse_variant, refuse
 
 from calibration.store import load_store
 from calibration.transfer import METRICS, fit_transfer
@@ -35,9 +35,7 @@ def main() -> None:
     stored = load_store()
     sources = sorted({item.info.source_id for item in stored})
     if args.source not in sources:
-        raise SystemExit(
-            f"--source: unknown source {args.source!r}; accepted: {', '.join(sources)}"
-        )
+        refuse(f"--source: unknown source {args.source!r}; accepted: {', '.join(sources)}")
     terms = build_terms(stored, device_priors=device_priors, stacks=stacks)
     test = np.array([item.info.source_id == args.source for item in stored])
     fit = fit_transfer(terms, ~test)
