@@ -11,6 +11,22 @@ MAPE is the mean of their absolute values, bias their mean.
 
     python benchmarks/transfer.py                      # sources (about 5 min on 2 cores)
     python benchmarks/transfer.py --groups source,hardware,model   # all three (~20 min)
+    python benchmarks/transfer.py --variants preset/runtime,microbenchmarks/harness
+
+``--variants`` fits each listed model variant in turn, in the same process, and prints
+a comparison table at the end: ``DEVICE_PRIORS/STACKS`` where DEVICE_PRIORS is
+``preset`` (the device terms' prior means are the presets' efficiencies) or
+``microbenchmarks`` (cited achieved fractions, `calibration.device_priors`) and STACKS
+(`calibration.transfer_terms.STACKS`) is ``runtime`` (stack terms shrunk towards a
+runtime level only, no weight-format factor on compute, a per-request cost on every
+row) or ``harness`` (issue 20 part B: towards a runtime plus a harness level, with a
+tighter runtime level, `calibration.transfer.HARNESS_PRIORS`, so a stack no fit saw
+starts from what many stacks share rather than what one large suite set; a
+weight-format factor on compute; no per-request cost on llama-bench rows). The default,
+``preset/runtime``, is the library's default model, the one the shipped profiles and
+docs/accuracy.md's figures come from. ``--dump DIR`` saves every variant's held-out
+predictions (``DIR/<kind>_<device priors>_<stacks>.npz``); `benchmarks/transfer_residuals.py`
+prints one held-out source's rows with the model's terms.
 
 Prints, per group kind: one row per group with at least `MIN_TABLE_ROWS` values
 (values: measured numbers, a row may measure TTFT and ITL), then per metric the
@@ -22,12 +38,21 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
+from typing import NoReturn
 
 import numpy as np
 
 from calibration.store import load_store
 from calibration.transfer import METRICS
-from calibration.transfer_terms import TransferTerms, build_terms
+from calibration.transfer_terms import (
+    DEVICE_PRIORS,
+    STACKS,
+    TransferTerms,
+    build_terms,
+    with_device_priors,
+    with_stacks,
+)
 from calibration.transfer_validation import (
     conformal_bounds,
     group_mape,
@@ -40,6 +65,8 @@ MIN_TABLE_ROWS = 10
 #: every source, but only hardware and models with enough rows to score.
 MIN_HELD_OUT = {"source": 2, "hardware": 20, "model": 20}
 LABELS = {"batch_latency_s": "batch latency", "ttft_s": "TTFT", "itl_s": "ITL (decode)"}
+#: The library's default model (`calibration.transfer_terms.build_terms`'s defaults).
+DEFAULT_VARIANT = "preset/runtime"
 
 
 def group_labels(terms: TransferTerms, kind: str) -> np.ndarray:
@@ -50,10 +77,17 @@ def group_labels(terms: TransferTerms, kind: str) -> np.ndarray:
         return np.array([item.row.hw for item in terms.stored])
     if kind == "model":
         return np.array([item.row.model for item in terms.stored])
-    raise SystemExit(f"--groups: unknown group kind {kind!r}; accepted: source, hardware, model")
+    refuse(f"--groups: unknown group kind {kind!r}; accepted: source, hardware, model")
 
 
-def report(terms: TransferTerms, kind: str) -> None:
+def report(
+    terms: TransferTerms,
+    kind: str,
+    dump: Path | None = None,
+    only: set[str] | None = None,
+) -> dict[str, tuple[float, float, float, float]]:
+    """Print the per-group table of one group kind; return per metric the
+    group-averaged MAPE of ideal, model and shrunk and the group-averaged coverage."""
     groups = group_labels(terms, kind)
     started = time.time()
     model = held_out_predictions(
@@ -61,6 +95,8 @@ def report(terms: TransferTerms, kind: str) -> None:
         groups,
         progress=lambda g: print(f"  fitted without {g}", file=sys.stderr),
         min_rows=MIN_HELD_OUT[kind],
+        on_group=lambda group, rows, predicted: _partial(terms, group, rows, predicted),
+        only=only,
     )
     print(
         f"\n## leave-one-{kind}-out ({time.time() - started:.0f} s; groups of at least "
@@ -72,6 +108,20 @@ def report(terms: TransferTerms, kind: str) -> None:
         shrunk, weights = nested_shrinkage(ideal, model[name], measured, groups)
         low, high = conformal_bounds(shrunk, measured, groups)
         results[name] = (measured, ideal, model[name], shrunk, low, high, weights)
+    if dump is not None:
+        arrays = {"groups": groups}
+        for name, (measured, ideal, fitted, shrunk, low, high, _) in results.items():
+            arrays.update(
+                {
+                    f"{name}:{key}": value
+                    for key, value in zip(
+                        ("measured", "ideal", "model", "shrunk", "low", "high"),
+                        (measured, ideal, fitted, shrunk, low, high),
+                        strict=True,
+                    )
+                }
+            )
+        np.savez_compressed(dump, **arrays)
     print(
         f"{kind:44s} {'metric':13s} {'n':>5s} {'ideal':>14s} {'model':>14s} "
         f"{'shrunk (lam)':>20s} {'in 80%':>7s}"
@@ -91,6 +141,7 @@ def report(terms: TransferTerms, kind: str) -> None:
                 f"{100 * inside[ok].mean():6.0f}%"
             )
     print(f"\nper metric over groups with values ({kind}; group-averaged MAPE / pooled MAPE):")
+    summary = {}
     for name in METRICS:
         measured, ideal, fitted, shrunk, low, high, _ = results[name]
         ok = np.isfinite(measured) & np.isfinite(fitted)
@@ -103,6 +154,25 @@ def report(terms: TransferTerms, kind: str) -> None:
             f"80% interval holds {100 * inside[covered].mean():.0f}% "
             f"(group-averaged {100 * _group_mean(inside, groups, covered):.0f}%)"
         )
+        mapes = [
+            group_mape(np.where(ok, values, np.nan), measured, groups)
+            for values in (ideal, fitted, shrunk)
+        ]
+        summary[name] = (*mapes, _group_mean(inside, groups, covered))
+    return summary
+
+
+def _partial(terms: TransferTerms, group: str, rows: np.ndarray, predicted) -> None:
+    """One held-out group's MAPE, ideal / model per metric, as it comes (stderr)."""
+    cells = []
+    for name in METRICS:
+        measured = terms.measured[name][rows]
+        ok = np.isfinite(measured)
+        if ok.any():
+            ideal = np.mean(np.abs(terms.ideal[name][rows][ok] / measured[ok] - 1))
+            model = np.mean(np.abs(predicted[name][ok] / measured[ok] - 1))
+            cells.append(f"{LABELS[name]} n={ok.sum()} {100 * ideal:.1f}/{100 * model:.1f}%")
+    print(f"    {group}: " + "; ".join(cells), file=sys.stderr)
 
 
 def _cell(predicted: np.ndarray, measured: np.ndarray) -> str:
@@ -123,17 +193,63 @@ def _group_mean(flags: np.ndarray, groups: np.ndarray, ok: np.ndarray) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--groups", default="source", help="comma-separated: source,hardware,model")
+    parser.add_argument(
+        "--variants",
+        default=DEFAULT_VARIANT,
+        help="comma-separated DEVICE_PRIORS/STACKS (preset|microbenchmarks / runtime|harness)",
+    )
+    parser.add_argument("--dump", type=Path, help="folder for the held-out predictions (.npz)")
+    parser.add_argument(
+        "--hold-out",
+        help="comma-separated groups: hold out only these (a quick look; the tables "
+        "then cover only them, and the shrinkage weight and intervals come from them alone)",
+    )
     args = parser.parse_args()
+    variants = [parse_variant(text) for text in args.variants.split(",")]
     stored = load_store()
     started = time.time()
-    terms = build_terms(stored)
+    base = build_terms(stored)
     sources = len({item.info.source_id for item in stored})
     print(
         f"measurement store: {len(stored)} rows from {sources} sources "
         f"(decomposed in {time.time() - started:.0f} s)"
     )
-    for kind in args.groups.split(","):
-        report(terms, kind.strip())
+    table = {}
+    for device_priors, stacks in variants:
+        terms = with_stacks(with_device_priors(base, device_priors), stacks)
+        print(f"\n# variant {device_priors}/{stacks}")
+        for kind in args.groups.split(","):
+            kind = kind.strip()
+            dump = None
+            if args.dump is not None:
+                args.dump.mkdir(parents=True, exist_ok=True)
+                dump = args.dump / f"{kind}_{device_priors}_{stacks}.npz"
+            only = None if args.hold_out is None else set(args.hold_out.split(","))
+            table[(device_priors, stacks, kind)] = report(terms, kind, dump, only)
+    print("\n## variants (group-averaged MAPE: ideal / model / shrunk; 80% coverage)")
+    for (device_priors, stacks, kind), summary in table.items():
+        cells = "  ".join(
+            f"{LABELS[name]} {100 * i:.1f} / {100 * m:.1f} / {100 * sh:.1f} ({100 * c:.0f}%)"
+            for name, (i, m, sh, c) in summary.items()
+        )
+        print(f"  {device_priors + '/' + stacks:26s} {kind:9s} {cells}")
+
+
+def parse_variant(text: str) -> tuple[str, str]:
+    """``DEVICE_PRIORS/STACKS`` -> the pair (exit 2 naming the accepted values)."""
+    device_priors, _, stacks = text.strip().partition("/")
+    if device_priors not in DEVICE_PRIORS or stacks not in STACKS:
+        refuse(
+            f"--variants: {text!r} is not DEVICE_PRIORS/STACKS with DEVICE_PRIORS one of "
+            f"{', '.join(DEVICE_PRIORS)} and STACKS one of {', '.join(STACKS)}"
+        )
+    return device_priors, stacks
+
+
+def refuse(message: str) -> NoReturn:
+    """Bad input: one line on stderr, exit code 2."""
+    print(message, file=sys.stderr)
+    raise SystemExit(2)
 
 
 if __name__ == "__main__":

@@ -11,12 +11,15 @@ kernels the pass launches (operators x layers), ``steps`` the forward steps (pre
 chunks, or 1 per decode step), ``batch`` the sequences of the step. The terms:
 
 - **device** (per hardware preset, shrunk towards its device class, the class towards
-  the preset's own efficiency): ``eta_c = sigmoid(logit(e_c) + g_class + u_device +
-  s_stack)`` and likewise ``eta_m`` (plus a weight-format factor of the runtime);
-- **stack** (per runtime x harness, shrunk towards the runtime, the runtime towards a
-  global value): the efficiency offsets ``s_stack``, the per-kernel launch cost
-  ``kappa``, the per-sequence-per-step cost ``sigma`` and the per-request fixed cost
-  ``rho`` (added to the time to first token);
+  a prior mean ``e_c``: the preset's own efficiency, or a cited microbenchmark's
+  achieved fraction, `calibration.device_priors`): ``eta_c = sigmoid(logit(e_c) +
+  g_class + u_device + s_stack)`` and likewise ``eta_m`` (plus a weight-format factor
+  of the runtime on ``eta_m``, and under ``stacks="harness"`` one on ``eta_c``);
+- **stack** (per runtime x harness x year, shrunk towards a runtime level, that
+  towards a global value; a stack no training row has gets the runtime's value): the
+  efficiency offsets ``s_stack``, the per-kernel launch cost ``kappa``, the
+  per-sequence-per-step cost ``sigma`` and the per-request fixed cost ``rho`` (added
+  to the time to first token);
 - **source** offsets ``b_source`` on log time (random effects, shrunk to 0) absorb what
   one lab's set-up adds to all its rows; a source not fitted on gets 0.
 
@@ -27,6 +30,15 @@ term), under a soft-L1 loss (scale `ROBUST_SCALE`), plus quadratic penalties of 
 priors (`PRIORS`); `scipy.optimize.least_squares` with the Jacobian's sparsity. A level
 (device, class, runtime, stack, format, source) no training row has keeps its prior
 mean, which is how a held-out source, device or stack is predicted.
+
+``terms.stacks`` (`calibration.transfer_terms.STACKS`) picks the structure. The default
+``runtime`` is the model above. ``harness`` (issue 20 part B, an opt-in variant measured
+on 4 held-out sources only) adds a harness level to the stack terms (a stack shrinks
+towards runtime + harness level; an unseen stack gets that sum), the weight-format
+factor on ``eta_c`` (block ``format_c``), no ``rho`` on rows whose harness times the
+passes alone (llama-bench: `calibration.transfer_terms.PASS_TIMED_HARNESSES`) and the
+tighter runtime-level priors `HARNESS_PRIORS`. Under ``runtime`` the ``harness`` and
+``format_c`` blocks have no parameters at all.
 """
 
 from __future__ import annotations
@@ -41,6 +53,7 @@ from scipy.sparse import lil_matrix
 
 from genz.fitting import Array
 
+from .device_priors import CITED_DEVICE_SD
 from .transfer_terms import TransferTerms
 
 METRICS = ("batch_latency_s", "ttft_s", "itl_s")
@@ -69,6 +82,7 @@ PRIORS: Mapping[str, Prior] = {
     "stack_eff_runtime": Prior(0.0, 0.6),
     "stack_eff": Prior(0.0, 0.4),
     "format": Prior(0.0, 0.6),
+    "format_compute": Prior(0.0, 0.6),
     "log_kappa_global": Prior(float(np.log(4e-6)), 2.0),
     "log_kappa_runtime": Prior(0.0, 1.0),
     "log_kappa": Prior(0.0, 1.0),
@@ -78,6 +92,10 @@ PRIORS: Mapping[str, Prior] = {
     "log_rho_global": Prior(float(np.log(1e-3)), 3.0),
     "log_rho_runtime": Prior(0.0, 2.0),
     "log_rho": Prior(0.0, 3.0),
+    "stack_eff_harness": Prior(0.0, 0.4),
+    "log_kappa_harness": Prior(0.0, 1.0),
+    "log_sigma_harness": Prior(0.0, 0.7),
+    "log_rho_harness": Prior(0.0, 1.5),
     "source_eff": Prior(0.0, 0.3),
     "source_kappa": Prior(0.0, 0.5),
     "source_rho": Prior(0.0, 0.5),
@@ -85,6 +103,22 @@ PRIORS: Mapping[str, Prior] = {
     "class_runtime_eff": Prior(0.0, 1.5),
     "class_runtime_kappa": Prior(0.0, 1.5),
 }
+#: Overrides of `PRIORS` under ``stacks="harness"``: the runtime level is held tighter,
+#: so a stack no fit saw starts from what many stacks share (the harness level) rather
+#: than what one large suite set for its runtime.
+HARNESS_PRIORS: Mapping[str, Prior] = {
+    "stack_eff_runtime": Prior(0.0, 0.3),
+    "log_kappa_runtime": Prior(0.0, 0.5),
+    "log_sigma_runtime": Prior(0.0, 0.5),
+    "log_rho_runtime": Prior(0.0, 1.0),
+}
+
+
+def model_priors(stacks: str, overrides: Mapping[str, Prior] | None = None) -> dict[str, Prior]:
+    """The priors of a fit with stack structure ``stacks``: `PRIORS`, with
+    `HARNESS_PRIORS` under ``"harness"``, then ``overrides``."""
+    structure = HARNESS_PRIORS if stacks == "harness" else {}
+    return {**PRIORS, **structure, **(overrides or {})}
 
 
 @dataclass(frozen=True)
@@ -96,6 +130,9 @@ class Layout:
 
     @classmethod
     def of(cls, terms: TransferTerms) -> Layout:
+        """The blocks of ``terms``; ``harness`` and ``format_c`` are empty unless
+        ``terms.stacks == "harness"``."""
+        part_b = terms.stacks == "harness"
         sizes = {
             "class_c": len(terms.device_class.names),
             "class_m": len(terms.device_class.names),
@@ -103,8 +140,10 @@ class Layout:
             "device_m": len(terms.device.names),
             "glob": 5,
             "runtime": 5 * len(terms.runtime.names),
+            "harness": 5 * len(terms.harness.names) if part_b else 0,
             "stack": 5 * len(terms.stack.names),
             "format": len(terms.fmt.names),
+            "format_c": len(terms.fmt.names) if part_b else 0,
             "class_runtime": 3 * len(terms.class_runtime.names),
             "source": 5 * len(terms.source_runtime.names),
         }
@@ -143,15 +182,24 @@ class TransferFit:
         out = {}
         for k, name in enumerate(self.terms.stack.names):
             runtime = self.terms.runtime.names.index(name.split("|")[0])
-            values = _stack_values(self.layout, self.params, np.array([k]), np.array([runtime]))
+            harness = self.terms.harness.names.index(name.split("|")[1])
+            values = _stack_values(
+                self.layout, self.params, np.array([k]), np.array([runtime]), np.array([harness])
+            )
             out[name] = {key: float(value[0]) for key, value in values.items()}
         return out
 
 
-def fit_transfer(terms: TransferTerms, train: Array, max_nfev: int = 200) -> TransferFit:
-    """Fit on the rows where ``train`` (boolean) is true (see the module docstring)."""
+def fit_transfer(
+    terms: TransferTerms,
+    train: Array,
+    max_nfev: int = 200,
+    priors: Mapping[str, Prior] | None = None,
+) -> TransferFit:
+    """Fit on the rows where ``train`` (boolean) is true (see the module docstring);
+    ``priors`` overrides entries of `model_priors` for ``terms.stacks``."""
     layout = Layout.of(terms)
-    prior_mean, prior_sd = _prior_arrays(layout)
+    prior_mean, prior_sd = _prior_arrays(layout, model_priors(terms.stacks, priors), terms)
     start = prior_mean.copy()
     weights = _row_weights(terms, train)
     observed = {name: np.flatnonzero(train & np.isfinite(terms.measured[name])) for name in METRICS}
@@ -188,7 +236,9 @@ def row_terms(
     request) and ``scale`` (the source's factor on time; 1 without sources)."""
     block = layout.blocks
     device, kind = terms.device.index, terms.device_class.index
-    stack_values = _stack_values(layout, params, terms.stack.index, terms.runtime.index)
+    stack_values = _stack_values(
+        layout, params, terms.stack.index, terms.runtime.index, terms.harness.index
+    )
     interaction = params[block["class_runtime"]].reshape(-1, 3)[terms.class_runtime.index]
     lab = params[block["source"]].reshape(-1, 5)[terms.source_runtime.index]
     if not with_source:
@@ -201,6 +251,8 @@ def row_terms(
         + interaction[:, 0]
         + lab[:, 0]
     )
+    if _has(layout, "format_c"):
+        logit_c = logit_c + _format_offsets(terms, layout, params, "format_c")
     logit_m = (
         _logit(terms.prior_memory)
         + params[block["class_m"]][kind]
@@ -208,14 +260,14 @@ def row_terms(
         + stack_values["eff_m"]
         + interaction[:, 1]
         + lab[:, 1]
-        + _format_offsets(terms, layout, params)
+        + _format_offsets(terms, layout, params, "format")
     )
     return {
         "eta_c": _sigmoid(logit_c),
         "eta_m": _sigmoid(logit_m),
         "kappa": stack_values["kappa"] * np.exp(interaction[:, 2] + lab[:, 2]),
         "sigma": stack_values["sigma"],
-        "rho": stack_values["rho"] * np.exp(lab[:, 3]),
+        "rho": stack_values["rho"] * np.exp(lab[:, 3]) * terms.request_cost_applies,
         "scale": np.exp(lab[:, 4]),
     }
 
@@ -243,17 +295,22 @@ def predict_times(
             if name == "ttft_s":
                 total = total + values["rho"][indices]
             times[name][indices] = total
-    outputs = np.array([item.row.output_tokens for item in terms.stored], float)
-    times["batch_latency_s"] = times["ttft_s"] + (outputs - 1) * times["itl_s"]
+    times["batch_latency_s"] = times["ttft_s"] + (terms.output_tokens - 1) * times["itl_s"]
     return {name: t * values["scale"] for name, t in times.items()}
 
 
-def _stack_values(layout: Layout, params: Array, stack: Array, runtime: Array) -> dict[str, Array]:
+def _stack_values(
+    layout: Layout, params: Array, stack: Array, runtime: Array, harness: Array
+) -> dict[str, Array]:
     """Per row: stack efficiency offsets (logit) and kappa, sigma, rho (seconds)."""
     glob = params[layout.blocks["glob"]]
     per_runtime = params[layout.blocks["runtime"]].reshape(-1, 5)[runtime]
     per_stack = params[layout.blocks["stack"]].reshape(-1, 5)[stack]
-    total = glob[None, :] + per_runtime + per_stack
+    if _has(layout, "harness"):
+        per_harness = params[layout.blocks["harness"]].reshape(-1, 5)[harness]
+        total = glob[None, :] + per_runtime + per_harness + per_stack
+    else:
+        total = glob[None, :] + per_runtime + per_stack
     return {
         "eff_c": total[:, 0],
         "eff_m": total[:, 1],
@@ -263,9 +320,18 @@ def _stack_values(layout: Layout, params: Array, stack: Array, runtime: Array) -
     }
 
 
-def _format_offsets(terms: TransferTerms, layout: Layout, params: Array) -> Array:
-    """Per row, the weight-format factor (logit); 16-bit formats have none."""
-    offsets = params[layout.blocks["format"]]
+def _has(layout: Layout, block: str) -> bool:
+    """Whether ``block`` has parameters (``harness`` / ``format_c``: only under
+    ``stacks="harness"``)."""
+    part = layout.blocks[block]
+    return part.stop > part.start
+
+
+def _format_offsets(terms: TransferTerms, layout: Layout, params: Array, block: str) -> Array:
+    """Per row, the weight-format factor (logit) of ``block``: ``format`` on the memory
+    efficiency, ``format_c`` on the compute efficiency (a dequantising GEMM of packed
+    weights runs below the 16-bit GEMM rate); 16-bit formats have none."""
+    offsets = params[layout.blocks[block]]
     sixteen = np.array([name.endswith("|16") for name in terms.fmt.names])
     return np.where(sixteen[terms.fmt.index], 0.0, offsets[terms.fmt.index])
 
@@ -284,11 +350,22 @@ _RUNTIME = (
     "log_sigma_runtime",
     "log_rho_runtime",
 )
+_HARNESS = (
+    "stack_eff_harness",
+    "stack_eff_harness",
+    "log_kappa_harness",
+    "log_sigma_harness",
+    "log_rho_harness",
+)
 _STACK = ("stack_eff", "stack_eff", "log_kappa", "log_sigma", "log_rho")
 
 
-def _prior_arrays(layout: Layout) -> tuple[Array, Array]:
-    """Mean and standard deviation of every parameter's prior."""
+def _prior_arrays(
+    layout: Layout, priors: Mapping[str, Prior] = PRIORS, terms: TransferTerms | None = None
+) -> tuple[Array, Array]:
+    """Mean and standard deviation of every parameter's prior: `PRIORS` (or
+    ``priors``); a device whose every row has a cited microbenchmark prior mean
+    (``terms.cited_compute`` / ``cited_memory``) has the sd `CITED_DEVICE_SD`."""
     mean, sd = np.zeros(layout.size), np.ones(layout.size)
     simple = {
         "class_c": "class",
@@ -296,25 +373,37 @@ def _prior_arrays(layout: Layout) -> tuple[Array, Array]:
         "device_c": "device",
         "device_m": "device",
         "format": "format",
+        "format_c": "format_compute",
     }
     for block, prior in simple.items():
         part = layout.blocks[block]
-        mean[part], sd[part] = PRIORS[prior].mean, PRIORS[prior].sd
+        mean[part], sd[part] = priors[prior].mean, priors[prior].sd
     part = layout.blocks["source"]
     count = (part.stop - part.start) // 5
     names5 = ("source_eff", "source_eff", "source_kappa", "source_rho", "source_scale")
-    mean[part] = np.tile([PRIORS[name].mean for name in names5], count)
-    sd[part] = np.tile([PRIORS[name].sd for name in names5], count)
+    mean[part] = np.tile([priors[name].mean for name in names5], count)
+    sd[part] = np.tile([priors[name].sd for name in names5], count)
     part = layout.blocks["class_runtime"]
     count = (part.stop - part.start) // 3
     names3 = ("class_runtime_eff", "class_runtime_eff", "class_runtime_kappa")
-    mean[part] = np.tile([PRIORS[name].mean for name in names3], count)
-    sd[part] = np.tile([PRIORS[name].sd for name in names3], count)
-    for block, names in (("glob", _GLOBAL), ("runtime", _RUNTIME), ("stack", _STACK)):
+    mean[part] = np.tile([priors[name].mean for name in names3], count)
+    sd[part] = np.tile([priors[name].sd for name in names3], count)
+    blocks = (("glob", _GLOBAL), ("runtime", _RUNTIME), ("harness", _HARNESS), ("stack", _STACK))
+    for block, names in blocks:
         part = layout.blocks[block]
         count = (part.stop - part.start) // 5
-        mean[part] = np.tile([PRIORS[name].mean for name in names], count)
-        sd[part] = np.tile([PRIORS[name].sd for name in names], count)
+        mean[part] = np.tile([priors[name].mean for name in names], count)
+        sd[part] = np.tile([priors[name].sd for name in names], count)
+    if terms is not None:
+        for block, cited in (("device_c", terms.cited_compute), ("device_m", terms.cited_memory)):
+            if len(cited) == 0:
+                continue
+            share = np.bincount(
+                terms.device.index, weights=cited, minlength=len(terms.device.names)
+            )
+            rows = np.bincount(terms.device.index, minlength=len(terms.device.names))
+            start = layout.blocks[block].start
+            sd[start : start + len(rows)][share == rows] = CITED_DEVICE_SD
     return mean, sd
 
 
@@ -346,8 +435,10 @@ def _sparsity(
                 ("device_c", terms.device.index[i]),
                 ("device_m", terms.device.index[i]),
                 ("format", terms.fmt.index[i]),
+                ("format_c", terms.fmt.index[i]),
             ):
-                matrix[line, block[name].start + level] = 1
+                if _has(layout, name):
+                    matrix[line, block[name].start + level] = 1
             start = block["class_runtime"].start + 3 * terms.class_runtime.index[i]
             for k in range(3):
                 matrix[line, start + k] = 1
@@ -356,8 +447,11 @@ def _sparsity(
                 matrix[line, start + k] = 1
             for name, level in (
                 ("runtime", terms.runtime.index[i]),
+                ("harness", terms.harness.index[i]),
                 ("stack", terms.stack.index[i]),
             ):
+                if not _has(layout, name):
+                    continue
                 start = block[name].start + 5 * level
                 for k in range(5):
                     matrix[line, start + k] = 1

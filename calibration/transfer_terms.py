@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -22,12 +23,27 @@ from genz.fitting import Array, evaluate
 from roofline import data_dir, load_platform
 
 from .calibrate import load_formats, load_kv_formats
+from .device_priors import device_fractions, load_microbenchmarks, row_priors
 from .measurements import Measurement
 from .rows import CalibrationRows, decompose, row_inputs
 from .store import StoredRow
 
 #: Weight-format buckets by nominal bits: 16-bit (no factor), 8-bit, 4-6-bit, other.
 FORMAT_BUCKETS = ("16", "8", "4", "other")
+#: Harnesses that time the passes alone (llama-bench's ``ppN`` / ``tgN`` rates, its
+#: combined ``-pg`` test): no per-request cost is part of what they report.
+PASS_TIMED_HARNESSES = ("llama-bench", "llama-bench-pg")
+#: Where the device terms' prior means come from: the presets' efficiencies, or the
+#: published microbenchmarks of `calibration.device_priors` where cited.
+DEVICE_PRIORS = ("preset", "microbenchmarks")
+#: How the stack terms are structured. ``runtime`` (the default, what the shipped
+#: profiles and docs/accuracy.md's figures come from): stacks shrunk towards a runtime
+#: level, no weight-format factor on compute, a per-request cost on every row.
+#: ``harness`` (issue 20 part B, opt-in: validated on 4 held-out sources only): stacks
+#: shrunk towards a runtime plus a harness level, a weight-format factor on compute, no
+#: per-request cost on `PASS_TIMED_HARNESSES` rows, tighter runtime-level priors
+#: (`calibration.transfer.HARNESS_PRIORS`).
+STACKS = ("runtime", "harness")
 
 
 def stack_key(item: StoredRow) -> str:
@@ -69,7 +85,10 @@ class TransferTerms:
     ``kernels_decode`` the kernel launches of one prefill / decode pass per row;
     ``ideal`` the physics-only TTFT, ITL and batch latency (seconds, the platform
     presets' efficiencies and kernel overheads); ``measured`` the measured ones (NaN
-    where absent); ``prior_compute`` / ``prior_memory`` the presets' efficiencies.
+    where absent); ``prior_compute`` / ``prior_memory`` the device terms' prior means
+    (the presets' efficiencies, or cited microbenchmark fractions: ``cited_compute`` /
+    ``cited_memory`` say where); ``harness`` the harness of every row; ``stacks`` one of
+    `STACKS`.
     """
 
     stored: tuple[StoredRow, ...]
@@ -88,13 +107,36 @@ class TransferTerms:
     source_runtime: Levels
     class_runtime: Levels
     fmt: Levels
+    harness: Levels = field(default_factory=lambda: Levels((), np.zeros(0, int)))
+    cited_compute: Array = field(default_factory=lambda: np.zeros(0, bool))
+    cited_memory: Array = field(default_factory=lambda: np.zeros(0, bool))
+    stacks: str = "runtime"
 
     def __len__(self) -> int:
         return len(self.stored)
 
+    @cached_property
+    def request_cost_applies(self) -> Array:
+        """Per row, whether its time includes a per-request cost: every row under
+        ``stacks="runtime"``; under ``"harness"`` not for `PASS_TIMED_HARNESSES`."""
+        if self.stacks == "runtime":
+            return np.ones(len(self.stored), bool)
+        return np.array(
+            [item.info.harness not in PASS_TIMED_HARNESSES for item in self.stored], bool
+        )
 
-def build_terms(stored: Sequence[StoredRow]) -> TransferTerms:
-    """Decompose and index ``stored`` (see the module docstring)."""
+    @cached_property
+    def output_tokens(self) -> Array:
+        """Generated tokens of every row (read once: the fit predicts thousands of times)."""
+        return np.array([item.row.output_tokens for item in self.stored], float)
+
+
+def build_terms(
+    stored: Sequence[StoredRow], device_priors: str = "preset", stacks: str = "runtime"
+) -> TransferTerms:
+    """Decompose and index ``stored`` (see the module docstring); ``device_priors`` is
+    one of `DEVICE_PRIORS` (`with_device_priors`), ``stacks`` one of `STACKS`
+    (`with_stacks`)."""
     rows = [item.row for item in stored]
     n = len(rows)
     by_runtime: dict[str, list[int]] = {}
@@ -111,7 +153,7 @@ def build_terms(stored: Sequence[StoredRow]) -> TransferTerms:
     for positions, decomposed in parts:
         for name in measured:
             measured[name][positions] = decomposed.measured[name]
-    return TransferTerms(
+    terms = TransferTerms(
         stored=tuple(stored),
         parts=tuple(parts),
         kernels_prefill=physics["kernels_prefill"],
@@ -128,6 +170,39 @@ def build_terms(stored: Sequence[StoredRow]) -> TransferTerms:
         source_runtime=Levels.of([f"{item.info.source_id}|{item.row.runtime}" for item in stored]),
         class_runtime=Levels.of([f"{row.hw}|{row.runtime}" for row in rows]),
         fmt=Levels.of([f"{row.runtime}|{format_bucket(row.weight_bits)}" for row in rows]),
+        harness=Levels.of([item.info.harness for item in stored]),
+        cited_compute=np.zeros(n, bool),
+        cited_memory=np.zeros(n, bool),
+    )
+    return with_stacks(with_device_priors(terms, device_priors), stacks)
+
+
+def with_stacks(terms: TransferTerms, stacks: str) -> TransferTerms:
+    """``terms`` with the stack structure ``stacks`` (one of `STACKS`)."""
+    if stacks not in STACKS:
+        raise ValueError(f"stacks must be one of {', '.join(STACKS)}")
+    return dataclasses.replace(terms, stacks=stacks)
+
+
+def with_device_priors(terms: TransferTerms, device_priors: str) -> TransferTerms:
+    """``terms`` with the device terms' prior means from ``device_priors`` (one of
+    `DEVICE_PRIORS`): the presets' efficiencies, or cited microbenchmark fractions."""
+    if device_priors not in DEVICE_PRIORS:
+        raise ValueError(f"device_priors must be one of {', '.join(DEVICE_PRIORS)}")
+    rows = [item.row for item in terms.stored]
+    platforms = {row.hw: load_platform(row.hw) for row in rows}
+    compute = np.array([platforms[row.hw].efficiency.compute for row in rows], float)
+    memory = np.array([platforms[row.hw].efficiency.memory for row in rows], float)
+    cited_c, cited_m = np.zeros(len(rows), bool), np.zeros(len(rows), bool)
+    if device_priors == "microbenchmarks":
+        fractions = device_fractions(load_microbenchmarks())
+        compute, memory, cited_c, cited_m = row_priors(rows, compute, memory, fractions)
+    return dataclasses.replace(
+        terms,
+        prior_compute=compute,
+        prior_memory=memory,
+        cited_compute=cited_c,
+        cited_memory=cited_m,
     )
 
 

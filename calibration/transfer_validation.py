@@ -14,13 +14,13 @@ and split-conformal intervals grouped by source.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 
 import numpy as np
 
 from genz.fitting import Array
 
-from .transfer import METRICS, fit_transfer
+from .transfer import METRICS, Prior, fit_transfer
 from .transfer_terms import TransferTerms
 
 #: Shrinkage weights tried (0: physics alone, 1: the fitted model).
@@ -34,20 +34,28 @@ def held_out_predictions(
     groups: Array,
     progress: Callable[[str], None] | None = None,
     min_rows: int = MIN_GROUP_ROWS,
+    priors: Mapping[str, Prior] | None = None,
+    on_group: Callable[[str, Array, Mapping[str, Array]], None] | None = None,
+    only: Collection[str] | None = None,
 ) -> dict[str, Array]:
     """Per metric, each row's prediction by a fit without its group (NaN for rows of
-    groups smaller than ``min_rows``, which are never held out, only fitted)."""
+    groups smaller than ``min_rows``, which are never held out, only fitted);
+    ``priors`` overrides entries of `calibration.transfer.PRIORS`; ``on_group`` is
+    called with each held-out group, its rows and their predictions as they come;
+    ``only`` holds out just the groups it names (the others are only fitted)."""
     out = {name: np.full(len(terms), np.nan) for name in METRICS}
     for group in np.unique(groups):
         test = groups == group
-        if test.sum() < min_rows:
+        if test.sum() < min_rows or (only is not None and str(group) not in only):
             continue
-        fit = fit_transfer(terms, ~test)
+        fit = fit_transfer(terms, ~test, priors=priors)
         predicted = fit.predict(test, with_source=False)
         for name in METRICS:
             out[name][test] = predicted[name]
         if progress is not None:
             progress(str(group))
+        if on_group is not None:
+            on_group(str(group), test, predicted)
     return out
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from calibration import Measurement
 from calibration.store import HARNESSES, SourceInfo, StoredRow, load_store, source_counts
-from calibration.transfer import Layout, fit_transfer, predict_times
+from calibration.transfer import Layout, Prior, fit_transfer, predict_times
 from calibration.transfer_terms import build_terms
 from calibration.transfer_validation import (
     blend,
@@ -63,9 +63,9 @@ def _rows(model, hw, harness, source, lengths, batches):
     return rows
 
 
-def _synthetic(stored, truth):
+def _synthetic(stored, truth, stacks="runtime"):
     """Terms whose measured times are the model's own at ``truth`` (a parameter dict)."""
-    terms = build_terms(stored)
+    terms = build_terms(stored, stacks=stacks)
     layout = Layout.of(terms)
     params = np.zeros(layout.size)
     from calibration.transfer import _prior_means
@@ -155,3 +155,62 @@ def test_the_ideal_profile_carries_physics_error_over_the_whole_store():
 
     shipped = yaml.safe_load((data_dir() / "runtimes" / "ideal.yaml").read_text())["accuracy"]
     assert shipped == physics_accuracy(load_store())
+
+
+def test_a_quantised_formats_slower_prefill_goes_to_its_compute_factor():
+    lengths, batches = (256, 512, 1024, 2048, 4096, 8192), (1, 2, 4, 8, 16, 32)
+    sixteen = _rows("llama-3.1-8b", "h100-sxm", "offline_generate", "lab", lengths, batches)
+    packed = [
+        dataclasses.replace(
+            item, row=dataclasses.replace(item.row, weight_bits=4.5, weight_format="awq")
+        )
+        for item in sixteen
+    ]
+    probe = build_terms(sixteen + packed, stacks="harness")
+    four = probe.fmt.names.index("vllm|4")
+    # Dequantising GEMMs of 4-bit weights run at exp(-0.5) of the 16-bit odds. With
+    # 36 rows a format the shipped prior (sd 0.6) shrinks it by half; a wide prior
+    # shows the factor is identified from prefill alone.
+    terms, layout, _ = _synthetic(sixteen + packed, {("format_c", four): -0.5}, "harness")
+    fit = fit_transfer(terms, np.ones(len(terms), bool), priors={"format_compute": Prior(0, 5)})
+    assert fit.params[layout.blocks["format_c"]][four] == pytest.approx(-0.5, abs=0.15)
+    # The memory-side factor of the format is not bent to absorb it.
+    assert abs(fit.params[layout.blocks["format"]][four]) < 0.3
+    np.testing.assert_allclose(fit.predict()["ttft_s"], terms.measured["ttft_s"], rtol=0.1)
+
+
+def _bench_and_server_rows():
+    return _rows("llama-3.1-8b", "h100-sxm", "llama-bench", "lab-a", (512,), (1,)) + _rows(
+        "llama-3.1-8b", "h100-sxm", "server_load", "lab-b", (512,), (1,)
+    )
+
+
+def test_the_default_stacks_have_no_part_b_terms():
+    # The default model (what the shipped profiles come from) has no harness level, no
+    # compute-side format factor and a per-request cost on every row.
+    terms = build_terms(_bench_and_server_rows())
+    assert terms.stacks == "runtime"
+    blocks = Layout.of(terms).blocks
+    assert blocks["harness"].stop == blocks["harness"].start
+    assert blocks["format_c"].stop == blocks["format_c"].start
+    assert terms.request_cost_applies.tolist() == [True, True]
+    part_b = Layout.of(build_terms(_bench_and_server_rows(), stacks="harness"))
+    assert part_b.blocks["harness"].stop - part_b.blocks["harness"].start == 2 * 5
+    with pytest.raises(ValueError, match="stacks must be one of runtime, harness"):
+        build_terms(_bench_and_server_rows(), stacks="lab")
+
+
+def test_llama_bench_rows_carry_no_per_request_cost_under_harness_stacks():
+    # llama-bench reports the pass's own rate (pp512 = 512 / time of the prompt pass),
+    # so no request set-up is in it; a server's time to first token has one.
+    terms = build_terms(_bench_and_server_rows(), stacks="harness")
+    layout = Layout.of(terms)
+    from calibration.transfer import _prior_means, row_terms
+
+    params = _prior_means(layout)
+    assert terms.request_cost_applies.tolist() == [False, True]
+    rho = row_terms(terms, layout, params, with_source=False)["rho"]
+    assert rho[0] == 0.0
+    assert rho[1] == pytest.approx(1e-3)  # the global prior mean: about a millisecond
+    ttft = predict_times(terms, layout, params, with_source=False)["ttft_s"]
+    assert ttft[1] - ttft[0] == pytest.approx(1e-3, rel=1e-6)
