@@ -230,24 +230,19 @@ def simulate_pair(
     )
     checked = summary("rate model", result, n, m)
     colocated = _colocated(model, scenario, workload, pair.colocated, target, rate)
-    if checked.meets:
+
+    def unsized(message: str) -> PairSimulation:
+        """The result when the pools are not resized on the simulator."""
         return PairSimulation(
-            rate,
-            len(workload),
-            SIMULATION_SEED,
-            checked,
-            None,
-            colocated,
+            rate, len(workload), SIMULATION_SEED, checked, None, colocated, message
+        )
+
+    if checked.meets:
+        return unsized(
             f"the simulator agrees: {n}:{m} pools meet the SLO at P99 at {rate:.4g} requests/s",
         )
     if target.ttft_s is None and target.tpot_s is None:
-        return PairSimulation(
-            rate,
-            len(workload),
-            SIMULATION_SEED,
-            checked,
-            None,
-            colocated,
+        return unsized(
             f"{n}:{m} pools do not keep up at {rate:.4g} requests/s in simulation "
             f"({'; '.join(checked.misses)}) and no TTFT/TPOT SLO is given to size them on",
         )
@@ -258,13 +253,7 @@ def simulate_pair(
     why = "; ".join(checked.misses)
     if not found.success or found.pools is None or devices(*found.pools) > max_devices:
         reason = found.message if not found.success else "they need more devices"
-        return PairSimulation(
-            rate,
-            len(workload),
-            SIMULATION_SEED,
-            checked,
-            None,
-            colocated,
+        return unsized(
             f"{n}:{m} pools miss the SLO in simulation ({why}); no pools of this pair meet "
             f"it within {max_devices} devices ({reason})",
         )
@@ -285,13 +274,7 @@ def simulate_pair(
     assert grown is not None
     sized = summary("simulator", grown, grown_n, grown_m)
     if not sized.meets or sized.devices > max_devices:
-        return PairSimulation(
-            rate,
-            len(workload),
-            SIMULATION_SEED,
-            checked,
-            None,
-            colocated,
+        return unsized(
             f"{n}:{m} pools miss the SLO in simulation ({why}); grown to "
             f"{grown_n}:{grown_m} they "
             + (f"need more than {max_devices} devices" if sized.meets else "still miss it"),
