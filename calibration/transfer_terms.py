@@ -190,7 +190,7 @@ def with_device_priors(terms: TransferTerms, device_priors: str) -> TransferTerm
     if device_priors not in DEVICE_PRIORS:
         raise ValueError(f"device_priors must be one of {', '.join(DEVICE_PRIORS)}")
     rows = [item.row for item in terms.stored]
-    platforms = {row.hw: load_platform(row.hw) for row in rows}
+    platforms = {hw: load_platform(hw) for hw in {row.hw for row in rows}}
     compute = np.array([platforms[row.hw].efficiency.compute for row in rows], float)
     memory = np.array([platforms[row.hw].efficiency.memory for row in rows], float)
     cited_c, cited_m = np.zeros(len(rows), bool), np.zeros(len(rows), bool)

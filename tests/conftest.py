@@ -1,6 +1,7 @@
 """Shared fixtures: a simple hand-checkable platform, and the shipped H100 SXM preset and
 Llama 3.1 8B model that many modules test against (loaded once per session; both are
-frozen dataclasses); and a benchmarks/ converter rerun into a temporary file."""
+frozen dataclasses); a benchmarks/ converter rerun into a temporary file; and one local
+Ray instance for every test that needs it (starting Ray takes seconds)."""
 
 import runpy
 import sys
@@ -42,6 +43,15 @@ def h100() -> Platform:
 def llama8b() -> ModelConfig:
     """The shipped ``llama-3.1-8b`` model."""
     return load_model("llama-3.1-8b")
+
+
+@pytest.fixture(scope="session")
+def ray_local():
+    """A local 2-CPU Ray instance shared by the session (skips without ray)."""
+    ray = pytest.importorskip("ray", reason="ray is not installed (pip install '.[distributed]')")
+    ray.init(num_cpus=2, include_dashboard=False)
+    yield ray
+    ray.shutdown()
 
 
 @pytest.fixture

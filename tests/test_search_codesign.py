@@ -89,14 +89,6 @@ def grid() -> CodesignResult:
     return search_designs(space_from_dict(small()))
 
 
-@pytest.fixture(scope="module")
-def ray_local():
-    ray = pytest.importorskip("ray", reason="ray is not installed (pip install '.[distributed]')")
-    ray.init(num_cpus=2, include_dashboard=False)
-    yield
-    ray.shutdown()
-
-
 def keys(frame: pd.DataFrame) -> set[tuple]:
     return set(map(tuple, frame[KEY].astype(str).to_numpy()))
 

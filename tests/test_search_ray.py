@@ -1,4 +1,4 @@
-"""The Ray backend on a local 2-CPU Ray instance gives the single-process grid's results."""
+"""The Ray backend on the session's local 2-CPU Ray instance (tests/conftest.py) gives the single-process grid's results."""
 
 from __future__ import annotations
 
@@ -12,14 +12,6 @@ from roofline.errors import InputError
 from search.codesign import load_space, search_designs
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
-
-
-@pytest.fixture(scope="module")
-def ray_local():
-    ray = pytest.importorskip("ray", reason="ray is not installed (pip install '.[distributed]')")
-    ray.init(num_cpus=2, include_dashboard=False)
-    yield ray
-    ray.shutdown()
 
 
 def test_ray_designs_and_frontier_equal_the_local_grid(ray_local) -> None:

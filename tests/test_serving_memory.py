@@ -29,8 +29,8 @@ def peak_bytes(requests: int, monkeypatch) -> tuple[int, float]:
 
 
 def test_peak_memory_per_request_is_below_the_cap_constant(monkeypatch):
-    small, small_peak = peak_bytes(3000, monkeypatch)
-    large, large_peak = peak_bytes(12000, monkeypatch)
+    small, small_peak = peak_bytes(1500, monkeypatch)
+    large, large_peak = peak_bytes(6000, monkeypatch)
     slope = (large_peak - small_peak) / (large - small)
     assert 100 < slope < BYTES_PER_REQUEST
 

@@ -1,4 +1,4 @@
-"""Serving sweeps on a local one-CPU Ray instance give the serial sweep's rows."""
+"""Serving sweeps on the session's local Ray instance (tests/conftest.py) give the serial sweep's rows."""
 
 from __future__ import annotations
 
@@ -25,15 +25,10 @@ def _rows(*extra: str) -> list[dict[str, object]]:
     return json.loads(out.getvalue())
 
 
-def test_ray_sweep_equals_the_serial_sweep() -> None:
-    ray = pytest.importorskip("ray", reason="ray is not installed (pip install '.[distributed]')")
+def test_ray_sweep_equals_the_serial_sweep(ray_local) -> None:
     serial = _rows()
-    ray.init(num_cpus=1, include_dashboard=False)
-    try:
-        distributed = _rows("--parallel", "ray")
-        assert ray.is_initialized()  # the running instance was used, not shut down
-    finally:
-        ray.shutdown()
+    distributed = _rows("--parallel", "ray")
+    assert ray_local.is_initialized()  # the running instance was used, not shut down
     assert distributed == serial
     assert [(row["rate"], row["policy"]) for row in serial] == [
         (3.0, "continuous"), (6.0, "continuous"), (3.0, "chunked"), (6.0, "chunked"),
