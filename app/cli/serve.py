@@ -110,8 +110,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sched.add_argument(
         "--request-overhead-ms",
         type=float,
-        default=0.0,
-        help="front-end time per request (HTTP, tokenisation), ms, one FIFO front end (0)",
+        help="front-end time per request (HTTP, tokenisation), ms, one FIFO front end "
+        "(default: the --runtime profile's fitted request_overhead_s, 0 without one)",
     )
     sched.add_argument(
         "--chunk-overhead-ms",
@@ -210,7 +210,7 @@ def _replica_builder(args: argparse.Namespace, policy: str, pool: str | None = N
         kv_capacity_tokens=args.kv_tokens,
         kv_blocks=args.kv_blocks,
         kv_free_fraction=args.kv_free_fraction,
-        request_overhead_s=args.request_overhead_ms / 1e3,
+        request_overhead_s=_front_end_s(args),
         chunk_overhead_s=args.chunk_overhead_ms / 1e3,
     )
 
@@ -528,6 +528,24 @@ def _write_csv(path: str, columns: dict[str, Any]) -> None:
         )
 
 
+def _front_end_s(args: argparse.Namespace) -> float:
+    """Front-end time per request, s: --request-overhead-ms, else the profile's fitted one."""
+    from search.serving import front_end_seconds
+
+    runtime = runtime_from_args(args)
+    stated = None if args.request_overhead_ms is None else args.request_overhead_ms / 1e3
+    return front_end_seconds(None if runtime.is_ideal else runtime, stated)
+
+
+def _front_end_row(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """The 'front end per request' line, when one is charged, with where it comes from."""
+    seconds = _front_end_s(args)
+    if seconds == 0:
+        return []
+    origin = "--request-overhead-ms" if args.request_overhead_ms is not None else "profile"
+    return [("front end per request", f"{_ms(seconds)} ({origin})")]
+
+
 def _ms(value: float) -> str:
     return f"{value * 1e3:.1f} ms"
 
@@ -542,6 +560,7 @@ def _print_result(args: argparse.Namespace, workload: Any, result: Any) -> None:
                 "workload": workload.source,
                 "policy": args.policy,
                 "runtime": args.runtime or "ideal",
+                "request_overhead_s": _front_end_s(args),
                 **result.to_dict(),
             }
         )
@@ -564,6 +583,7 @@ def _print_result(args: argparse.Namespace, workload: Any, result: Any) -> None:
         [
             ("model / hardware", f"{args.model} on {_replicas(args)}"),
             ("policy, runtime", f"{args.policy}, {args.runtime or 'ideal'}"),
+            *_front_end_row(args),
             ("workload", workload.source),
             ("requests (finished)", f"{summary['requests']:.0f} ({summary['finished']:.0f})"),
             *latency,

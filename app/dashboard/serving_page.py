@@ -43,6 +43,7 @@ from search.serving import (
     SchedulerConfig,
     Workload,
     build_replica,
+    front_end_seconds,
     kv_link,
     run,
     run_disaggregated,
@@ -132,6 +133,7 @@ def _replica(selection: Selection, hw: str | None, policy: str, workload: Worklo
         policy=policy,
         max_sequences=32 if policy == "static" else 256,
         max_batched_tokens=512 if policy == "chunked" else 8192,
+        request_overhead_s=front_end_seconds(runtime_profile(selection.runtime), None),
     )
     hw = hw or selection.hw
     # Static batching sizes its table by the longest request of each rate's workload

@@ -23,7 +23,7 @@ from .capacity import (
     run_disaggregated,
     with_economics,
 )
-from .config import POLICIES, PREEMPTION, SchedulerConfig
+from .config import POLICIES, PREEMPTION, SchedulerConfig, front_end_seconds
 from .energy import Pool, ServingEconomics, pool_economics
 from .engine import simulate_pool
 from .metrics import PERCENTILES, SLO, ServingResult, meets_percentiles, slo_misses, summarise
@@ -88,6 +88,7 @@ __all__ = [
     "find_max_rate",
     "find_replicas",
     "fitted_workload",
+    "front_end_seconds",
     "kv_link",
     "kv_transfer",
     "load_trace",

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from roofline import InputError, require_fraction, require_positive
+
+if TYPE_CHECKING:
+    from genz import RuntimeProfile
 
 #: Scheduling policies the simulator runs.
 POLICIES = ("continuous", "chunked", "static")
@@ -82,8 +86,9 @@ class SchedulerConfig:
         Host time per streamed chunk of each sequence, seconds (detokenisation, output
         processing and streaming in an engine loop that waits for it; default 0): every
         step takes this much longer per sequence in it. Zero for engines that overlap it
-        with the GPU (vLLM V1's and SGLang's async scheduling). Both terms are serving
-        options until runtime profiles (`genz.RuntimeProfile`) carry fitted values.
+        with the GPU (vLLM V1's and SGLang's async scheduling). A runtime profile's
+        fitted ``request_overhead_s`` is the front-end time when none is stated
+        (`front_end_seconds`); no profile fits a per-chunk cost yet.
     """
 
     policy: str = "continuous"
@@ -154,3 +159,13 @@ class SchedulerConfig:
         if self.kv_free_fraction is not None:
             return max(int(self.kv_free_fraction * free_bytes // bytes_per_token), 0)
         return None
+
+
+def front_end_seconds(runtime: RuntimeProfile | None, stated_s: float | None) -> float:
+    """Front-end time per request (s) a simulation charges (`SchedulerConfig.request_overhead_s`):
+    ``stated_s`` when given, else the runtime profile's fitted ``request_overhead_s``
+    (what the profile adds once per request to `genz.predict`'s TTFT; 0 for physics and
+    for profiles without one)."""
+    if stated_s is not None:
+        return stated_s
+    return 0.0 if runtime is None else runtime.request_overhead_s
