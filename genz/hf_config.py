@@ -23,6 +23,7 @@ from roofline import (
 )
 
 from .layer_kinds import (
+    LINEAR,
     PURE_SSM_TYPES,
     SSM,
     WINDOW,
@@ -30,6 +31,7 @@ from .layer_kinds import (
     ssm_from_config,
     window_from_config,
 )
+from .linear_attention import LINEAR_KEYS, linear_attention_from_config
 from .model import ModelConfig, require_int
 from .vision import vision_from_config
 
@@ -68,6 +70,10 @@ USED_KEYS = {
     "num_nextn_predict_layers",
     "sliding_window",
     "layer_types",
+    "shared_expert_intermediate_size",
+    "decoder_sparse_step",
+    "mlp_only_layers",
+    "attn_output_gate",
 }
 #: Keys of windows and state-space layers (`genz.layer_kinds`), read but not used to
 #: spot misspellings (several are short, generic names: ``expand``, ``num_heads``).
@@ -97,6 +103,9 @@ LAYER_KIND_KEYS = {
     "attn_layer_indices",
     "expert_layer_period",
     "expert_layer_offset",
+    # Gated DeltaNet linear-attention layers (Qwen3-Next)
+    "full_attention_interval",
+    *LINEAR_KEYS,
 }
 OUR_KEYS = {
     "_name",
@@ -233,6 +242,8 @@ def model_from_hf_config(
         window = 0
     if SSM not in kinds:
         ssm = None
+    linear = linear_attention_from_config(config, origin) if LINEAR in kinds else None
+    moe_freq, moe_offset, shared = _moe_layout(config, num_experts, origin)
     norms = 1 if pure_ssm else NORMS_PER_LAYER.get(model_type, 2)
     return _in_file(
         origin,
@@ -250,13 +261,13 @@ def model_from_hf_config(
         qkv_bias=bool(config.get("attention_bias", model_type in QKV_BIAS_MODEL_TYPES)),
         num_experts=num_experts,
         experts_per_token=config.get("num_experts_per_tok") or 0 if num_experts else 0,
-        num_shared_experts=config.get("n_shared_experts") or 0,
+        num_shared_experts=shared,
         moe_intermediate_size=(config.get("moe_intermediate_size") or intermediate)
         if num_experts
         else 0,
         first_dense_layers=config.get("first_k_dense_replace") or 0,
-        moe_layer_freq=config.get("moe_layer_freq") or config.get("expert_layer_period") or 1,
-        moe_layer_offset=config.get("expert_layer_offset") or 0,
+        moe_layer_freq=moe_freq,
+        moe_layer_offset=moe_offset,
         kv_lora_rank=config.get("kv_lora_rank") or 0,
         q_lora_rank=config.get("q_lora_rank") or 0,
         qk_rope_head_dim=config.get("qk_rope_head_dim") or 0,
@@ -268,6 +279,8 @@ def model_from_hf_config(
         attention_sink_tokens=config.get("attention_sink_tokens") or 0 if window else 0,
         layer_types=kinds,
         ssm=ssm,
+        linear_attention=linear,
+        attention_output_gate=bool(config.get("attn_output_gate", model_type == "qwen3_next")),
         norms_per_layer=norms,
         vision=vision,
         default_weight_bits=float(config.get("_weight_bits", 16.0)),
@@ -275,6 +288,35 @@ def model_from_hf_config(
         published_active_params=config.get("_published_active_params"),
         source=str(config.get("_source", origin)),
     )
+
+
+def _moe_layout(config: dict[str, Any], num_experts: int, origin: str) -> tuple[int, int, int]:
+    """``(moe_layer_freq, moe_layer_offset, num_shared_experts)`` of a config: DeepSeek's
+    ``moe_layer_freq`` / ``n_shared_experts``, Jamba's ``expert_layer_period`` /
+    ``expert_layer_offset``, Qwen-MoE's ``decoder_sparse_step`` (layer i is MoE when
+    ``(i + 1) % step == 0``) and ``shared_expert_intermediate_size`` (one shared expert
+    of that width, counted in routed-expert widths)."""
+    step = config.get("decoder_sparse_step")
+    if step is not None:
+        require_int("decoder_sparse_step", step, minimum=1)
+    if config.get("mlp_only_layers"):
+        raise InputError(
+            f"{origin}: mlp_only_layers {config['mlp_only_layers']!r:.40} is not modelled "
+            "(dense layers among MoE layers): use decoder_sparse_step or first_k_dense_replace"
+        )
+    freq = config.get("moe_layer_freq") or config.get("expert_layer_period") or step or 1
+    offset = config.get("expert_layer_offset") or ((step - 1) if step else 0)
+    shared = config.get("n_shared_experts") or 0
+    width = config.get("shared_expert_intermediate_size")
+    if num_experts and width:
+        expert = config.get("moe_intermediate_size") or config.get("intermediate_size")
+        if isinstance(width, bool) or not isinstance(width, int) or not expert or width % expert:
+            raise InputError(
+                f"{origin}: shared_expert_intermediate_size ({width!r}) must be a positive "
+                f"multiple of moe_intermediate_size ({expert!r})"
+            )
+        shared = width // expert
+    return freq, offset, shared
 
 
 def _checked(config: dict[str, Any], origin: str) -> dict[str, Any]:

@@ -1,11 +1,13 @@
-"""Per-layer token mixers: full attention, sliding-window attention, Mamba / Mamba-2.
+"""Per-layer token mixers: full attention, sliding-window attention, Mamba / Mamba-2,
+Gated DeltaNet linear attention (`genz.linear_attention`).
 
 Read from a Hugging Face ``config.json``: Mistral's ``sliding_window`` (every layer
 windowed), Gemma-2's alternation (even layers local), Gemma-3's
 ``sliding_window_pattern`` (every n-th layer global), an explicit ``layer_types`` list
 (gpt-oss, newer Gemma configs, Granite-4.0-H), Jamba's ``attn_layer_period`` /
 ``attn_layer_offset``, Bamba's ``attn_layer_indices`` and pure Mamba / Mamba-2 models
-(``model_type`` ``mamba``, ``falcon_mamba``, ``mamba2``). `SSMConfig` holds one
+(``model_type`` ``mamba``, ``falcon_mamba``, ``mamba2``), Qwen3-Next's
+``full_attention_interval`` (every n-th layer full attention, linear attention elsewhere). `SSMConfig` holds one
 state-space layer's shapes; its parameter and state counts are documented in
 docs/model.md ("State-space layers").
 """
@@ -21,7 +23,8 @@ from roofline import InputError
 FULL = "full_attention"
 WINDOW = "sliding_attention"
 SSM = "mamba"
-LAYER_KINDS = (FULL, WINDOW, SSM)
+LINEAR = "linear_attention"
+LAYER_KINDS = (FULL, WINDOW, SSM, LINEAR)
 #: ``layer_types`` spellings accepted, and the kind each means.
 LAYER_TYPE_NAMES = {
     "full_attention": FULL,
@@ -31,6 +34,7 @@ LAYER_TYPE_NAMES = {
     "local_attention": WINDOW,
     "mamba": SSM,
     "mamba2": SSM,
+    "linear_attention": LINEAR,
 }
 #: Model types whose every layer is a state-space layer (no attention, no MLP).
 PURE_SSM_TYPES = {"mamba": 1, "falcon_mamba": 1, "mamba2": 2}
@@ -228,6 +232,14 @@ def layer_kinds_from_config(
             period = _int(config, "attn_layer_period", origin, "attention every n-th layer")
             offset = config.get("attn_layer_offset", 0)
             kinds_t = tuple(FULL if i % period == offset else SSM for i in range(num_layers))
+    elif "full_attention_interval" in config or model_type == "qwen3_next":
+        # Qwen3-Next: every n-th layer full attention, linear attention elsewhere
+        interval = config.get("full_attention_interval", 4)  # Qwen3NextConfig's default
+        if isinstance(interval, bool) or not isinstance(interval, int) or interval < 1:
+            raise InputError(
+                f"{origin}: full_attention_interval must be an integer >= 1, got {interval!r}"
+            )
+        kinds_t = tuple(LINEAR if (i + 1) % interval else FULL for i in range(num_layers))
     elif window and "sliding_window_pattern" in config:  # Gemma-3: every n-th layer global
         pattern = _int(config, "sliding_window_pattern", origin, "every n-th layer is global")
         kinds_t = tuple(WINDOW if (i + 1) % pattern else FULL for i in range(num_layers))

@@ -5,8 +5,8 @@ layers and the attention / state-space layer mix of a hybrid.
   local/global pattern with the new window, a model without windows has every attention
   layer windowed, 0 makes every layer full attention.
 - ``attention_layers`` (a count in ``[1, num_layers]``) rebuilds a hybrid's pattern
-  (Jamba, Bamba) with that many full-attention layers spread evenly through the stack and
-  state-space layers elsewhere: layer ``i`` is attention when
+  (Jamba, Bamba, Qwen3-Next) with that many full-attention layers spread evenly through
+  the stack and state-space (or linear-attention) layers elsewhere: layer ``i`` is attention when
   ``floor((i + 1) a / L) > floor(i a / L)``, so ``a = L / 8`` gives Jamba's one in eight.
   Costs depend on the counts only, not on which layers hold attention.
 
@@ -20,7 +20,7 @@ from collections.abc import Mapping
 
 from roofline import InputError
 
-from .layer_kinds import FULL, SSM
+from .layer_kinds import FULL, LINEAR, SSM
 from .model import ModelConfig
 from .scaled_models import with_sliding_window
 
@@ -45,10 +45,11 @@ def with_layer_mix(
 
 def _with_attention_layers(model: ModelConfig, count: int, label: str) -> ModelConfig:
     layers = model.num_layers
-    if model.ssm is None or not model.num_attention_layers:
+    if (model.ssm is None) == (model.linear_attention is None) or not model.num_attention_layers:
         raise InputError(
-            f"{label}: {model.name} is not an attention / state-space hybrid "
-            "(needs SSM layers and attention layers, e.g. jamba-v0.1, bamba-9b)"
+            f"{label}: {model.name} is not an attention / state-space hybrid (needs "
+            "attention layers and SSM or linear-attention layers, e.g. jamba-v0.1, bamba-9b, "
+            "qwen3-next-80b-a3b)"
         )
     if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= layers:
         raise InputError(
@@ -56,12 +57,14 @@ def _with_attention_layers(model: ModelConfig, count: int, label: str) -> ModelC
         )
     if count == model.num_attention_layers:
         return model
+    other = SSM if model.ssm is not None else LINEAR
     kinds = tuple(
-        FULL if (i + 1) * count // layers > i * count // layers else SSM for i in range(layers)
+        FULL if (i + 1) * count // layers > i * count // layers else other for i in range(layers)
     )
     return dataclasses.replace(
         model,
         layer_types=kinds,
         ssm=model.ssm if SSM in kinds else None,
+        linear_attention=model.linear_attention if LINEAR in kinds else None,
         name=f"{model.name} {count} attention layers",
     )
