@@ -103,6 +103,14 @@ LAYER_KIND_KEYS = {
     "attn_layer_indices",
     "expert_layer_period",
     "expert_layer_offset",
+    # Nemotron-H
+    "hybrid_override_pattern",
+    "mamba_num_heads",
+    "mamba_head_dim",
+    "ssm_state_size",
+    "use_conv_bias",
+    "attention_head_dim",
+    "mlp_hidden_act",
     # Gated DeltaNet linear-attention layers (Qwen3-Next)
     "full_attention_interval",
     *LINEAR_KEYS,
@@ -135,6 +143,8 @@ QKV_BIAS_MODEL_TYPES = ("qwen2",)
 #: Norm weight vectors per layer where not 2 (pre-attention and pre-FFN): Gemma-2/3
 #: add post-attention and post-FFN norms.
 NORMS_PER_LAYER = {"gemma2": 4, "gemma3": 4, "gemma3_text": 4}
+#: Model types whose layers hold one sublayer each (a mixer or an MLP) and one norm.
+ONE_SUBLAYER_TYPES = ("nemotron_h",)
 
 
 def models_dir() -> Path:
@@ -217,7 +227,9 @@ def model_from_hf_config(
     )
     intermediate = config["intermediate_size"]
     try:
-        head_dim = config.get("head_dim") or hidden // heads  # absent (None): hidden / heads
+        head_dim = (  # absent (None): hidden / heads
+            config.get("head_dim") or config.get("attention_head_dim") or hidden // heads
+        )
     except TypeError:
         raise InputError(
             f"{origin}: hidden_size and num_attention_heads must be integers"
@@ -244,7 +256,8 @@ def model_from_hf_config(
         ssm = None
     linear = linear_attention_from_config(config, origin) if LINEAR in kinds else None
     moe_freq, moe_offset, shared = _moe_layout(config, num_experts, origin)
-    norms = 1 if pure_ssm else NORMS_PER_LAYER.get(model_type, 2)
+    one_sublayer = model_type in ONE_SUBLAYER_TYPES
+    norms = 1 if pure_ssm or one_sublayer else NORMS_PER_LAYER.get(model_type, 2)
     return _in_file(
         origin,
         ModelConfig,
@@ -280,6 +293,7 @@ def model_from_hf_config(
         layer_types=kinds,
         ssm=ssm,
         linear_attention=linear,
+        ffn_on_mixer_layers=not one_sublayer,
         attention_output_gate=bool(config.get("attn_output_gate", model_type == "qwen3_next")),
         norms_per_layer=norms,
         vision=vision,

@@ -5,7 +5,8 @@ Read from a Hugging Face ``config.json``: Mistral's ``sliding_window`` (every la
 windowed), Gemma-2's alternation (even layers local), Gemma-3's
 ``sliding_window_pattern`` (every n-th layer global), an explicit ``layer_types`` list
 (gpt-oss, newer Gemma configs, Granite-4.0-H), Jamba's ``attn_layer_period`` /
-``attn_layer_offset``, Bamba's ``attn_layer_indices`` and pure Mamba / Mamba-2 models
+``attn_layer_offset``, Bamba's ``attn_layer_indices``, Nemotron-H's ``hybrid_override_pattern`` (Mamba-2, attention and
+MLP-only layers, each with one sublayer) and pure Mamba / Mamba-2 models
 (``model_type`` ``mamba``, ``falcon_mamba``, ``mamba2``), Qwen3-Next's
 ``full_attention_interval`` (every n-th layer full attention, linear attention elsewhere). `SSMConfig` holds one
 state-space layer's shapes; its parameter and state counts are documented in
@@ -24,7 +25,8 @@ FULL = "full_attention"
 WINDOW = "sliding_attention"
 SSM = "mamba"
 LINEAR = "linear_attention"
-LAYER_KINDS = (FULL, WINDOW, SSM, LINEAR)
+MLP = "mlp"  # a layer with an FFN and no token mixer (Nemotron-H's "-")
+LAYER_KINDS = (FULL, WINDOW, SSM, LINEAR, MLP)
 #: ``layer_types`` spellings accepted, and the kind each means.
 LAYER_TYPE_NAMES = {
     "full_attention": FULL,
@@ -35,7 +37,10 @@ LAYER_TYPE_NAMES = {
     "mamba": SSM,
     "mamba2": SSM,
     "linear_attention": LINEAR,
+    "mlp": MLP,
 }
+#: Nemotron-H's ``hybrid_override_pattern`` characters: Mamba-2, attention, MLP-only.
+NEMOTRON_PATTERN = {"M": SSM, "*": FULL, "-": MLP}
 #: Model types whose every layer is a state-space layer (no attention, no MLP).
 PURE_SSM_TYPES = {"mamba": 1, "falcon_mamba": 1, "mamba2": 2}
 
@@ -153,6 +158,17 @@ def ssm_from_config(config: dict[str, Any], origin: str) -> SSMConfig | None:
             groups=config.get("n_groups") or 1,
             conv_bias=bool(config.get("use_conv_bias", True)),
         )
+    if model_type == "nemotron_h":  # Mamba-2 mixers of mamba_num_heads x mamba_head_dim
+        heads = _int(config, "mamba_num_heads", origin, "Mamba-2 heads")
+        return SSMConfig(
+            version=2,
+            inner_size=heads * _int(config, "mamba_head_dim", origin, "Mamba-2 head width"),
+            state_size=_int(config, "ssm_state_size", origin, "SSM state size N"),
+            conv_kernel=_int(config, "conv_kernel", origin, "convolution width"),
+            num_heads=heads,
+            groups=config.get("n_groups") or 1,
+            conv_bias=bool(config.get("use_conv_bias", True)),
+        )
     if not any(key.startswith("mamba_") for key in config):
         return None
     expand = config.get("mamba_expand", 2)
@@ -195,6 +211,22 @@ def window_from_config(config: dict[str, Any], origin: str) -> int:
     return window
 
 
+def _nemotron_kinds(pattern: Any, num_layers: int, origin: str) -> tuple[str, ...]:
+    """Nemotron-H's one character per layer: ``M`` Mamba-2, ``*`` attention, ``-`` MLP."""
+    if not isinstance(pattern, str) or len(pattern) != num_layers:
+        raise InputError(
+            f"{origin}: hybrid_override_pattern must be a string of num_hidden_layers "
+            f"({num_layers}) characters, got {pattern!r:.60}"
+        )
+    for index, char in enumerate(pattern):
+        if char not in NEMOTRON_PATTERN:
+            raise InputError(
+                f"{origin}: hybrid_override_pattern[{index}] = {char!r} is not modelled; "
+                "accepted: M (Mamba-2), * (attention), - (MLP)"
+            )
+    return tuple(NEMOTRON_PATTERN[char] for char in pattern)
+
+
 def layer_kinds_from_config(
     config: dict[str, Any], num_layers: int, window: int, ssm: SSMConfig | None, origin: str
 ) -> tuple[str, ...]:
@@ -203,7 +235,9 @@ def layer_kinds_from_config(
     if model_type in PURE_SSM_TYPES:
         return (SSM,) * num_layers
     types = config.get("layer_types")
-    if types is not None:
+    if "hybrid_override_pattern" in config:
+        kinds_t = _nemotron_kinds(config["hybrid_override_pattern"], num_layers, origin)
+    elif types is not None:
         if not isinstance(types, list) or len(types) != num_layers:
             raise InputError(
                 f"{origin}: layer_types must be a list of num_hidden_layers ({num_layers}) names"

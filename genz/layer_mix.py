@@ -20,7 +20,7 @@ from collections.abc import Mapping
 
 from roofline import InputError
 
-from .layer_kinds import FULL, LINEAR, SSM
+from .layer_kinds import FULL, LINEAR, MLP, SSM
 from .model import ModelConfig
 from .scaled_models import with_sliding_window
 
@@ -44,7 +44,9 @@ def with_layer_mix(
 
 
 def _with_attention_layers(model: ModelConfig, count: int, label: str) -> ModelConfig:
-    layers = model.num_layers
+    # Nemotron-H's MLP-only layers stay where they are: the mix is over the mixer layers.
+    mixers = [i for i in range(model.num_layers) if model.layer_kind(i) != MLP]
+    layers = len(mixers)
     if (model.ssm is None) == (model.linear_attention is None) or not model.num_attention_layers:
         raise InputError(
             f"{label}: {model.name} is not an attention / state-space hybrid (needs "
@@ -53,14 +55,16 @@ def _with_attention_layers(model: ModelConfig, count: int, label: str) -> ModelC
         )
     if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= layers:
         raise InputError(
-            f"{label} must be an integer in [1, {layers}] (layers of {model.name}), got {count!r}"
+            f"{label} must be an integer in [1, {layers}] (token-mixer layers of {model.name}), "
+            f"got {count!r}"
         )
     if count == model.num_attention_layers:
         return model
     other = SSM if model.ssm is not None else LINEAR
-    kinds = tuple(
-        FULL if (i + 1) * count // layers > i * count // layers else other for i in range(layers)
-    )
+    kind = [model.layer_kind(i) for i in range(model.num_layers)]
+    for i, layer in enumerate(mixers):
+        kind[layer] = FULL if (i + 1) * count // layers > i * count // layers else other
+    kinds = tuple(kind)
     return dataclasses.replace(
         model,
         layer_types=kinds,

@@ -18,7 +18,7 @@ from typing import Any
 
 from roofline import InputError
 
-from .layer_kinds import FULL, LINEAR, SSM, WINDOW, SSMConfig
+from .layer_kinds import FULL, LINEAR, MLP, SSM, WINDOW, SSMConfig
 from .linear_attention import LinearAttentionConfig
 from .vision import VisionConfig
 
@@ -38,7 +38,8 @@ class ModelConfig:
     state-space layers, ``linear_attention`` the Gated DeltaNet layers (a fixed state per
     sequence, no KV cache). ``attention_output_gate``: the attention's q projection also
     yields a per-channel sigmoid gate of its output (Qwen3-Next), doubling its width.
-    ``intermediate_size`` 0 with no experts: no FFN (pure Mamba).
+    ``ffn_on_mixer_layers`` False (Nemotron-H): each layer holds one sublayer, a token
+    mixer or (``mlp`` layers) an FFN. ``intermediate_size`` 0 with no experts: no FFN (pure Mamba).
     """
 
     name: str
@@ -73,6 +74,7 @@ class ModelConfig:
     ssm: SSMConfig | None = None
     linear_attention: LinearAttentionConfig | None = None
     attention_output_gate: bool = False
+    ffn_on_mixer_layers: bool = True
     moe_layer_offset: int = 0
     norms_per_layer: int = 2
     lora_rank: int = 0
@@ -138,11 +140,19 @@ class ModelConfig:
             raise InputError(
                 f"layer_types must name {self.num_layers} layers, got {len(self.layer_types)}"
             )
-        unknown = sorted(set(self.layer_types) - {FULL, WINDOW, SSM, LINEAR})
+        unknown = sorted(set(self.layer_types) - {FULL, WINDOW, SSM, LINEAR, MLP})
         if unknown:
             raise InputError(
                 f"layer_types: unknown kind {unknown[0]!r}; accepted: "
-                f"{FULL}, {WINDOW}, {SSM}, {LINEAR}"
+                f"{FULL}, {WINDOW}, {SSM}, {LINEAR}, {MLP}"
+            )
+        if self.num_mlp_layers and self.ffn_on_mixer_layers:
+            raise InputError(
+                "mlp layers (an FFN without a token mixer) need ffn_on_mixer_layers False"
+            )
+        if not self.ffn_on_mixer_layers and self.is_moe:
+            raise InputError(
+                "MoE layers in a one-sublayer-per-layer (Nemotron-H) stack are not modelled"
             )
         if self.num_window_layers and not self.sliding_window:
             raise InputError("sliding_window must be >= 1 when some layers are sliding_attention")
@@ -179,6 +189,11 @@ class ModelConfig:
         """Gated DeltaNet linear-attention layers."""
         return sum(1 for kind in self.layer_types if kind == LINEAR)
 
+    @cached_property
+    def num_mlp_layers(self) -> int:
+        """Layers with an FFN and no token mixer (Nemotron-H's ``-``)."""
+        return sum(1 for kind in self.layer_types if kind == MLP)
+
     @property
     def num_state_layers(self) -> int:
         """Layers that keep a fixed state per sequence (SSM and linear attention)."""
@@ -187,7 +202,7 @@ class ModelConfig:
     @property
     def num_attention_layers(self) -> int:
         """Layers with softmax attention, full or windowed (they keep a KV cache)."""
-        return self.num_layers - self.num_ssm_layers - self.num_linear_layers
+        return self.num_layers - self.num_ssm_layers - self.num_linear_layers - self.num_mlp_layers
 
     @property
     def num_full_attention_layers(self) -> int:
@@ -229,8 +244,12 @@ class ModelConfig:
 
     @property
     def num_dense_layers(self) -> int:
-        """Layers with a dense FFN (0 without an FFN)."""
-        return self.num_layers - self.num_moe_layers if self.has_ffn else 0
+        """Layers with a dense FFN (0 without an FFN; only the ``mlp`` layers when
+        ``ffn_on_mixer_layers`` is False)."""
+        if not self.has_ffn:
+            return 0
+        ffn_layers = self.num_layers if self.ffn_on_mixer_layers else self.num_mlp_layers
+        return ffn_layers - self.num_moe_layers
 
     @property
     def attention_type(self) -> str:
