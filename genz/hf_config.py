@@ -24,6 +24,7 @@ from roofline import (
 
 from .layer_kinds import (
     LINEAR,
+    PARALLEL,
     PURE_SSM_TYPES,
     SSM,
     WINDOW,
@@ -98,6 +99,8 @@ LAYER_KIND_KEYS = {
     "mamba_n_heads",
     "mamba_d_head",
     "mamba_n_groups",
+    "mamba_d_ssm",
+    "mamba_rms_norm",
     "attn_layer_period",
     "attn_layer_offset",
     "attn_layer_indices",
@@ -122,6 +125,7 @@ OUR_KEYS = {
     "_published_params_source",
     "_published_active_params",
     "_published_params_rounding",
+    "_published_params_uncited",
     "_weight_bits",
     "_gated_ffn",
     "_notes",
@@ -252,7 +256,7 @@ def model_from_hf_config(
     kinds = layer_kinds_from_config(config, num_layers, window, ssm, origin)
     if WINDOW not in kinds:
         window = 0
-    if SSM not in kinds:
+    if SSM not in kinds and PARALLEL not in kinds:
         ssm = None
     linear = linear_attention_from_config(config, origin) if LINEAR in kinds else None
     moe_freq, moe_offset, shared = _moe_layout(config, num_experts, origin)

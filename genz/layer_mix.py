@@ -47,6 +47,11 @@ def _with_attention_layers(model: ModelConfig, count: int, label: str) -> ModelC
     # Nemotron-H's MLP-only layers stay where they are: the mix is over the mixer layers.
     mixers = [i for i in range(model.num_layers) if model.layer_kind(i) != MLP]
     layers = len(mixers)
+    if model.num_parallel_layers:
+        raise InputError(
+            f"{label}: {model.name} runs attention and Mamba-2 side by side in every layer "
+            "(a parallel hybrid): there is no attention / state-space layer mix to vary"
+        )
     if (model.ssm is None) == (model.linear_attention is None) or not model.num_attention_layers:
         raise InputError(
             f"{label}: {model.name} is not an attention / state-space hybrid (needs "

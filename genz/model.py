@@ -18,7 +18,7 @@ from typing import Any
 
 from roofline import InputError
 
-from .layer_kinds import FULL, LINEAR, MLP, SSM, WINDOW, SSMConfig
+from .layer_kinds import FULL, LINEAR, MLP, PARALLEL, SSM, WINDOW, SSMConfig
 from .linear_attention import LinearAttentionConfig
 from .vision import VisionConfig
 
@@ -140,11 +140,11 @@ class ModelConfig:
             raise InputError(
                 f"layer_types must name {self.num_layers} layers, got {len(self.layer_types)}"
             )
-        unknown = sorted(set(self.layer_types) - {FULL, WINDOW, SSM, LINEAR, MLP})
+        unknown = sorted(set(self.layer_types) - {FULL, WINDOW, SSM, LINEAR, MLP, PARALLEL})
         if unknown:
             raise InputError(
                 f"layer_types: unknown kind {unknown[0]!r}; accepted: "
-                f"{FULL}, {WINDOW}, {SSM}, {LINEAR}, {MLP}"
+                f"{FULL}, {WINDOW}, {SSM}, {LINEAR}, {MLP}, {PARALLEL}"
             )
         if self.num_mlp_layers and self.ffn_on_mixer_layers:
             raise InputError(
@@ -171,7 +171,7 @@ class ModelConfig:
 
     def layer_kind(self, layer: int) -> str:
         """Token mixer of ``layer`` (0-based): 'full_attention', 'sliding_attention',
-        'mamba', 'linear_attention'."""
+        'mamba', 'linear_attention', 'mlp' (none), 'hybrid' (attention and Mamba-2)."""
         return self.layer_types[layer] if self.layer_types else FULL
 
     @cached_property
@@ -181,8 +181,14 @@ class ModelConfig:
 
     @cached_property
     def num_ssm_layers(self) -> int:
-        """State-space (Mamba) layers."""
-        return sum(1 for kind in self.layer_types if kind == SSM)
+        """Layers with a state-space (Mamba) mixer, alone or beside attention."""
+        return sum(1 for kind in self.layer_types if kind in (SSM, PARALLEL))
+
+    @cached_property
+    def num_parallel_layers(self) -> int:
+        """Layers running attention and a Mamba-2 mixer side by side (Falcon-H1): they
+        count as attention layers and as state-space layers."""
+        return sum(1 for kind in self.layer_types if kind == PARALLEL)
 
     @cached_property
     def num_linear_layers(self) -> int:
@@ -202,7 +208,8 @@ class ModelConfig:
     @property
     def num_attention_layers(self) -> int:
         """Layers with softmax attention, full or windowed (they keep a KV cache)."""
-        return self.num_layers - self.num_ssm_layers - self.num_linear_layers - self.num_mlp_layers
+        ssm_only = self.num_ssm_layers - self.num_parallel_layers
+        return self.num_layers - ssm_only - self.num_linear_layers - self.num_mlp_layers
 
     @property
     def num_full_attention_layers(self) -> int:

@@ -106,3 +106,59 @@ def test_nemotron_h_missing_mamba_field_is_named():
     del config["mamba_head_dim"]
     with pytest.raises(InputError, match="missing or invalid 'mamba_head_dim'"):
         model_from_hf_config(config)
+
+
+# Falcon-H1 7B: per layer attention (12 Q / 2 KV heads of 128) beside a Mamba-2 mixer
+# (d_inner 3072, 24 heads, N = 256, one group, conv 4, no gated-norm weight), then a
+# gated MLP of 12288.
+FALCON_ATTENTION = 3072 * (1536 + 2 * 256) + 1536 * 3072
+FALCON_MIXER = (
+    3072 * (2 * 3072 + 2 * 256 + 24)  # in_proj: x, z, B, C, dt
+    + (3072 + 2 * 256) * 4
+    + (3072 + 2 * 256)  # conv and bias
+    + 3 * 24  # dt bias, A_log, D
+    + 3072 * 3072  # out_proj
+)
+FALCON_MLP = 3 * 3072 * 12288
+
+
+def test_falcon_h1_every_layer_has_attention_and_mamba():
+    model = load_model("falcon-h1-7b")
+    assert model.num_parallel_layers == model.num_attention_layers == model.num_ssm_layers == 44
+    assert model.num_dense_layers == 44 and model.gated_ffn and model.norms_per_layer == 2
+
+
+def test_falcon_h1_parameter_count_by_hand():
+    expected = (
+        44 * (FALCON_ATTENTION + FALCON_MIXER + FALCON_MLP + 2 * 3072) + 3072 + 2 * 130_048 * 3072
+    )
+    assert parameter_count(load_model("falcon-h1-7b")).total == expected == 7_585_513_568
+
+
+def test_falcon_h1_pays_full_kv_and_a_state_per_sequence():
+    model = load_model("falcon-h1-7b")
+    # KV: 44 layers x 2 x 2 x 128 x 2 B = 45,056 B per token; state per layer 3072 x 256 +
+    # 3 x 3584 = 797,184 elements, x 44 layers x 2 B = 70,152,192 B (66.9 MiB).
+    for context in (1000, 100_000):
+        assert _kv(model, context) == 45_056 * context + 70_152_192
+
+
+def test_falcon_h1_parallel_layers_share_one_norm_and_all_reduce():
+    model = load_model("falcon-h1-7b")
+    p = predict(
+        model, load_platform("h100-sxm"), Scenario(batch=1, input_tokens=100, output_tokens=2)
+    )
+    cost = p.decode.pass_cost
+    flop = dict(zip(cost.names, cost.first_scenario(cost.flop), strict=True))
+    assert flop["attn_norm"] == pytest.approx(44 * 4 * 3072)
+    assert flop["ssm_norm"] == 0.0
+    # Mamba-2 scan per token per layer: d_inner (5 N + 6) = 3072 x 1286.
+    assert flop["ssm_scan"] == pytest.approx(44 * 3072 * 1286)
+    assert flop["qkv_proj"] == pytest.approx(44 * 2 * 3072 * 2048)
+
+
+def test_falcon_h1_layer_types_spelling_and_no_layer_mix():
+    config = {**_preset("falcon-h1-7b"), "model_type": "custom", "layer_types": ["hybrid"] * 44}
+    assert model_from_hf_config(config).num_parallel_layers == 44
+    with pytest.raises(InputError, match="runs attention and Mamba-2 side by side"):
+        with_layer_mix(load_model("falcon-h1-7b"), attention_layers=4)

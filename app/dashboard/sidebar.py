@@ -408,7 +408,9 @@ def _mode_widgets(bar: Any, model: ModelConfig, controls: frozenset[str]) -> Non
         return
     if model.vision is None:
         st.session_state["images"] = 0
-    hybrid = bool(model.num_state_layers and model.num_attention_layers)
+    hybrid = bool(
+        model.num_state_layers and model.num_attention_layers and not model.num_parallel_layers
+    )
     if not hybrid:
         st.session_state["attention_layers"] = MODEL_OWN
     box = bar.expander("Decoding, offload, architecture")
