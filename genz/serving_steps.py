@@ -64,7 +64,9 @@ class StepCost:
     device's layers), ``state_bytes_per_sequence`` the fixed state of one sequence
     (state-space and linear-attention layers); ``weights_bytes`` per device.
     ``window_tokens`` is the kept window w' of the windowed layers (0: none) and
-    ``windowed`` marks their context operators (see `windowed_sums`).
+    ``windowed`` marks their context operators (see `windowed_sums`). With offload
+    (`genz.offload`), ``weights_bytes`` is the device-resident part and a step takes
+    ``max(device time, host-link bytes / host_link_bytes_per_s)`` (`link_times`).
     """
 
     model: str
@@ -87,6 +89,9 @@ class StepCost:
     window_tokens: float = 0.0
     windowed: NDArray[np.bool_] | None = None  # (operators,): a windowed layer's operator
     window_kv_bytes_per_token: float = 0.0  # the windowed layers' share of kv_bytes_per_token
+    offloaded_weights_bytes: float = 0.0  # per device, in host memory, streamed every step
+    kv_offload: float = 0.0  # share of the KV cache (and states) in host memory
+    host_link_bytes_per_s: float = 0.0
 
     @property
     def max_tokens(self) -> int:
@@ -141,7 +146,33 @@ class StepCost:
             np.maximum,
             self.windowed_sums(tp, ctx, pairs, d, dctx, seqs),
         )
+        if self.host_link_bytes_per_s:
+            total = np.maximum(total, self.link_times(tp, d, dctx, seqs))
         return np.where(tokens > 0, total, 0.0)
+
+    def link_times(
+        self, prefill_tokens: Any, decode_sequences: Any, decode_context_sum: Any, sequences: Any
+    ) -> Any:
+        """Host-link time of steps with offload, seconds (numbers or arrays; 0 without):
+        the offloaded weights, plus ``kv_offload`` of the KV the step reads (its decoding
+        sequences' caches, windowed layers capped) and writes (the prompt tokens' KV and
+        the new chunks' states), as `genz.predict` streams them per pass."""
+        if not self.host_link_bytes_per_s:
+            return 0.0 * decode_context_sum
+        (_, _, _), (_, capped) = self.windowed_sums(
+            prefill_tokens,
+            0.0 * prefill_tokens,
+            0.0 * prefill_tokens,
+            decode_sequences,
+            decode_context_sum,
+            sequences,
+        )
+        full = self.kv_bytes_per_token - self.window_kv_bytes_per_token
+        read = full * decode_context_sum + self.window_kv_bytes_per_token * capped
+        chunks = sequences - decode_sequences
+        moved = read + self.kv_bytes_per_token * prefill_tokens
+        moved = moved + self.state_bytes_per_sequence * (decode_sequences + chunks)
+        return (self.offloaded_weights_bytes + self.kv_offload * moved) / self.host_link_bytes_per_s
 
     def windowed_sums(
         self,
@@ -187,8 +218,9 @@ class StepCost:
     def affine_in_context(self) -> bool:
         """True when every context operator is affine in the decode context sum (no
         windowed layer), so `decode_terms` may be inlined as ``compute + slope x sum``;
-        False: call `decode_time` / `decode_times`, which cap the windowed terms."""
-        return not self.window_tokens
+        False: call `decode_time` / `decode_times`, which cap the windowed terms and
+        take the host-link time of offload."""
+        return not self.window_tokens and not self.host_link_bytes_per_s
 
     def step_time(
         self,
@@ -213,7 +245,7 @@ class StepCost:
         except IndexError:
             self._check(tokens, emitting)
             raise
-        return float(
+        device = float(
             self._combine(
                 token,
                 head,
@@ -234,6 +266,14 @@ class StepCost:
                 else None,
             )
         )
+        if self.host_link_bytes_per_s:
+            return max(
+                device,
+                float(
+                    self.link_times(prefill_tokens, decode_sequences, decode_context_sum, sequences)
+                ),
+            )
+        return device
 
     def decode_times(self, sequences: int, context_sums: ArrayLike) -> NDArray[np.float64]:
         """`step_times` of decode-only steps, seconds: ``sequences`` sequences decoding
@@ -244,9 +284,9 @@ class StepCost:
         if sequences <= 0:
             return np.zeros(contexts.shape)
         base, operators = self.decode_terms(sequences)
-        if not operators:
+        if not operators and not self.host_link_bytes_per_s:
             return np.full(contexts.shape, base)
-        total: Any = base
+        total: Any = base + 0.0 * contexts
         capped = np.minimum(contexts, sequences * self.window_tokens)
         for (compute, memory, slope_c, slope_m, overhead), windowed in zip(
             operators, self._windowed, strict=True
@@ -254,6 +294,8 @@ class StepCost:
             x = capped if windowed else contexts
             total = total + np.maximum(compute + slope_c * x, memory + slope_m * x)
             total = total + overhead
+        if self.host_link_bytes_per_s:
+            total = np.maximum(total, self.link_times(0.0, sequences, contexts, sequences))
         return total
 
     def decode_time(self, sequences: int, context_sum: float) -> float:
@@ -268,6 +310,8 @@ class StepCost:
             x = capped if windowed else context_sum
             total = total + max(compute + slope_c * x, memory + slope_m * x)
             total = total + overhead
+        if self.host_link_bytes_per_s:
+            return max(total, float(self.link_times(0.0, sequences, context_sum, sequences)))
         return total
 
     def decode_terms(
@@ -441,12 +485,13 @@ class StepCost:
         vLLM reserves them per sequence slot), over the KV bytes of one token (0 when
         that leaves nothing; `UNBOUNDED_KV_TOKENS` for a model without a KV cache)."""
         free = memory_utilization * self.capacity_bytes - self.weights_bytes - activation_bytes
-        free -= self.max_sequences * self.state_bytes_per_sequence
+        free -= self.max_sequences * self.state_bytes_per_sequence * (1.0 - self.kv_offload)
         if free <= 0:
             return 0
-        if self.kv_bytes_per_token <= 0:
+        per_token = self.kv_bytes_per_token * (1.0 - self.kv_offload)  # the device's share
+        if per_token <= 0:
             return UNBOUNDED_KV_TOKENS
-        return min(int(free // self.kv_bytes_per_token), UNBOUNDED_KV_TOKENS)
+        return min(int(free // per_token), UNBOUNDED_KV_TOKENS)
 
     def kv_bytes_per_sequence(self, context: ArrayLike) -> NDArray[np.float64]:
         """Per-device cache bytes of one sequence at ``context`` tokens: its state plus

@@ -18,6 +18,7 @@ from .inputs import GridInputs, pass_shape, scenario_inputs
 from .memory import activation_bytes_per_device, kv_cache_bytes_per_device
 from .memory import weight_bytes_per_device as _weight_bytes
 from .model import ModelConfig
+from .offload import require_host
 from .op_terms import Array
 from .resolved import ResolvedProfile, resolve
 from .runtime import RuntimeProfile
@@ -174,6 +175,8 @@ def step_cost(
     max_tokens: int,
     max_sequences: int,
     runtime: RuntimeProfile | None = None,
+    weight_offload: float = 0.0,
+    kv_offload: float = 0.0,
 ) -> StepCost:
     """Precompute the cost of serving steps of ``model`` on one replica.
 
@@ -188,6 +191,10 @@ def step_cost(
         fractions of peak, all-reduce latency and the fixed cost of each step
         (``step_overhead_s + sequence_overhead_s x sequences``), as `genz.predict`
         applies them. None: physics only.
+    weight_offload, kv_offload
+        Shares in [0, 1] of the weights and of the KV cache (and states) kept in the
+        platform's host memory and streamed over its link every step (`genz.offload`):
+        a step takes ``max(device time, link bytes / link bandwidth)``.
     """
     precision = precision or Precision()
     parallelism = parallelism or Parallelism()
@@ -195,6 +202,10 @@ def step_cost(
     for label, value in (("max_tokens", max_tokens), ("max_sequences", max_sequences)):
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_TABLE:
             raise InputError(f"{label} must be an integer in [1, {MAX_TABLE}], got {value!r}")
+    for label, share in (("--weight-offload", weight_offload), ("--kv-offload", kv_offload)):
+        if isinstance(share, bool) or not isinstance(share, int | float) or not 0 <= share <= 1:
+            raise InputError(f"{label} must be a share in [0, 1], got {share!r}")
+    host = require_host(platform) if weight_offload or kv_offload else None
     scenario = Scenario(precision=precision, parallelism=parallelism)
     # Windowed layers are affine in their own aggregates (keys min(c, q + w' - 1) and
     # window pairs), fitted on those; `StepCost` forms them from the step's sums.
@@ -277,6 +288,12 @@ def step_cost(
         )
         window_share = float(kv_token[0] - full_slope[0])
     weights = _weight_bytes(model, inputs.weight_bits, inputs.tp, inputs.ep, inputs.pp)
+    resident = float(weights[0]) * (1.0 - weight_offload)
+    if host is not None and weight_offload * float(weights[0]) > host.capacity_bytes:
+        raise InputError(
+            f"--weight-offload needs {weight_offload * float(weights[0]) / 1e9:.3g} GB (decimal) "
+            f"of host memory, {platform.name}'s {host.name} holds {host.capacity_bytes / 1e9:.3g} GB"
+        )
     return StepCost(
         model=model.name,
         platform=platform.name,
@@ -290,7 +307,10 @@ def step_cost(
         window_tokens=window,
         windowed=windowed[context] if window else None,
         window_kv_bytes_per_token=window_share,
-        weights_bytes=float(weights[0]),
+        offloaded_weights_bytes=float(weights[0]) - resident,
+        kv_offload=float(kv_offload),
+        host_link_bytes_per_s=0.0 if host is None else host.link_bandwidth_bytes_per_s,
+        weights_bytes=resident,
         capacity_bytes=platform.main_memory.capacity_bytes,
         fixed_step_s=np.array([phase.step_overhead_s for phase in phases]),
         fixed_sequence_s=np.array([phase.sequence_overhead_s for phase in phases]),

@@ -143,3 +143,56 @@ def test_serving_runs_windowed_and_state_models(h100, name):
     step = replica.cost.decode_time(1, 6001.0)
     assert step == replica.cost.decode_time(1, 6063.0)
     assert lone.summary["tpot_s_p50"] == pytest.approx(step, rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("name", "weight_offload", "kv_offload"),
+    [("llama-3.1-8b", 0.5, 0.0), ("llama-3.1-8b", 0.2, 0.6), ("mistral-7b", 0.0, 0.8)],
+)
+def test_offloaded_steps_reproduce_predict(h100, name, weight_offload, kv_offload):
+    model = load_model(name)
+    cost = step_cost(
+        model,
+        h100,
+        max_tokens=40_000,
+        max_sequences=64,
+        weight_offload=weight_offload,
+        kv_offload=kv_offload,
+    )
+    assert not cost.affine_in_context
+    for batch, prompt, out in ((4, 8000, 256), (16, 1024, 128)):
+        scenario = Scenario(
+            batch, prompt, out, weight_offload=weight_offload, kv_offload=kv_offload
+        )
+        expected = predict(model, h100, scenario)
+        context = prompt + out / 2
+        decode = cost.step_time(0, 0.0, 0.0, batch, batch * context, batch, batch)
+        assert decode == pytest.approx(expected.tpot_s, rel=1e-9)
+        assert cost.decode_times(batch, [batch * context])[0] == pytest.approx(decode, rel=1e-12)
+        pairs = batch * (prompt * prompt - prompt * (prompt - 1) / 2)
+        prefill = cost.step_time(batch * prompt, batch * prompt, pairs, 0, 0.0, batch, batch)
+        assert prefill == pytest.approx(expected.ttft_s, rel=1e-9)
+
+
+def test_weight_offload_streams_the_host_share_each_decode_step(h100):
+    cost = step_cost(
+        load_model("llama-3.1-8b"), h100, max_tokens=64, max_sequences=8, weight_offload=0.5
+    )
+    # Half of 16,060,522,496 B over the 63 GB/s host link: a link-bound step of 127.5 ms.
+    assert cost.offloaded_weights_bytes == pytest.approx(16_060_522_496 / 2)
+    assert cost.decode_time(1, 100.0) == pytest.approx(16_060_522_496 / 2 / 63e9, rel=1e-12)
+    assert cost.weights_bytes == pytest.approx(16_060_522_496 / 2)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"weight_offload": 1.5}, r"--weight-offload must be a share in \[0, 1\], got 1.5"),
+        ({"kv_offload": -0.1}, r"--kv-offload must be a share in \[0, 1\], got -0.1"),
+    ],
+)
+def test_bad_offload_shares_are_named(h100, kwargs, message):
+    from roofline import InputError
+
+    with pytest.raises(InputError, match=message):
+        step_cost(load_model("llama-3.1-8b"), h100, max_tokens=8, max_sequences=2, **kwargs)

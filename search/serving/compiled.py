@@ -60,11 +60,12 @@ def simulate(
     in `clients.Clients`), the timeline rows (n, 4), the
     `records.StepLog` and `emissions.Emissions` of the run, and its step count. None
     when a step exceeds the step-cost tables (the Python loop then says which) or the
-    model has windowed layers (not `StepCost.affine_in_context`)."""
+    steps are not affine in the context (windowed layers, offload: not
+    `StepCost.affine_in_context`)."""
     from .emissions import Emissions
     from .records import StepLog
 
-    if not cost.affine_in_context:  # windowed layers: the Python loop caps their terms
+    if not cost.affine_in_context:  # windows, offload: the Python loop costs those steps
         return None
     n = len(workload)
     clients = Clients(
