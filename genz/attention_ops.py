@@ -110,7 +110,8 @@ def attention_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
     else:
         d = model.head_dim
         kv_heads = elementwise_max(model.num_kv_heads / t, 1.0)
-        qkv_n = (heads + 2 * kv_heads) * d
+        gate_heads = heads if model.attention_output_gate else 0.0
+        qkv_n = (heads + gate_heads + 2 * kv_heads) * d
         ops.append(gemm_terms("qkv_proj", "attn_qkv", layers, tokens, float(h), qkv_n, shape))
         if "qkv" in model.lora_targets:
             ops.append(lora_terms("lora_qkv", "attn_qkv", layers, tokens, h + qkv_n, model, shape))

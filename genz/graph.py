@@ -17,6 +17,9 @@ the pass, t = tp, e = ep, T = B/e * q tokens per device):
   (window plus sink tokens), or the shape's precomputed means over chunks / steps.
 - State-space layers (Mamba, Mamba-2): in_proj, (Mamba-1: x_proj, dt_proj), causal
   convolution, selective scan over a fixed state per sequence, out_proj (`ssm_ops`).
+- Linear-attention layers (Gated DeltaNet): in_proj_qkvz/ba, short convolution, the
+  gated delta rule over a fixed d_k x d_v state per value head, out_proj
+  (`linear_attention_ops`); no KV cache.
 - MoE: routed-expert FLOP ``2 T_all k_top (matrices h m) / (e t)``; weight bytes
   of the experts touched: ``E (1 - (1 - k_top/E)^T_all)`` expected distinct experts
   per layer for T_all tokens (uniform routing), split over e devices; a runtime
@@ -32,6 +35,7 @@ from roofline import OperatorKind
 
 from .attention_ops import attention_ops
 from .ffn_ops import dense_ffn_ops, moe_ffn_ops
+from .linear_attention_ops import linear_attention_ops
 from .model import ModelConfig
 from .op_terms import (
     BLOCKS,
@@ -85,11 +89,19 @@ def model_level_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
 
 def pass_ops(model: ModelConfig, shape: PassShape) -> PassOps:
     """All operators of one forward pass of the replica, each with its `BLOCKS` name."""
-    builders = (attention_ops, ssm_ops, dense_ffn_ops, moe_ffn_ops, model_level_ops)
+    builders = (
+        attention_ops,
+        ssm_ops,
+        linear_attention_ops,
+        dense_ffn_ops,
+        moe_ffn_ops,
+        model_level_ops,
+    )
     ops: list[OpTerms] = []
     blocks: list[str] = []
-    # State-space layers are token mixers like attention: one "attention" block.
-    for block, build in zip(("attention", *BLOCKS), builders, strict=True):
+    # State-space and linear-attention layers are token mixers like attention: one
+    # "attention" block.
+    for block, build in zip(("attention", "attention", *BLOCKS), builders, strict=True):
         built = build(model, shape)
         ops.extend(built)
         blocks.extend([block] * len(built))

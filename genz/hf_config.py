@@ -23,6 +23,8 @@ from roofline import (
 )
 
 from .layer_kinds import (
+    LINEAR,
+    PARALLEL,
     PURE_SSM_TYPES,
     SSM,
     WINDOW,
@@ -30,6 +32,7 @@ from .layer_kinds import (
     ssm_from_config,
     window_from_config,
 )
+from .linear_attention import LINEAR_KEYS, linear_attention_from_config
 from .model import ModelConfig, require_int
 from .vision import vision_from_config
 
@@ -68,6 +71,10 @@ USED_KEYS = {
     "num_nextn_predict_layers",
     "sliding_window",
     "layer_types",
+    "shared_expert_intermediate_size",
+    "decoder_sparse_step",
+    "mlp_only_layers",
+    "attn_output_gate",
 }
 #: Keys of windows and state-space layers (`genz.layer_kinds`), read but not used to
 #: spot misspellings (several are short, generic names: ``expand``, ``num_heads``).
@@ -92,11 +99,24 @@ LAYER_KIND_KEYS = {
     "mamba_n_heads",
     "mamba_d_head",
     "mamba_n_groups",
+    "mamba_d_ssm",
+    "mamba_rms_norm",
     "attn_layer_period",
     "attn_layer_offset",
     "attn_layer_indices",
     "expert_layer_period",
     "expert_layer_offset",
+    # Nemotron-H
+    "hybrid_override_pattern",
+    "mamba_num_heads",
+    "mamba_head_dim",
+    "ssm_state_size",
+    "use_conv_bias",
+    "attention_head_dim",
+    "mlp_hidden_act",
+    # Gated DeltaNet linear-attention layers (Qwen3-Next)
+    "full_attention_interval",
+    *LINEAR_KEYS,
 }
 OUR_KEYS = {
     "_name",
@@ -105,6 +125,7 @@ OUR_KEYS = {
     "_published_params_source",
     "_published_active_params",
     "_published_params_rounding",
+    "_published_params_uncited",
     "_weight_bits",
     "_gated_ffn",
     "_notes",
@@ -126,6 +147,8 @@ QKV_BIAS_MODEL_TYPES = ("qwen2",)
 #: Norm weight vectors per layer where not 2 (pre-attention and pre-FFN): Gemma-2/3
 #: add post-attention and post-FFN norms.
 NORMS_PER_LAYER = {"gemma2": 4, "gemma3": 4, "gemma3_text": 4}
+#: Model types whose layers hold one sublayer each (a mixer or an MLP) and one norm.
+ONE_SUBLAYER_TYPES = ("nemotron_h",)
 
 
 def models_dir() -> Path:
@@ -208,7 +231,9 @@ def model_from_hf_config(
     )
     intermediate = config["intermediate_size"]
     try:
-        head_dim = config.get("head_dim") or hidden // heads  # absent (None): hidden / heads
+        head_dim = (  # absent (None): hidden / heads
+            config.get("head_dim") or config.get("attention_head_dim") or hidden // heads
+        )
     except TypeError:
         raise InputError(
             f"{origin}: hidden_size and num_attention_heads must be integers"
@@ -231,9 +256,12 @@ def model_from_hf_config(
     kinds = layer_kinds_from_config(config, num_layers, window, ssm, origin)
     if WINDOW not in kinds:
         window = 0
-    if SSM not in kinds:
+    if SSM not in kinds and PARALLEL not in kinds:
         ssm = None
-    norms = 1 if pure_ssm else NORMS_PER_LAYER.get(model_type, 2)
+    linear = linear_attention_from_config(config, origin) if LINEAR in kinds else None
+    moe_freq, moe_offset, shared = _moe_layout(config, num_experts, origin)
+    one_sublayer = model_type in ONE_SUBLAYER_TYPES
+    norms = 1 if pure_ssm or one_sublayer else NORMS_PER_LAYER.get(model_type, 2)
     return _in_file(
         origin,
         ModelConfig,
@@ -250,13 +278,13 @@ def model_from_hf_config(
         qkv_bias=bool(config.get("attention_bias", model_type in QKV_BIAS_MODEL_TYPES)),
         num_experts=num_experts,
         experts_per_token=config.get("num_experts_per_tok") or 0 if num_experts else 0,
-        num_shared_experts=config.get("n_shared_experts") or 0,
+        num_shared_experts=shared,
         moe_intermediate_size=(config.get("moe_intermediate_size") or intermediate)
         if num_experts
         else 0,
         first_dense_layers=config.get("first_k_dense_replace") or 0,
-        moe_layer_freq=config.get("moe_layer_freq") or config.get("expert_layer_period") or 1,
-        moe_layer_offset=config.get("expert_layer_offset") or 0,
+        moe_layer_freq=moe_freq,
+        moe_layer_offset=moe_offset,
         kv_lora_rank=config.get("kv_lora_rank") or 0,
         q_lora_rank=config.get("q_lora_rank") or 0,
         qk_rope_head_dim=config.get("qk_rope_head_dim") or 0,
@@ -268,6 +296,9 @@ def model_from_hf_config(
         attention_sink_tokens=config.get("attention_sink_tokens") or 0 if window else 0,
         layer_types=kinds,
         ssm=ssm,
+        linear_attention=linear,
+        ffn_on_mixer_layers=not one_sublayer,
+        attention_output_gate=bool(config.get("attn_output_gate", model_type == "qwen3_next")),
         norms_per_layer=norms,
         vision=vision,
         default_weight_bits=float(config.get("_weight_bits", 16.0)),
@@ -275,6 +306,35 @@ def model_from_hf_config(
         published_active_params=config.get("_published_active_params"),
         source=str(config.get("_source", origin)),
     )
+
+
+def _moe_layout(config: dict[str, Any], num_experts: int, origin: str) -> tuple[int, int, int]:
+    """``(moe_layer_freq, moe_layer_offset, num_shared_experts)`` of a config: DeepSeek's
+    ``moe_layer_freq`` / ``n_shared_experts``, Jamba's ``expert_layer_period`` /
+    ``expert_layer_offset``, Qwen-MoE's ``decoder_sparse_step`` (layer i is MoE when
+    ``(i + 1) % step == 0``) and ``shared_expert_intermediate_size`` (one shared expert
+    of that width, counted in routed-expert widths)."""
+    step = config.get("decoder_sparse_step")
+    if step is not None:
+        require_int("decoder_sparse_step", step, minimum=1)
+    if config.get("mlp_only_layers"):
+        raise InputError(
+            f"{origin}: mlp_only_layers {config['mlp_only_layers']!r:.40} is not modelled "
+            "(dense layers among MoE layers): use decoder_sparse_step or first_k_dense_replace"
+        )
+    freq = config.get("moe_layer_freq") or config.get("expert_layer_period") or step or 1
+    offset = config.get("expert_layer_offset") or ((step - 1) if step else 0)
+    shared = config.get("n_shared_experts") or 0
+    width = config.get("shared_expert_intermediate_size")
+    if num_experts and width:
+        expert = config.get("moe_intermediate_size") or config.get("intermediate_size")
+        if isinstance(width, bool) or not isinstance(width, int) or not expert or width % expert:
+            raise InputError(
+                f"{origin}: shared_expert_intermediate_size ({width!r}) must be a positive "
+                f"multiple of moe_intermediate_size ({expert!r})"
+            )
+        shared = width // expert
+    return freq, offset, shared
 
 
 def _checked(config: dict[str, Any], origin: str) -> dict[str, Any]:

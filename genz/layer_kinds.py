@@ -1,11 +1,15 @@
-"""Per-layer token mixers: full attention, sliding-window attention, Mamba / Mamba-2.
+"""Per-layer token mixers: full attention, sliding-window attention, Mamba / Mamba-2,
+Gated DeltaNet linear attention (`genz.linear_attention`).
 
 Read from a Hugging Face ``config.json``: Mistral's ``sliding_window`` (every layer
 windowed), Gemma-2's alternation (even layers local), Gemma-3's
 ``sliding_window_pattern`` (every n-th layer global), an explicit ``layer_types`` list
 (gpt-oss, newer Gemma configs, Granite-4.0-H), Jamba's ``attn_layer_period`` /
-``attn_layer_offset``, Bamba's ``attn_layer_indices`` and pure Mamba / Mamba-2 models
-(``model_type`` ``mamba``, ``falcon_mamba``, ``mamba2``). `SSMConfig` holds one
+``attn_layer_offset``, Bamba's ``attn_layer_indices``, Falcon-H1 (``model_type`` ``falcon_h1``: attention and Mamba-2 in
+parallel in every layer, ``mamba_d_ssm`` its d_inner), Nemotron-H's ``hybrid_override_pattern`` (Mamba-2, attention and
+MLP-only layers, each with one sublayer) and pure Mamba / Mamba-2 models
+(``model_type`` ``mamba``, ``falcon_mamba``, ``mamba2``), Qwen3-Next's
+``full_attention_interval`` (every n-th layer full attention, linear attention elsewhere). `SSMConfig` holds one
 state-space layer's shapes; its parameter and state counts are documented in
 docs/model.md ("State-space layers").
 """
@@ -21,7 +25,10 @@ from roofline import InputError
 FULL = "full_attention"
 WINDOW = "sliding_attention"
 SSM = "mamba"
-LAYER_KINDS = (FULL, WINDOW, SSM)
+LINEAR = "linear_attention"
+MLP = "mlp"  # a layer with an FFN and no token mixer (Nemotron-H's "-")
+PARALLEL = "hybrid"  # attention and Mamba-2 side by side in one layer (Falcon-H1)
+LAYER_KINDS = (FULL, WINDOW, SSM, LINEAR, MLP, PARALLEL)
 #: ``layer_types`` spellings accepted, and the kind each means.
 LAYER_TYPE_NAMES = {
     "full_attention": FULL,
@@ -31,7 +38,12 @@ LAYER_TYPE_NAMES = {
     "local_attention": WINDOW,
     "mamba": SSM,
     "mamba2": SSM,
+    "linear_attention": LINEAR,
+    "mlp": MLP,
+    "hybrid": PARALLEL,
 }
+#: Nemotron-H's ``hybrid_override_pattern`` characters: Mamba-2, attention, MLP-only.
+NEMOTRON_PATTERN = {"M": SSM, "*": FULL, "-": MLP}
 #: Model types whose every layer is a state-space layer (no attention, no MLP).
 PURE_SSM_TYPES = {"mamba": 1, "falcon_mamba": 1, "mamba2": 2}
 
@@ -44,7 +56,8 @@ class SSMConfig:
     the causal convolution's width; Mamba-1 has ``dt_rank``; Mamba-2 has ``num_heads``
     heads of ``inner_size / num_heads`` channels and ``groups`` groups of B and C.
     ``inner_norm_params`` counts extra norm weights inside the mixer (Jamba's dt/B/C
-    norms; Mamba-2's gated norm is counted from ``inner_size``).
+    norms; Mamba-2's gated norm is counted from ``inner_size`` when ``gated_norm``, which
+    Falcon-H1's ``mamba_rms_norm: false`` switches off).
     """
 
     version: int
@@ -56,6 +69,7 @@ class SSMConfig:
     groups: int = 1
     conv_bias: bool = True
     inner_norm_params: int = 0
+    gated_norm: bool = True
 
     def __post_init__(self) -> None:
         if self.version not in (1, 2):
@@ -105,7 +119,8 @@ class SSMConfig:
             small = conv + d + d * n + d + self.inner_norm_params  # dt bias, A_log, D
         else:
             projections = hidden_size * self.in_proj_width
-            small = conv + 3 * self.num_heads + d + self.inner_norm_params  # dt, A, D; norm
+            norm = d if self.gated_norm else 0
+            small = conv + 3 * self.num_heads + norm + self.inner_norm_params  # dt, A, D; norm
         return {"in": float(projections), "out": float(d * hidden_size), "small": float(small)}
 
 
@@ -149,10 +164,21 @@ def ssm_from_config(config: dict[str, Any], origin: str) -> SSMConfig | None:
             groups=config.get("n_groups") or 1,
             conv_bias=bool(config.get("use_conv_bias", True)),
         )
+    if model_type == "nemotron_h":  # Mamba-2 mixers of mamba_num_heads x mamba_head_dim
+        heads = _int(config, "mamba_num_heads", origin, "Mamba-2 heads")
+        return SSMConfig(
+            version=2,
+            inner_size=heads * _int(config, "mamba_head_dim", origin, "Mamba-2 head width"),
+            state_size=_int(config, "ssm_state_size", origin, "SSM state size N"),
+            conv_kernel=_int(config, "conv_kernel", origin, "convolution width"),
+            num_heads=heads,
+            groups=config.get("n_groups") or 1,
+            conv_bias=bool(config.get("use_conv_bias", True)),
+        )
     if not any(key.startswith("mamba_") for key in config):
         return None
     expand = config.get("mamba_expand", 2)
-    inner = expand * hidden
+    inner = config.get("mamba_d_ssm") or expand * hidden  # Falcon-H1 states d_inner
     state = _int(config, "mamba_d_state", origin, "SSM state size N")
     conv = _int(config, "mamba_d_conv", origin, "convolution width")
     if "mamba_n_heads" in config:  # Mamba-2 mixers (Bamba, Granite-4.0-H, Falcon-H1)
@@ -164,6 +190,7 @@ def ssm_from_config(config: dict[str, Any], origin: str) -> SSMConfig | None:
             num_heads=_int(config, "mamba_n_heads", origin, "Mamba-2 heads"),
             groups=config.get("mamba_n_groups") or 1,
             conv_bias=bool(config.get("mamba_conv_bias", True)),
+            gated_norm=bool(config.get("mamba_rms_norm", model_type != "falcon_h1")),
         )
     dt_rank = _dt_rank(config.get("mamba_dt_rank"), hidden, origin, "mamba_dt_rank")
     return SSMConfig(
@@ -191,6 +218,22 @@ def window_from_config(config: dict[str, Any], origin: str) -> int:
     return window
 
 
+def _nemotron_kinds(pattern: Any, num_layers: int, origin: str) -> tuple[str, ...]:
+    """Nemotron-H's one character per layer: ``M`` Mamba-2, ``*`` attention, ``-`` MLP."""
+    if not isinstance(pattern, str) or len(pattern) != num_layers:
+        raise InputError(
+            f"{origin}: hybrid_override_pattern must be a string of num_hidden_layers "
+            f"({num_layers}) characters, got {pattern!r:.60}"
+        )
+    for index, char in enumerate(pattern):
+        if char not in NEMOTRON_PATTERN:
+            raise InputError(
+                f"{origin}: hybrid_override_pattern[{index}] = {char!r} is not modelled; "
+                "accepted: M (Mamba-2), * (attention), - (MLP)"
+            )
+    return tuple(NEMOTRON_PATTERN[char] for char in pattern)
+
+
 def layer_kinds_from_config(
     config: dict[str, Any], num_layers: int, window: int, ssm: SSMConfig | None, origin: str
 ) -> tuple[str, ...]:
@@ -199,7 +242,11 @@ def layer_kinds_from_config(
     if model_type in PURE_SSM_TYPES:
         return (SSM,) * num_layers
     types = config.get("layer_types")
-    if types is not None:
+    if model_type == "falcon_h1":  # every layer runs attention and Mamba-2 in parallel
+        kinds_t = (PARALLEL,) * num_layers
+    elif "hybrid_override_pattern" in config:
+        kinds_t = _nemotron_kinds(config["hybrid_override_pattern"], num_layers, origin)
+    elif types is not None:
         if not isinstance(types, list) or len(types) != num_layers:
             raise InputError(
                 f"{origin}: layer_types must be a list of num_hidden_layers ({num_layers}) names"
@@ -228,6 +275,14 @@ def layer_kinds_from_config(
             period = _int(config, "attn_layer_period", origin, "attention every n-th layer")
             offset = config.get("attn_layer_offset", 0)
             kinds_t = tuple(FULL if i % period == offset else SSM for i in range(num_layers))
+    elif "full_attention_interval" in config or model_type == "qwen3_next":
+        # Qwen3-Next: every n-th layer full attention, linear attention elsewhere
+        interval = config.get("full_attention_interval", 4)  # Qwen3NextConfig's default
+        if isinstance(interval, bool) or not isinstance(interval, int) or interval < 1:
+            raise InputError(
+                f"{origin}: full_attention_interval must be an integer >= 1, got {interval!r}"
+            )
+        kinds_t = tuple(LINEAR if (i + 1) % interval else FULL for i in range(num_layers))
     elif window and "sliding_window_pattern" in config:  # Gemma-3: every n-th layer global
         pattern = _int(config, "sliding_window_pattern", origin, "every n-th layer is global")
         kinds_t = tuple(WINDOW if (i + 1) % pattern else FULL for i in range(num_layers))
@@ -241,7 +296,7 @@ def layer_kinds_from_config(
         raise InputError(
             f"{origin}: layer_types names sliding_attention but sliding_window is unset"
         )
-    if SSM in kinds_t and ssm is None:
+    if (SSM in kinds_t or PARALLEL in kinds_t) and ssm is None:
         raise InputError(
             f"{origin}: state-space layers need the SSM shapes: missing 'mamba_d_state' and "
             "'mamba_d_conv' (and 'mamba_n_heads' for Mamba-2)"

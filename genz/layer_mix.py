@@ -5,8 +5,8 @@ layers and the attention / state-space layer mix of a hybrid.
   local/global pattern with the new window, a model without windows has every attention
   layer windowed, 0 makes every layer full attention.
 - ``attention_layers`` (a count in ``[1, num_layers]``) rebuilds a hybrid's pattern
-  (Jamba, Bamba) with that many full-attention layers spread evenly through the stack and
-  state-space layers elsewhere: layer ``i`` is attention when
+  (Jamba, Bamba, Qwen3-Next) with that many full-attention layers spread evenly through
+  the stack and state-space (or linear-attention) layers elsewhere: layer ``i`` is attention when
   ``floor((i + 1) a / L) > floor(i a / L)``, so ``a = L / 8`` gives Jamba's one in eight.
   Costs depend on the counts only, not on which layers hold attention.
 
@@ -20,7 +20,7 @@ from collections.abc import Mapping
 
 from roofline import InputError
 
-from .layer_kinds import FULL, SSM
+from .layer_kinds import FULL, LINEAR, MLP, SSM
 from .model import ModelConfig
 from .scaled_models import with_sliding_window
 
@@ -44,24 +44,36 @@ def with_layer_mix(
 
 
 def _with_attention_layers(model: ModelConfig, count: int, label: str) -> ModelConfig:
-    layers = model.num_layers
-    if model.ssm is None or not model.num_attention_layers:
+    # Nemotron-H's MLP-only layers stay where they are: the mix is over the mixer layers.
+    mixers = [i for i in range(model.num_layers) if model.layer_kind(i) != MLP]
+    layers = len(mixers)
+    if model.num_parallel_layers:
         raise InputError(
-            f"{label}: {model.name} is not an attention / state-space hybrid "
-            "(needs SSM layers and attention layers, e.g. jamba-v0.1, bamba-9b)"
+            f"{label}: {model.name} runs attention and Mamba-2 side by side in every layer "
+            "(a parallel hybrid): there is no attention / state-space layer mix to vary"
+        )
+    if (model.ssm is None) == (model.linear_attention is None) or not model.num_attention_layers:
+        raise InputError(
+            f"{label}: {model.name} is not an attention / state-space hybrid (needs "
+            "attention layers and SSM or linear-attention layers, e.g. jamba-v0.1, bamba-9b, "
+            "qwen3-next-80b-a3b)"
         )
     if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= layers:
         raise InputError(
-            f"{label} must be an integer in [1, {layers}] (layers of {model.name}), got {count!r}"
+            f"{label} must be an integer in [1, {layers}] (token-mixer layers of {model.name}), "
+            f"got {count!r}"
         )
     if count == model.num_attention_layers:
         return model
-    kinds = tuple(
-        FULL if (i + 1) * count // layers > i * count // layers else SSM for i in range(layers)
-    )
+    other = SSM if model.ssm is not None else LINEAR
+    kind = [model.layer_kind(i) for i in range(model.num_layers)]
+    for i, layer in enumerate(mixers):
+        kind[layer] = FULL if (i + 1) * count // layers > i * count // layers else other
+    kinds = tuple(kind)
     return dataclasses.replace(
         model,
         layer_types=kinds,
         ssm=model.ssm if SSM in kinds else None,
+        linear_attention=model.linear_attention if LINEAR in kinds else None,
         name=f"{model.name} {count} attention layers",
     )

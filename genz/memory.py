@@ -8,7 +8,8 @@
   elements (GQA heads are replicated once tp exceeds them) or, for MLA, the latent
   ``kv_lora_rank + rope_dim`` (not sharded by tp). Windowed layers keep
   ``min(ctx, window + sinks)`` tokens; state-space layers a fixed state per sequence
-  (``SSMConfig.state_elements / tp`` at the KV bits). With ``n`` sequences per request
+  (``SSMConfig.state_elements / tp`` at the KV bits), linear-attention layers theirs
+  (``LinearAttentionConfig.state_elements / tp``). With ``n`` sequences per request
   (parallel samples, beams) the prompt's KV is stored once: ``n kept - (n - 1) shared``
   tokens per layer, ``shared = clip(kept - output, 0, input)``, and ``n`` states.
 - activations: the largest per-layer working set of a prefill chunk
@@ -84,6 +85,9 @@ def kv_cache_bytes_per_device(
     if model.ssm is not None and model.num_ssm_layers:
         state = model.ssm.state_elements / tp * kv_bits / 8
         total = total + batch / ep * n * model.num_ssm_layers / pp * state
+    if model.linear_attention is not None and model.num_linear_layers:
+        state = model.linear_attention.state_elements / tp * kv_bits / 8
+        total = total + batch / ep * n * model.num_linear_layers / pp * state
     return total
 
 
@@ -105,6 +109,8 @@ def activation_bytes_per_device(
     ]
     if model.ssm is not None and model.num_ssm_layers:
         widths.append(model.ssm.in_proj_width)
+    if model.linear_attention is not None and model.num_linear_layers:
+        widths.append(model.linear_attention.in_proj_width)
     if model.is_moe:
         widths.append(
             model.experts_per_token * (ffn_matrices(model) - 1) * model.moe_intermediate_size

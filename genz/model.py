@@ -4,7 +4,8 @@ Covers dense MHA/GQA/MQA, MLA (DeepSeek-style latent KV), MoE (routed + shared
 experts, top-k, leading dense layers), gated (SwiGLU) or plain FFNs, tied or
 untied embeddings, sliding-window and alternating local/global attention, and
 Mamba / Mamba-2 state-space layers alone or interleaved with attention
-(`genz.layer_kinds`), plus batched LoRA adapters. `genz.hf_config` builds one from a
+(`genz.layer_kinds`), Gated DeltaNet linear-attention layers (`genz.linear_attention`),
+gated (Qwen3-Next) attention output, plus batched LoRA adapters. `genz.hf_config` builds one from a
 Hugging Face ``config.json``.
 """
 
@@ -17,7 +18,8 @@ from typing import Any
 
 from roofline import InputError
 
-from .layer_kinds import FULL, SSM, WINDOW, SSMConfig
+from .layer_kinds import FULL, LINEAR, MLP, PARALLEL, SSM, WINDOW, SSMConfig
+from .linear_attention import LinearAttentionConfig
 from .vision import VisionConfig
 
 
@@ -33,7 +35,11 @@ class ModelConfig:
     Layers: ``layer_types`` names each layer's token mixer (`genz.layer_kinds.LAYER_KINDS`;
     empty: all full attention); windowed layers attend to the last ``sliding_window``
     tokens plus ``attention_sink_tokens`` kept from the start; ``ssm`` describes the
-    state-space layers. ``intermediate_size`` 0 with no experts: no FFN (pure Mamba).
+    state-space layers, ``linear_attention`` the Gated DeltaNet layers (a fixed state per
+    sequence, no KV cache). ``attention_output_gate``: the attention's q projection also
+    yields a per-channel sigmoid gate of its output (Qwen3-Next), doubling its width.
+    ``ffn_on_mixer_layers`` False (Nemotron-H): each layer holds one sublayer, a token
+    mixer or (``mlp`` layers) an FFN. ``intermediate_size`` 0 with no experts: no FFN (pure Mamba).
     """
 
     name: str
@@ -66,6 +72,9 @@ class ModelConfig:
     attention_sink_tokens: int = 0
     layer_types: tuple[str, ...] = ()
     ssm: SSMConfig | None = None
+    linear_attention: LinearAttentionConfig | None = None
+    attention_output_gate: bool = False
+    ffn_on_mixer_layers: bool = True
     moe_layer_offset: int = 0
     norms_per_layer: int = 2
     lora_rank: int = 0
@@ -131,22 +140,38 @@ class ModelConfig:
             raise InputError(
                 f"layer_types must name {self.num_layers} layers, got {len(self.layer_types)}"
             )
-        unknown = sorted(set(self.layer_types) - {FULL, WINDOW, SSM})
+        unknown = sorted(set(self.layer_types) - {FULL, WINDOW, SSM, LINEAR, MLP, PARALLEL})
         if unknown:
             raise InputError(
-                f"layer_types: unknown kind {unknown[0]!r}; accepted: {FULL}, {WINDOW}, {SSM}"
+                f"layer_types: unknown kind {unknown[0]!r}; accepted: "
+                f"{FULL}, {WINDOW}, {SSM}, {LINEAR}, {MLP}, {PARALLEL}"
+            )
+        if self.num_mlp_layers and self.ffn_on_mixer_layers:
+            raise InputError(
+                "mlp layers (an FFN without a token mixer) need ffn_on_mixer_layers False"
+            )
+        if not self.ffn_on_mixer_layers and self.is_moe:
+            raise InputError(
+                "MoE layers in a one-sublayer-per-layer (Nemotron-H) stack are not modelled"
             )
         if self.num_window_layers and not self.sliding_window:
             raise InputError("sliding_window must be >= 1 when some layers are sliding_attention")
         if self.num_ssm_layers and self.ssm is None:
             raise InputError("state-space layers need an SSM description (ssm)")
+        if self.num_linear_layers and self.linear_attention is None:
+            raise InputError(
+                "linear_attention layers need their shapes (linear_num_key_heads, "
+                "linear_num_value_heads, linear_key_head_dim, linear_value_head_dim, "
+                "linear_conv_kernel_dim)"
+            )
         if self.is_mla and self.num_window_layers:
             raise InputError("sliding-window MLA layers are not modelled")
         if self.lora_rank:
             _check_lora(self)
 
     def layer_kind(self, layer: int) -> str:
-        """Token mixer of ``layer`` (0-based): 'full_attention', 'sliding_attention', 'mamba'."""
+        """Token mixer of ``layer`` (0-based): 'full_attention', 'sliding_attention',
+        'mamba', 'linear_attention', 'mlp' (none), 'hybrid' (attention and Mamba-2)."""
         return self.layer_types[layer] if self.layer_types else FULL
 
     @cached_property
@@ -156,13 +181,35 @@ class ModelConfig:
 
     @cached_property
     def num_ssm_layers(self) -> int:
-        """State-space (Mamba) layers."""
-        return sum(1 for kind in self.layer_types if kind == SSM)
+        """Layers with a state-space (Mamba) mixer, alone or beside attention."""
+        return sum(1 for kind in self.layer_types if kind in (SSM, PARALLEL))
+
+    @cached_property
+    def num_parallel_layers(self) -> int:
+        """Layers running attention and a Mamba-2 mixer side by side (Falcon-H1): they
+        count as attention layers and as state-space layers."""
+        return sum(1 for kind in self.layer_types if kind == PARALLEL)
+
+    @cached_property
+    def num_linear_layers(self) -> int:
+        """Gated DeltaNet linear-attention layers."""
+        return sum(1 for kind in self.layer_types if kind == LINEAR)
+
+    @cached_property
+    def num_mlp_layers(self) -> int:
+        """Layers with an FFN and no token mixer (Nemotron-H's ``-``)."""
+        return sum(1 for kind in self.layer_types if kind == MLP)
+
+    @property
+    def num_state_layers(self) -> int:
+        """Layers that keep a fixed state per sequence (SSM and linear attention)."""
+        return self.num_ssm_layers + self.num_linear_layers
 
     @property
     def num_attention_layers(self) -> int:
-        """Layers with attention, full or windowed."""
-        return self.num_layers - self.num_ssm_layers
+        """Layers with softmax attention, full or windowed (they keep a KV cache)."""
+        ssm_only = self.num_ssm_layers - self.num_parallel_layers
+        return self.num_layers - ssm_only - self.num_linear_layers - self.num_mlp_layers
 
     @property
     def num_full_attention_layers(self) -> int:
@@ -204,15 +251,20 @@ class ModelConfig:
 
     @property
     def num_dense_layers(self) -> int:
-        """Layers with a dense FFN (0 without an FFN)."""
-        return self.num_layers - self.num_moe_layers if self.has_ffn else 0
+        """Layers with a dense FFN (0 without an FFN; only the ``mlp`` layers when
+        ``ffn_on_mixer_layers`` is False)."""
+        if not self.has_ffn:
+            return 0
+        ffn_layers = self.num_layers if self.ffn_on_mixer_layers else self.num_mlp_layers
+        return ffn_layers - self.num_moe_layers
 
     @property
     def attention_type(self) -> str:
         """'MLA', 'MHA', 'MQA' or 'GQA', with '+SWA' when some layers are windowed and
-        '+SSM' when some are state-space layers; 'SSM' without attention layers."""
+        '+SSM' when some are state-space layers, '+LA' when some are linear attention;
+        'SSM' or 'LA' without softmax-attention layers."""
         if not self.num_attention_layers:
-            return "SSM"
+            return "LA" if self.num_linear_layers and not self.num_ssm_layers else "SSM"
         if self.is_mla:
             base = "MLA"
         elif self.num_kv_heads == self.num_heads:
@@ -223,6 +275,7 @@ class ModelConfig:
             base
             + ("+SWA" if self.num_window_layers else "")
             + ("+SSM" if self.num_ssm_layers else "")
+            + ("+LA" if self.num_linear_layers else "")
         )
 
     @property

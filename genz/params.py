@@ -5,10 +5,11 @@ KV latent), ``attn_kv_up`` (MLA only: latent -> K/V), ``attn_out``, ``ffn_up_gat
 ``ffn_down`` (dense FFN layers), ``experts`` (routed experts), ``shared_experts``,
 ``router``, ``norms``, ``embedding``, ``lm_head``.
 
-State-space (Mamba) layers have no groups of their own: their input projections
-(in_proj; Mamba-1's x_proj and dt_proj) count as ``attn_qkv``, out_proj as ``attn_out``
-(the mixer's input and output matrices) and the small vectors (convolution, A, D, dt
-bias, inner norms) as ``norms``; attention groups count attention layers only.
+State-space (Mamba) and linear-attention (Gated DeltaNet) layers have no groups of
+their own: their input projections
+(in_proj; Mamba-1's x_proj and dt_proj; Gated DeltaNet's in_proj_qkvz and in_proj_ba)
+count as ``attn_qkv``, out_proj as ``attn_out`` (the mixer's input and output matrices)
+and the small vectors (convolution, A, D, dt bias, inner norms) as ``norms``; attention groups count attention layers only.
 """
 
 from __future__ import annotations
@@ -71,8 +72,9 @@ def attention_params_per_layer(model: ModelConfig) -> dict[str, float]:
     q_width = model.num_heads * model.head_dim
     kv_width = 2 * model.num_kv_heads * model.head_dim
     bias = (q_width + kv_width) if model.qkv_bias else 0
+    gate = q_width if model.attention_output_gate else 0  # Qwen3-Next: q_proj also gives a gate
     return {
-        "attn_qkv": h * (q_width + kv_width) + bias,
+        "attn_qkv": h * (q_width + gate + kv_width) + bias,
         "attn_kv_up": 0.0,
         "attn_out": q_width * h,
     }
@@ -106,6 +108,11 @@ def parameter_count(model: ModelConfig) -> ParameterCount:
         groups["attn_qkv"] += model.num_ssm_layers * mixer["in"]
         groups["attn_out"] += model.num_ssm_layers * mixer["out"]
         groups["norms"] += model.num_ssm_layers * mixer["small"]
+    if model.linear_attention is not None:
+        mixer = model.linear_attention.params(h)
+        groups["attn_qkv"] += model.num_linear_layers * mixer["in"]
+        groups["attn_out"] += model.num_linear_layers * mixer["out"]
+        groups["norms"] += model.num_linear_layers * mixer["small"]
     groups["embedding"] = model.vocab_size * h
     if model.vision is not None:  # the tower and projector: model-level weights
         groups["embedding"] += model.vision.params()

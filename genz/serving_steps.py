@@ -50,6 +50,9 @@ from numpy.typing import ArrayLike, NDArray
 
 from roofline import InputError
 
+#: `StepCost.kv_capacity_tokens` of a model with no per-token cache (a pure SSM).
+UNBOUNDED_KV_TOKENS = 10**15
+
 
 @dataclass(frozen=True)
 class StepCost:
@@ -58,7 +61,12 @@ class StepCost:
     Built by `step_cost`. Tables are indexed by form (0 prefill, 1 decode). Call
     `step_times` with the aggregates of each step (numbers or equal-length arrays).
     ``kv_bytes_per_token`` is per device for one token of one sequence (all the
-    device's layers); ``weights_bytes`` per device.
+    device's layers), ``state_bytes_per_sequence`` the fixed state of one sequence
+    (state-space and linear-attention layers); ``weights_bytes`` per device.
+    ``window_tokens`` is the kept window w' of the windowed layers (0: none) and
+    ``windowed`` marks their context operators (see `windowed_sums`). With offload
+    (`genz.offload`), ``weights_bytes`` is the device-resident part and a step takes
+    ``max(device time, host-link bytes / host_link_bytes_per_s)`` (`link_times`).
     """
 
     model: str
@@ -75,8 +83,15 @@ class StepCost:
     fixed_sequence_s: NDArray[np.float64]  # (2,): and per sequence in the step
     token_work: NDArray[np.float64]  # (2 quantities, 2 forms, max_tokens + 1)
     head_work: NDArray[np.float64]  # (2 quantities, 2 forms, max_sequences + 1)
-    context_work: NDArray[np.float64]  # (2 quantities, 2 forms, features=4)
+    context_work: NDArray[np.float64]  # (2 quantities, 2 forms, full / windowed, 4)
     runtime: str = "ideal"
+    state_bytes_per_sequence: float = 0.0
+    window_tokens: float = 0.0
+    windowed: NDArray[np.bool_] | None = None  # (operators,): a windowed layer's operator
+    window_kv_bytes_per_token: float = 0.0  # the windowed layers' share of kv_bytes_per_token
+    offloaded_weights_bytes: float = 0.0  # per device, in host memory, streamed every step
+    kv_offload: float = 0.0  # share of the KV cache (and states) in host memory
+    host_link_bytes_per_s: float = 0.0
 
     @property
     def max_tokens(self) -> int:
@@ -119,16 +134,93 @@ class StepCost:
             profile's per-sequence cost counts them.
         """
         tp, d, rows, tokens, w = self._step_arrays(prefill_tokens, decode_sequences, emitting)
+        ctx, pairs = np.asarray(prefill_context_sum, float), np.asarray(prefill_pairs_sum, float)
+        dctx, seqs = np.asarray(decode_context_sum, float), np.asarray(sequences, float)
         total = self._combine(
             (self.token_time_s[0][tokens], self.token_time_s[1][tokens]),
             (self.head_time_s[0][rows], self.head_time_s[1][rows]),
             w,
-            (tp, np.asarray(prefill_context_sum, float), np.asarray(prefill_pairs_sum, float)),
-            (d, np.asarray(decode_context_sum, float)),
-            np.asarray(sequences, float),
+            (tp, ctx, pairs),
+            (d, dctx),
+            seqs,
             np.maximum,
+            self.windowed_sums(tp, ctx, pairs, d, dctx, seqs),
         )
+        if self.host_link_bytes_per_s:
+            total = np.maximum(total, self.link_times(tp, d, dctx, seqs))
         return np.where(tokens > 0, total, 0.0)
+
+    def link_times(
+        self, prefill_tokens: Any, decode_sequences: Any, decode_context_sum: Any, sequences: Any
+    ) -> Any:
+        """Host-link time of steps with offload, seconds (numbers or arrays; 0 without):
+        the offloaded weights, plus ``kv_offload`` of the KV the step reads (its decoding
+        sequences' caches, windowed layers capped) and writes (the prompt tokens' KV and
+        the new chunks' states), as `genz.predict` streams them per pass."""
+        if not self.host_link_bytes_per_s:
+            return 0.0 * decode_context_sum
+        (_, _, _), (_, capped) = self.windowed_sums(
+            prefill_tokens,
+            0.0 * prefill_tokens,
+            0.0 * prefill_tokens,
+            decode_sequences,
+            decode_context_sum,
+            sequences,
+        )
+        full = self.kv_bytes_per_token - self.window_kv_bytes_per_token
+        read = full * decode_context_sum + self.window_kv_bytes_per_token * capped
+        chunks = sequences - decode_sequences
+        moved = read + self.kv_bytes_per_token * prefill_tokens
+        moved = moved + self.state_bytes_per_sequence * (decode_sequences + chunks)
+        return (self.offloaded_weights_bytes + self.kv_offload * moved) / self.host_link_bytes_per_s
+
+    def windowed_sums(
+        self,
+        prefill_tokens: Any,
+        prefill_context_sum: Any,
+        prefill_pairs_sum: Any,
+        decode_sequences: Any,
+        decode_context_sum: Any,
+        sequences: Any,
+    ) -> tuple[tuple[Any, Any, Any], tuple[Any, Any]]:
+        """The step aggregates a windowed layer sees (numbers or arrays), from the step's
+        sums: prefill ``(T, keys, pairs)`` with keys ``min(C, T + n (w' - 1))`` and pairs
+        the causal pairs less ``n`` times the mean chunk's excess past the window
+        (`genz.windows.window_pairs`; ``n = sequences - D`` chunks of ``T / n`` tokens
+        ending at ``C / n``), decode ``(D, min(C_d, D w'))``. Exact when the chunks are
+        alike and every sequence is on the same side of the window (a long-context
+        step: all past it); an upper bound otherwise (``min`` is concave)."""
+        w = self.window_tokens
+        if not w:
+            return (prefill_tokens, prefill_context_sum, prefill_pairs_sum), (
+                decode_sequences,
+                decode_context_sum,
+            )
+        chunks: Any = sequences - decode_sequences
+        n: Any
+        if isinstance(chunks, np.ndarray):
+            n = np.maximum(chunks, 1.0)
+            q, c = prefill_tokens / n, prefill_context_sum / n
+            past = np.clip(c - w, 0.0, q)
+            keys = np.minimum(prefill_context_sum, prefill_tokens + n * (w - 1))
+            minimum: Any = np.minimum
+        else:
+            n = max(chunks, 1)
+            q, c = prefill_tokens / n, prefill_context_sum / n
+            past = min(max(c - w, 0.0), q)
+            keys = min(prefill_context_sum, prefill_tokens + n * (w - 1))
+            minimum = min
+        pairs = prefill_pairs_sum - n * (past * (c - w) - past * (past - 1) / 2)
+        decode = minimum(decode_context_sum, decode_sequences * w)
+        return (prefill_tokens, keys, pairs), (decode_sequences, decode)
+
+    @property
+    def affine_in_context(self) -> bool:
+        """True when every context operator is affine in the decode context sum (no
+        windowed layer), so `decode_terms` may be inlined as ``compute + slope x sum``;
+        False: call `decode_time` / `decode_times`, which cap the windowed terms and
+        take the host-link time of offload."""
+        return not self.window_tokens and not self.host_link_bytes_per_s
 
     def step_time(
         self,
@@ -153,7 +245,7 @@ class StepCost:
         except IndexError:
             self._check(tokens, emitting)
             raise
-        return float(
+        device = float(
             self._combine(
                 token,
                 head,
@@ -162,8 +254,26 @@ class StepCost:
                 (decode_sequences, decode_context_sum),
                 sequences,
                 max,
+                self.windowed_sums(
+                    prefill_tokens,
+                    prefill_context_sum,
+                    prefill_pairs_sum,
+                    decode_sequences,
+                    decode_context_sum,
+                    sequences,
+                )
+                if self.window_tokens
+                else None,
             )
         )
+        if self.host_link_bytes_per_s:
+            return max(
+                device,
+                float(
+                    self.link_times(prefill_tokens, decode_sequences, decode_context_sum, sequences)
+                ),
+            )
+        return device
 
     def decode_times(self, sequences: int, context_sums: ArrayLike) -> NDArray[np.float64]:
         """`step_times` of decode-only steps, seconds: ``sequences`` sequences decoding
@@ -174,12 +284,18 @@ class StepCost:
         if sequences <= 0:
             return np.zeros(contexts.shape)
         base, operators = self.decode_terms(sequences)
-        if not operators:
+        if not operators and not self.host_link_bytes_per_s:
             return np.full(contexts.shape, base)
-        total: Any = base
-        for compute, memory, slope_c, slope_m, overhead in operators:
-            total = total + np.maximum(compute + slope_c * contexts, memory + slope_m * contexts)
+        total: Any = base + 0.0 * contexts
+        capped = np.minimum(contexts, sequences * self.window_tokens)
+        for (compute, memory, slope_c, slope_m, overhead), windowed in zip(
+            operators, self._windowed, strict=True
+        ):
+            x = capped if windowed else contexts
+            total = total + np.maximum(compute + slope_c * x, memory + slope_m * x)
             total = total + overhead
+        if self.host_link_bytes_per_s:
+            total = np.maximum(total, self.link_times(0.0, sequences, contexts, sequences))
         return total
 
     def decode_time(self, sequences: int, context_sum: float) -> float:
@@ -187,9 +303,15 @@ class StepCost:
         if sequences <= 0:
             return 0.0
         total, operators = self.decode_terms(sequences)
-        for compute, memory, slope_c, slope_m, overhead in operators:
-            total = total + max(compute + slope_c * context_sum, memory + slope_m * context_sum)
+        capped = min(context_sum, sequences * self.window_tokens)
+        for (compute, memory, slope_c, slope_m, overhead), windowed in zip(
+            operators, self._windowed, strict=True
+        ):
+            x = capped if windowed else context_sum
+            total = total + max(compute + slope_c * x, memory + slope_m * x)
             total = total + overhead
+        if self.host_link_bytes_per_s:
+            return max(total, float(self.link_times(0.0, sequences, context_sum, sequences)))
         return total
 
     def decode_terms(
@@ -201,7 +323,8 @@ class StepCost:
         their slopes in the context sum (s per token), and its overhead (s); checked
         against the tables. `decode_time` is ``constant`` plus, operator by operator,
         ``max(compute + slope_c x context, memory + slope_m x context)`` then
-        ``overhead``, added in that order (a caller may inline it)."""
+        ``overhead``, added in that order (a caller may inline it when
+        `affine_in_context`; a windowed operator's context is ``min(sum, D w')``)."""
         known = self._decode_cache.get(sequences)
         if known is not None:
             return known
@@ -241,19 +364,25 @@ class StepCost:
         decode_sequences: ArrayLike,
         decode_context_sum: ArrayLike,
         emitting: ArrayLike,
+        sequences: ArrayLike | None = None,
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """Per-device FLOP and main-memory bytes of each step (arguments as
-        `step_times`, equal-length arrays)."""
+        `step_times`, equal-length arrays; ``sequences`` None: one prompt chunk per
+        prefilling row, ``emitting``)."""
         tp, d, rows, tokens, w = self._step_arrays(prefill_tokens, decode_sequences, emitting)
         v = 1 - w
         ctx, pairs = np.asarray(prefill_context_sum, float), np.asarray(prefill_pairs_sum, float)
         dctx = np.asarray(decode_context_sum, float)
+        seqs = np.asarray(emitting if sequences is None else sequences, float)
+        (_, w_ctx, w_pairs), (_, w_dctx) = self.windowed_sums(tp, ctx, pairs, d, dctx, seqs)
         out = []
         for q in (0, 1):
-            token, head, (pre, dec) = self.token_work[q], self.head_work[q], self.context_work[q]
-            total = w * (token[0][tokens] + head[0][rows] + pre[0])
-            total = total + v * (token[1][tokens] + head[1][rows] + dec[0])
-            total = total + pre[1] * tp + pre[2] * ctx + pre[3] * pairs + dec[1] * d + dec[2] * dctx
+            token, head = self.token_work[q], self.head_work[q]
+            total = w * (token[0][tokens] + head[0][rows]) + v * (token[1][tokens] + head[1][rows])
+            for kind, (c, p, dc) in enumerate(((ctx, pairs, dctx), (w_ctx, w_pairs, w_dctx))):
+                pre, dec = self.context_work[q][0][kind], self.context_work[q][1][kind]
+                total = total + w * pre[0] + v * dec[0]
+                total = total + pre[1] * tp + pre[2] * c + pre[3] * p + dec[1] * d + dec[2] * dc
             out.append(np.where(tokens > 0, total, 0.0))
         return out[0], out[1]
 
@@ -287,6 +416,14 @@ class StepCost:
         return self.fixed_step_s.tolist(), self.fixed_sequence_s.tolist()
 
     @cached_property
+    def _windowed(self) -> list[bool]:
+        """Per context operator: True for a windowed layer's."""
+        count = self.context_compute.shape[1]
+        if self.windowed is None:
+            return [False] * count
+        return [bool(flag) for flag in self.windowed]
+
+    @cached_property
     def _coefficients(self) -> list[tuple[list[list[float]], list[list[float]], list[float]]]:
         """Per context operator: compute and memory coefficients and overhead, by form."""
         return [
@@ -315,30 +452,58 @@ class StepCost:
         decode_x: tuple[Any, Any],
         sequences: Any,
         maximum: Any,
+        windowed_x: tuple[tuple[Any, Any, Any], tuple[Any, Any]] | None = None,
     ) -> Any:
-        """The step formula on numbers or arrays (see the module doc)."""
+        """The step formula on numbers or arrays (see the module doc); windowed
+        operators take ``windowed_x`` (`windowed_sums`) in place of the step's sums."""
         v = 1 - w
         step, per = self._fixed
         total = w * token[0] + v * token[1] + w * head[0] + v * head[1]
         total = total + w * step[0] + v * step[1] + (w * per[0] + v * per[1]) * sequences
-        for compute, memory, overhead in self._coefficients:
+        for (compute, memory, overhead), windowed in zip(
+            self._coefficients, self._windowed, strict=True
+        ):
+            px, dx = windowed_x if windowed and windowed_x is not None else (prefill_x, decode_x)
             terms = []
             for pre, dec in (compute, memory):
                 terms.append(
                     w * pre[0]
                     + v * dec[0]
-                    + pre[1] * prefill_x[0]
-                    + pre[2] * prefill_x[1]
-                    + pre[3] * prefill_x[2]
-                    + dec[1] * decode_x[0]
-                    + dec[2] * decode_x[1]
+                    + pre[1] * px[0]
+                    + pre[2] * px[1]
+                    + pre[3] * px[2]
+                    + dec[1] * dx[0]
+                    + dec[2] * dx[1]
                 )
             total = total + maximum(terms[0], terms[1]) + w * overhead[0] + v * overhead[1]
         return total
 
     def kv_capacity_tokens(self, memory_utilization: float, activation_bytes: float) -> int:
         """Tokens of KV cache the replica holds: ``memory_utilization`` of each device's
-        memory minus weights and ``activation_bytes`` of working set, over the KV bytes
-        of one token (0 when the weights alone do not fit)."""
+        memory minus weights, ``activation_bytes`` of working set and a fixed state for
+        each of the ``max_sequences`` sequences (state-space / linear-attention layers;
+        vLLM reserves them per sequence slot), over the KV bytes of one token (0 when
+        that leaves nothing; `UNBOUNDED_KV_TOKENS` for a model without a KV cache)."""
         free = memory_utilization * self.capacity_bytes - self.weights_bytes - activation_bytes
-        return max(int(free // self.kv_bytes_per_token), 0)
+        free -= self.max_sequences * self.state_bytes_per_sequence * (1.0 - self.kv_offload)
+        if free <= 0:
+            return 0
+        per_token = self.kv_bytes_per_token * (1.0 - self.kv_offload)  # the device's share
+        if per_token <= 0:
+            return UNBOUNDED_KV_TOKENS
+        return min(int(free // per_token), UNBOUNDED_KV_TOKENS)
+
+    def kv_bytes_per_sequence(self, context: ArrayLike) -> NDArray[np.float64]:
+        """Per-device cache bytes of one sequence at ``context`` tokens: its state plus
+        ``kv_bytes_per_token`` per token, the windowed layers' share capped at the window
+        (what the replica really holds; `kv_capacity_tokens` counts every token)."""
+        c = np.asarray(context, float)
+        return (
+            self.state_bytes_per_sequence
+            + self.kv_bytes_per_token * c
+            - (
+                self.window_kv_bytes_per_token * np.maximum(c - self.window_tokens, 0.0)
+                if self.window_tokens
+                else 0.0
+            )
+        )

@@ -43,6 +43,8 @@ def ssm_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
     if ssm is None or not model.num_ssm_layers:
         return []
     layers = float(model.num_ssm_layers)
+    # A parallel (Falcon-H1) layer shares the attention's input norm and TP all-reduce.
+    own = float(model.num_ssm_layers - model.num_parallel_layers)
     h = float(model.hidden_size)
     t = shape.tp
     seqs = shape.batch / shape.ep
@@ -52,7 +54,7 @@ def ssm_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
     d = ssm.inner_size / t
     n = float(ssm.state_size)
     ops = [
-        elementwise_terms("ssm_norm", OperatorKind.NORM, layers, tokens * h, 4.0, shape),
+        elementwise_terms("ssm_norm", OperatorKind.NORM, own, tokens * h, 4.0, shape),
         gemm_terms("ssm_in_proj", "attn_qkv", layers, tokens, h, ssm.in_proj_width / t, shape),
     ]
     if ssm.version == 1:
@@ -94,5 +96,5 @@ def ssm_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
         )
     )
     ops.append(gemm_terms("ssm_out_proj", "attn_out", layers, tokens, d, h, shape))
-    ops.append(all_reduce_terms("tp_all_reduce_ssm", layers, tokens, model, shape))
+    ops.append(all_reduce_terms("tp_all_reduce_ssm", own, tokens, model, shape))
     return ops

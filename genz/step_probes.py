@@ -18,14 +18,15 @@ from .inputs import GridInputs, pass_shape, scenario_inputs
 from .memory import activation_bytes_per_device, kv_cache_bytes_per_device
 from .memory import weight_bytes_per_device as _weight_bytes
 from .model import ModelConfig
+from .offload import require_host
 from .op_terms import Array
 from .resolved import ResolvedProfile, resolve
 from .runtime import RuntimeProfile
 from .runtime_cost import cost_phase
-from .scaled_models import with_sliding_window
 from .scenario import Parallelism, Precision, Scenario
 from .scenario_checks import check_parallelism
 from .serving_steps import StepCost
+from .windows import window_keys, window_pairs
 
 #: Largest token count or sequence count a step-cost table covers.
 MAX_TABLE = 4_000_000
@@ -100,12 +101,17 @@ def _probe(
     )
 
 
-def _features(form: str, batch: Array, query: Array, context: Array) -> Array:
-    """Step aggregates of a uniform pass (rows: probes)."""
+def _features(form: str, batch: Array, query: Array, context: Array, window: float = 0.0) -> Array:
+    """Step aggregates of a uniform pass (rows: probes); with ``window`` w' > 0, those
+    of a windowed layer: keys ``min(c, q + w' - 1)`` and pairs `genz.windows.window_pairs`
+    in place of the context and the causal pairs."""
+    if window:
+        keys, pairs = window_keys(query, context, window), window_pairs(query, context, window)
+    else:
+        keys, pairs = context, query * context - query * (query - 1) / 2
     if form == "prefill":
-        pairs = query * context - query * (query - 1) / 2
-        return np.stack([np.ones_like(batch), batch * query, batch * context, batch * pairs], 1)
-    return np.stack([np.ones_like(batch), batch, batch * context], 1)
+        return np.stack([np.ones_like(batch), batch * query, batch * keys, batch * pairs], 1)
+    return np.stack([np.ones_like(batch), batch, batch * keys], 1)
 
 
 #: Probe shapes (batch, query, context) for the affine fits, one row each.
@@ -116,17 +122,38 @@ _PREFILL_PROBES = np.array(
 _DECODE_PROBES = np.array([(1, 1, 10), (2, 1, 10), (5, 1, 400), (3, 1, 4096), (8, 1, 77)], float)
 
 
+def _window_probes(probes: Array, window: float) -> Array:
+    """``probes`` plus shapes past the window ``w'`` (so the windowed fits see the
+    clipped regime as well as the growing one)."""
+    w = float(window)
+    extra = np.array(
+        [(1, 1, 2 * w), (2, 1, 3 * w + 5), (3, 1, w + 1), (1, 16, 2 * w), (2, 33, 3 * w + 7)],
+        float,
+    )
+    if probes[0, 1] == 1 and np.all(probes[:, 1] == 1):  # decode probes: one query each
+        extra = extra[extra[:, 1] == 1]
+    return np.concatenate([probes, extra])
+
+
 def _classify(
     model: ModelConfig, resolved: ResolvedProfile, inputs: GridInputs
-) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
-    """Masks of the context operators and the head operators of the graph."""
-    short = _probe(model, resolved, inputs, "decode", 4.0, 1.0, 64.0).time_s[:, 0]
+) -> tuple[NDArray[np.bool_], NDArray[np.bool_], NDArray[np.bool_]]:
+    """Masks of the context operators, the head operators and (among the context
+    operators) the windowed ones, whose cost stops growing past the window."""
+    w = float(model.kept_window_tokens) if model.num_window_layers else 0.0
+    near = min(64.0, max(w / 2, 2.0)) if w else 64.0
+    short = _probe(model, resolved, inputs, "decode", 4.0, 1.0, near).time_s[:, 0]
     long = _probe(model, resolved, inputs, "decode", 4.0, 1.0, 4096.0).time_s[:, 0]
     context = ~np.isclose(short, long, rtol=1e-12, atol=0.0)
+    windowed = np.zeros_like(context)
+    if w:
+        past = _probe(model, resolved, inputs, "decode", 4.0, 1.0, 2 * w + 8).time_s[:, 0]
+        far = _probe(model, resolved, inputs, "decode", 4.0, 1.0, 3 * w + 8).time_s[:, 0]
+        windowed = context & np.isclose(past, far, rtol=1e-12, atol=0.0)
     with_head = _probe(model, resolved, inputs, "prefill", 2.0, 64.0, 64.0, 1.0).time_s[:, 0]
     without = _probe(model, resolved, inputs, "prefill", 2.0, 64.0, 64.0, 0.0).time_s[:, 0]
     head = ~np.isclose(with_head, without, rtol=1e-12, atol=0.0) & ~context
-    return context, head
+    return context, head, windowed
 
 
 def _fit(values: Array, features: Array) -> Array:
@@ -148,6 +175,8 @@ def step_cost(
     max_tokens: int,
     max_sequences: int,
     runtime: RuntimeProfile | None = None,
+    weight_offload: float = 0.0,
+    kv_offload: float = 0.0,
 ) -> StepCost:
     """Precompute the cost of serving steps of ``model`` on one replica.
 
@@ -162,6 +191,10 @@ def step_cost(
         fractions of peak, all-reduce latency and the fixed cost of each step
         (``step_overhead_s + sequence_overhead_s x sequences``), as `genz.predict`
         applies them. None: physics only.
+    weight_offload, kv_offload
+        Shares in [0, 1] of the weights and of the KV cache (and states) kept in the
+        platform's host memory and streamed over its link every step (`genz.offload`):
+        a step takes ``max(device time, link bytes / link bandwidth)``.
     """
     precision = precision or Precision()
     parallelism = parallelism or Parallelism()
@@ -169,14 +202,18 @@ def step_cost(
     for label, value in (("max_tokens", max_tokens), ("max_sequences", max_sequences)):
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_TABLE:
             raise InputError(f"{label} must be an integer in [1, {MAX_TABLE}], got {value!r}")
+    for label, share in (("--weight-offload", weight_offload), ("--kv-offload", kv_offload)):
+        if isinstance(share, bool) or not isinstance(share, int | float) or not 0 <= share <= 1:
+            raise InputError(f"{label} must be a share in [0, 1], got {share!r}")
+    host = require_host(platform) if weight_offload or kv_offload else None
     scenario = Scenario(precision=precision, parallelism=parallelism)
-    # The step tables are affine in the context: windowed layers (min(c, w), not affine)
-    # are costed as full attention here, an upper bound (docs/model.md, "Attention windows").
-    model = with_sliding_window(model, 0, flag="serve") if model.num_window_layers else model
+    # Windowed layers are affine in their own aggregates (keys min(c, q + w' - 1) and
+    # window pairs), fitted on those; `StepCost` forms them from the step's sums.
+    window = float(model.kept_window_tokens) if model.num_window_layers else 0.0
     nominal = scenario_inputs(scenario)
     resolved = resolve(platform, runtime, nominal)  # the profile, resolved once
     inputs = resolved.stored(nominal)
-    context, head = _classify(model, resolved, inputs)
+    context, head, windowed = _classify(model, resolved, inputs)
     token = ~context & ~head
     tokens = np.arange(max_tokens + 1, dtype=float)
     rows = np.arange(max_sequences + 1, dtype=float)
@@ -187,7 +224,7 @@ def step_cost(
     overhead: list[Array] = []
     token_work = np.zeros((2, 2, len(tokens)))
     head_work = np.zeros((2, 2, len(rows)))
-    context_work = np.zeros((2, 2, 4))
+    context_work = np.zeros((2, 2, 2, 4))  # quantity, form, full / windowed, feature
     forms = (("prefill", _PREFILL_PROBES), ("decode", _DECODE_PROBES))
     for f, (form, probes) in enumerate(forms):
         # Token operators see T tokens (prefill: one sequence of T; decode: T sequences),
@@ -208,24 +245,55 @@ def step_cost(
         head_tables.append(np.where(rows > 0, by_rows.time_s[head].sum(axis=0), 0.0))
         for q, values in enumerate((by_rows.flop, by_rows.bytes)):
             head_work[q, f] = np.where(rows > 0, values[head].sum(axis=0), 0.0)
+        if window:
+            probes = _window_probes(probes, window)
         batch, query, ctx = probes.T
         timed = _probe(model, resolved, inputs, form, batch, query, ctx)
         features = _features(form, batch, query, ctx)
+        w_features = _features(form, batch, query, ctx, window) if window else features
         width = 4
+        full_ops = context & ~windowed
         for target, values in ((compute, timed.compute_s), (memory, timed.memory_s)):
-            coef = _fit(values[context], features)
-            target.append(np.pad(coef, ((0, 0), (0, width - coef.shape[1]))))
+            coef = np.zeros((int(context.sum()), width))
+            part = windowed[context]
+            if np.any(~part):
+                coef[~part, : features.shape[1]] = _fit(values[full_ops], features)
+            if np.any(part):
+                coef[part, : features.shape[1]] = _fit(values[windowed], w_features)
+            target.append(coef)
         overhead.append(timed.overhead_s[context][:, 0])
         for q, values in enumerate((timed.flop, timed.bytes)):
-            summed = _fit(values[context].sum(axis=0, keepdims=True), features)[0]
-            context_work[q, f, : len(summed)] = summed
+            for mask, feats, row in ((full_ops, features, 0), (windowed, w_features, 1)):
+                if np.any(mask):
+                    summed = _fit(values[mask].sum(axis=0, keepdims=True), feats)[0]
+                    context_work[q, f, row, : len(summed)] = summed
     phases = [resolved.phases[form] for form in ("prefill", "decode")]
-    # Per-token slope (an SSM layer's fixed state per sequence is not per token).
+    # Per-token slope (an SSM or linear-attention layer's fixed state per sequence is
+    # not per token: it is the intercept at one token less the slope).
     one, two = np.ones(1), np.full(1, 2.0)
     kv_token = kv_cache_bytes_per_device(
         model, one, two, inputs.kv_bits, inputs.tp, inputs.ep, inputs.pp
     ) - kv_cache_bytes_per_device(model, one, one, inputs.kv_bits, inputs.tp, inputs.ep, inputs.pp)
+    state = (
+        kv_cache_bytes_per_device(model, one, one, inputs.kv_bits, inputs.tp, inputs.ep, inputs.pp)
+        - kv_token * 1.0
+    )
+    window_share = 0.0
+    if window:  # per-token slope past the window: the full layers' share only
+        past = np.full(1, 2 * window + 1)
+        full_slope = kv_cache_bytes_per_device(
+            model, one, past + 1, inputs.kv_bits, inputs.tp, inputs.ep, inputs.pp
+        ) - kv_cache_bytes_per_device(
+            model, one, past, inputs.kv_bits, inputs.tp, inputs.ep, inputs.pp
+        )
+        window_share = float(kv_token[0] - full_slope[0])
     weights = _weight_bytes(model, inputs.weight_bits, inputs.tp, inputs.ep, inputs.pp)
+    resident = float(weights[0]) * (1.0 - weight_offload)
+    if host is not None and weight_offload * float(weights[0]) > host.capacity_bytes:
+        raise InputError(
+            f"--weight-offload needs {weight_offload * float(weights[0]) / 1e9:.3g} GB (decimal) "
+            f"of host memory, {platform.name}'s {host.name} holds {host.capacity_bytes / 1e9:.3g} GB"
+        )
     return StepCost(
         model=model.name,
         platform=platform.name,
@@ -235,7 +303,14 @@ def step_cost(
         context_memory=np.stack(memory),
         context_overhead_s=np.stack(overhead),
         kv_bytes_per_token=float(kv_token[0]),
-        weights_bytes=float(weights[0]),
+        state_bytes_per_sequence=float(state[0]),
+        window_tokens=window,
+        windowed=windowed[context] if window else None,
+        window_kv_bytes_per_token=window_share,
+        offloaded_weights_bytes=float(weights[0]) - resident,
+        kv_offload=float(kv_offload),
+        host_link_bytes_per_s=0.0 if host is None else host.link_bandwidth_bytes_per_s,
+        weights_bytes=resident,
         capacity_bytes=platform.main_memory.capacity_bytes,
         fixed_step_s=np.array([phase.step_overhead_s for phase in phases]),
         fixed_sequence_s=np.array([phase.sequence_overhead_s for phase in phases]),

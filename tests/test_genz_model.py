@@ -136,12 +136,15 @@ def test_near_miss_model_name_gets_a_suggestion():
 @pytest.mark.parametrize("name", list_models())
 def test_preset_parameter_count_within_1_percent_of_published(name):
     model = load_model(name)
+    preset = json.loads((models_dir() / f"{name}.json").read_text())
+    if "_published_params_uncited" in preset:  # the preset says why no count is citable
+        assert model.published_params is None and len(preset["_published_params_uncited"]) > 80
+        pytest.skip(f"{name}: no citable published count ({preset['_published_params_uncited']})")
     assert model.published_params, f"{name} lacks _published_params"
     assert "read 2026" in model.source or "huggingface" in model.source.lower()
     count = parameter_count(model)
     # A headline rounded to R (``_published_params_rounding``: Mamba's "2.8B") holds any
     # count within R / 2 of it; otherwise 1%.
-    preset = json.loads((models_dir() / f"{name}.json").read_text())
     rounding = preset.get("_published_params_rounding", 0.0)
     tolerance = max(0.01 * model.published_params, rounding / 2)
     assert abs(count.total - model.published_params) <= tolerance

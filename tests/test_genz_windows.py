@@ -145,7 +145,10 @@ def test_qwen2_use_sliding_window_false_switches_the_window_off():
 def test_bad_window_input_is_one_line():
     with pytest.raises(InputError, match=r"--sliding-window must be an integer in \[0, 131072\]"):
         with_sliding_window(load_model("llama-3.1-8b"), 200_000, flag="--sliding-window")
-    with pytest.raises(InputError, match=r"layer_types\[1\] = 'linear_attention' is not modelled"):
+    with pytest.raises(InputError, match=r"layer_types\[1\] = 'retention' is not modelled"):
+        model_from_hf_config({**TINY, "layer_types": ["full_attention", "retention"] * 2})
+    # linear attention is modelled (tests/test_genz_linear_attention.py): its shapes are named
+    with pytest.raises(InputError, match="linear-attention layers need 'linear_num_key_heads'"):
         model_from_hf_config({**TINY, "layer_types": ["full_attention", "linear_attention"] * 2})
     with pytest.raises(InputError, match="sliding_window must be an integer >= 1 or null"):
         model_from_hf_config({**TINY, "sliding_window": -3})

@@ -408,7 +408,10 @@ def _mode_widgets(bar: Any, model: ModelConfig, controls: frozenset[str]) -> Non
         return
     if model.vision is None:
         st.session_state["images"] = 0
-    if not (model.ssm is not None and model.num_attention_layers):
+    hybrid = bool(
+        model.num_state_layers and model.num_attention_layers and not model.num_parallel_layers
+    )
+    if not hybrid:
         st.session_state["attention_layers"] = MODEL_OWN
     box = bar.expander("Decoding, offload, architecture")
     for name in ("parallel_samples", "beam_width", "images"):
@@ -431,9 +434,9 @@ def _mode_widgets(bar: Any, model: ModelConfig, controls: frozenset[str]) -> Non
             [MODEL_OWN, *WINDOW_OPTIONS],
             key="sliding_window",
         )
-    if "attention_layers" in shown and model.ssm is not None and model.num_attention_layers:
+    if "attention_layers" in shown and hybrid:
         box.selectbox(
-            "Attention layers (the rest state-space)",
+            "Attention layers (the rest state-space or linear attention)",
             [MODEL_OWN, *range(1, model.num_layers + 1)],
             key="attention_layers",
         )

@@ -461,6 +461,8 @@ def _check_base(base: ModelConfig, name: str) -> None:
         (base.num_shared_experts > 0, "shared experts"),
         (base.first_dense_layers > 0 or base.moe_layer_freq > 1, "mixed dense/MoE layers"),
         (base.num_ssm_layers > 0, "state-space (Mamba) layers"),
+        (base.num_linear_layers > 0, "linear-attention (Gated DeltaNet) layers"),
+        (base.attention_output_gate, "gated attention output"),
         (base.vision is not None, "a vision tower"),
     ]
     for flag, what in unsupported:

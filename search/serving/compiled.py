@@ -59,10 +59,14 @@ def simulate(
     finish_s, preemptions, rejected, admitted_s; arrival_s and engine_arrival_s, None as
     in `clients.Clients`), the timeline rows (n, 4), the
     `records.StepLog` and `emissions.Emissions` of the run, and its step count. None
-    when a step exceeds the step-cost tables (the Python loop then says which)."""
+    when a step exceeds the step-cost tables (the Python loop then says which) or the
+    steps are not affine in the context (windowed layers, offload: not
+    `StepCost.affine_in_context`)."""
     from .emissions import Emissions
     from .records import StepLog
 
+    if not cost.affine_in_context:  # windows, offload: the Python loop costs those steps
+        return None
     n = len(workload)
     clients = Clients(
         workload.arrival_s.tolist(), workload.max_concurrency, config.request_overhead_s

@@ -353,7 +353,8 @@ class _Engine:
         if not (self.waiting or d + len(self.prefilling) >= self.config.max_sequences):
             until = self.upcoming()
         constant, operators = cost.decode_terms(d)
-        if len(operators) == 1:  # the decode_time of one context operator, inline
+        one = len(operators) == 1 and cost.affine_in_context
+        if one:  # the decode_time of one context operator, inline
             ((compute, memory, slope_c, slope_m, overhead),) = operators
             context = base + d
             first = (
@@ -370,7 +371,6 @@ class _Engine:
             self.clock.emit(start + first, d)
             if taken < steps and start + elapsed < until:
                 gaps, counts = self.emissions.gaps, self.emissions.counts
-                one = len(operators) == 1
                 while taken < steps and start + elapsed < until:
                     taken += 1
                     context = base + d * taken
