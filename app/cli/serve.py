@@ -276,13 +276,11 @@ def _check_client_flags(args: argparse.Namespace) -> None:
         raise InputError("--max-concurrency needs --num-requests N (the requests the clients send)")
     if args.trace:
         raise InputError("--max-concurrency draws its own requests; drop --trace")
-    if args.policy == "disaggregated" or args.find_replicas:
+    if args.find_replicas:
         raise InputError(
-            "--max-concurrency (closed-loop clients) is simulated on one colocated replica; "
-            "drop --policy disaggregated / --find-replicas"
+            "--max-concurrency (closed-loop clients) runs on one colocated replica or on "
+            "--policy disaggregated pools; drop --find-replicas"
         )
-    if args.sweep_policies and "disaggregated" in args.sweep_policies:
-        raise InputError("--max-concurrency is not simulated with --policy disaggregated")
 
 
 def _check_pool_flags(args: argparse.Namespace, policies: list[str]) -> None:

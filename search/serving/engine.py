@@ -23,9 +23,9 @@ resident from the admission of the request that computes it (a request admitted 
 it is being prefilled counts as a hit), and it takes its token count of the budget
 (partial blocks are not split out).
 
-Closed-loop clients (`Workload.max_concurrency` C, one replica): the first C requests
-are sent at their earliest send times; each time a request leaves (finishes, or is
-rejected), the next unsent one is sent at the later of that moment and its own earliest
+Closed-loop clients (`Workload.max_concurrency` C, one replica; over disaggregated pools
+see `closed_pools`): the first C requests are sent at their earliest send times; each
+time a request leaves (finishes, or is rejected), the next unsent one is sent at the later of that moment and its own earliest
 send time (a first-come-first-served semaphore of C slots, as ``vllm bench serve
 --max-concurrency`` holds). The times they were sent are the record's ``arrival_s``.
 
@@ -79,6 +79,16 @@ class _Requests:
         self.rejected = [False] * n
         self.hits = [-1] * n
         self.admitted = [math.nan] * n  # first admission (queueing delay ends)
+        # Called as (request, time) when a request leaves a closed-loop replica (it
+        # finished or was rejected); None: the next request is sent (`Clients.send_next`).
+        self.on_leave: Callable[[int, float], None] | None = None
+
+    def left(self, i: int, t: float) -> None:
+        """Request ``i`` left a closed-loop replica at ``t`` (finished or rejected)."""
+        if self.on_leave is None:
+            self.clients.send_next(t)
+        else:
+            self.on_leave(i, t)
 
 
 class _Engine:
@@ -168,7 +178,7 @@ class _Engine:
         if self.cache.holding:
             self.cache.release(i, self.prefix[i])
         if self.closed:
-            self.r.clients.send_next(self.t)
+            self.r.left(i, self.t)
 
     def join_decode(self, i: int) -> None:
         """Request ``i`` has emitted a token and holds its prompt's KV: decode the rest."""
@@ -268,7 +278,7 @@ class _Engine:
                 self.r.rejected[i] = True
                 self.done_at.append(self.t)
                 if self.closed:
-                    self.r.clients.send_next(self.t)
+                    self.r.left(i, self.t)
                 continue
             # Admit only with a block of growth left for every running sequence (the
             # role of vLLM's watermark): a re-admitted victim cannot be evicted again
@@ -536,6 +546,14 @@ def simulate_pool(
         engines[0].advance(math.inf, progress)
     else:
         route(requests.arrival, engines, routing)
+    return pool_record(requests, engines, cost, kv_capacity_tokens)
+
+
+def pool_record(
+    requests: _Requests, engines: list[_Engine], cost: StepCost, kv_capacity_tokens: int
+) -> RunRecord:
+    """The `RunRecord` of ``engines`` (the replicas of one pool, each of
+    ``kv_capacity_tokens``) that ran ``requests``."""
     timeline = merged_timeline([engine.timeline.array() for engine in engines])
     seconds, flop, moved = StepLog.joined([engine.work for engine in engines], cost)
     itl, counts = Emissions.joined([engine.emissions for engine in engines])
@@ -548,7 +566,7 @@ def simulate_pool(
         waiting=timeline[:, 1].astype(np.int64),
         running=timeline[:, 2].astype(np.int64),
         kv_tokens=timeline[:, 3],
-        kv_capacity_tokens=kv_capacity_tokens * replicas,
+        kv_capacity_tokens=kv_capacity_tokens * len(engines),
         steps=sum(engine.steps for engine in engines),
         prefix_hits=np.asarray(requests.hits, np.int8),
         step_s=seconds,

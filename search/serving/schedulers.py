@@ -29,6 +29,7 @@ from roofline import (
 )
 
 from .clients import Clients
+from .closed_pools import simulate_closed_pools
 from .config import SchedulerConfig
 from .emissions import Emissions
 from .engine import refuse_closed_pool, simulate_pool
@@ -443,38 +444,56 @@ def simulate_disaggregated(
     (`kv_transfer`), and a decode replica admits it with the cache in place and
     generates the other tokens. Each pool routes a request as it arrives there, by
     ``routing`` (`routing.route`: least-loaded by default). TTFT is when the prefill pool emits the first token.
-    ``prefilled`` reuses a `prefill_pool` run of this workload and pool.
+    ``prefilled`` reuses a `prefill_pool` run of this workload and pool (open-loop
+    clients only). Closed-loop clients (``workload.max_concurrency``) couple the pools
+    (a client sends its next request when the last one leaves the decode pool): both
+    then run in one event loop (`closed_pools.simulate_closed_pools`), and
+    ``combined.arrival_s`` holds the send times.
     """
-    if workload.max_concurrency is not None:
-        raise InputError(
-            "max_concurrency (closed-loop clients) is simulated on one colocated replica, "
-            "not on disaggregated pools"
-        )
     if decode.model.name != prefill.model.name:
         raise InputError(
             f"the pools must serve one model, got {prefill.model.name} and {decode.model.name}"
         )
-    first_pool = prefilled or prefill_pool(workload, prefill, prefill_replicas, progress, routing)
     size, transfer = kv_transfer(workload, prefill, decode, link)
-    ready = first_pool.finish_s + transfer
-    done = np.isfinite(ready)
-    order = np.argsort(np.where(done, ready, np.inf), kind="stable")[: int(done.sum())]
-    arrivals = Workload(
-        ready[order],
-        workload.input_tokens[order],
-        workload.output_tokens[order],
-        np.zeros(len(order), np.int64),
-        workload.source,
-    )
-    second = simulate_pool(
-        arrivals,
-        decode.cost,
-        decode.config,
-        decode.kv_capacity_tokens,
-        replicas=decode_replicas,
-        prefilled=True,
-        routing=routing,
-    )
+    if workload.max_concurrency is not None:
+        if prefilled is not None:
+            raise InputError(
+                "a prefill pool run cannot be reused with closed-loop clients (its "
+                "arrivals depend on the decode pool)"
+            )
+        first_pool, second = simulate_closed_pools(
+            workload,
+            (prefill.cost, prefill.config, prefill.kv_capacity_tokens),
+            (decode.cost, decode.config, decode.kv_capacity_tokens),
+            transfer,
+            prefill_replicas=prefill_replicas,
+            decode_replicas=decode_replicas,
+            routing=routing,
+        )
+        order = np.arange(len(workload))
+    else:
+        first_pool = prefilled or prefill_pool(
+            workload, prefill, prefill_replicas, progress, routing
+        )
+        ready = first_pool.finish_s + transfer
+        done = np.isfinite(ready)
+        order = np.argsort(np.where(done, ready, np.inf), kind="stable")[: int(done.sum())]
+        arrivals = Workload(
+            ready[order],
+            workload.input_tokens[order],
+            workload.output_tokens[order],
+            np.zeros(len(order), np.int64),
+            workload.source,
+        )
+        second = simulate_pool(
+            arrivals,
+            decode.cost,
+            decode.config,
+            decode.kv_capacity_tokens,
+            replicas=decode_replicas,
+            prefilled=True,
+            routing=routing,
+        )
     finish = np.full(len(workload), math.nan)
     finish[order] = second.finish_s
     finish = np.where(workload.output_tokens == 1, first_pool.finish_s, finish)
@@ -499,6 +518,7 @@ def simulate_disaggregated(
         step_bytes=np.concatenate([first_pool.step_bytes, second.step_bytes]),
         itl_s=second.itl_s,
         itl_count=second.itl_count,
+        arrival_s=first_pool.arrival_s,
         admitted_s=first_pool.admitted_s,
         engine_arrival_s=first_pool.engine_arrival_s,
     )
