@@ -39,9 +39,10 @@ from genz import StepCost
 from roofline import InputError
 
 from .config import SchedulerConfig
-from .engine import _Engine, _Requests, pool_record
+from .engine import _Engine, _Requests, pool_record, refuse_speculation
 from .records import RunRecord
 from .routing import ROUTING
+from .speculative import SpeculativeDecoder
 from .workload import Workload
 
 
@@ -84,6 +85,7 @@ class _ClosedPools:
         transfer_s: NDArray[np.float64],
         replicas: tuple[int, int],
         routing: str,
+        speculative: SpeculativeDecoder | None,
     ) -> None:
         n = len(workload)
         self.output = workload.output_tokens.tolist()
@@ -103,7 +105,10 @@ class _ClosedPools:
         self.first.on_leave, self.second.on_leave = self.prefill_left, self.decode_left
         self.pools = (
             _Pool([_Engine(self.first, *prefill, False) for _ in range(replicas[0])], routing),
-            _Pool([_Engine(self.second, *decode, True) for _ in range(replicas[1])], routing),
+            _Pool(
+                [_Engine(self.second, *decode, True, speculative) for _ in range(replicas[1])],
+                routing,
+            ),
         )
         self.engines = self.pools[0].engines + self.pools[1].engines
         for engine in self.engines:
@@ -168,13 +173,15 @@ def simulate_closed_pools(
     prefill_replicas: int = 1,
     decode_replicas: int = 1,
     routing: str = "least-loaded",
+    speculative: SpeculativeDecoder | None = None,
 ) -> tuple[RunRecord, RunRecord]:
     """Closed-loop clients (``workload.max_concurrency``) over ``prefill_replicas``
     prefill and ``decode_replicas`` decode replicas, each pool given as its (step cost,
     scheduler, KV capacity tokens); ``transfer_s`` is each request's KV transfer time
     (s). The prefill pool's record (its ``finish_s`` is each first token;
     ``arrival_s`` the send times) and the decode pool's, both in workload order (NaN,
-    False, 0 for requests that never reached the decode pool)."""
+    False, 0 for requests that never reached the decode pool); ``speculative``
+    decodes speculatively in the decode pool."""
     if workload.max_concurrency is None:
         raise InputError("simulate_closed_pools needs closed-loop clients (max_concurrency)")
     if routing not in ROUTING:
@@ -182,8 +189,16 @@ def simulate_closed_pools(
     for config in (prefill[1], decode[1]):
         if config.policy not in ("continuous", "chunked"):
             raise InputError(f"pools run policy continuous or chunked, got {config.policy!r}")
+    if speculative is not None:
+        refuse_speculation(decode[1])
     state = _ClosedPools(
-        workload, prefill, decode, transfer_s, (prefill_replicas, decode_replicas), routing
+        workload,
+        prefill,
+        decode,
+        transfer_s,
+        (prefill_replicas, decode_replicas),
+        routing,
+        speculative,
     )
     if len(workload):
         state.run()

@@ -55,6 +55,7 @@ from .emissions import DecodeClock, Emissions
 from .prefix_cache import PrefixCache
 from .records import SPILL_FLOATS, RunRecord, Spool, StepLog, merged_timeline
 from .routing import route
+from .speculative import SpeculativeDecoder
 from .workload import Workload
 
 #: Decode runs of at most this many steps are costed step by step in plain Python.
@@ -101,9 +102,12 @@ class _Engine:
         config: SchedulerConfig,
         kv_capacity_tokens: int,
         prefilled: bool,
+        speculative: SpeculativeDecoder | None = None,
     ) -> None:
         self.cost, self.config, self.r = cost, config, requests
         self.prefilled = prefilled
+        self.speculative = speculative
+        self.iterations = 0  # speculative iterations taken (`speculate`)
         self.closed = requests.clients.concurrency is not None
         self.arrival, self.prompt, self.output = requests.arrival, requests.prompt, requests.output
         self.generated, self.first, self.finish = (
@@ -438,6 +442,30 @@ class _Engine:
         self.kv += n * d
         self.finish_due()
 
+    def speculate(self) -> None:
+        """One speculative iteration of the decoding set (`speculative` module): the
+        draft's steps and the verify pass, then every sequence's accepted tokens at its
+        end. It runs with ``k + 1`` KV slots free per sequence (else a prefix is
+        evicted or a sequence preempted, as before a decode step)."""
+        spec, d = self.speculative, self.d
+        assert spec is not None
+        if self.free() < d * (spec.k + 1):
+            if not self.cache.evict(keep=-1):
+                self.preempt()
+            return
+        seconds = spec.iteration_s(self.cost, d, self.ctx_sum)
+        tokens, contexts, rows = spec.verify_terms(d, self.ctx_sum)
+        self.work.steps.extend((seconds, 0, 0.0, 0.0, tokens, contexts, rows))
+        self.t += seconds
+        self.steps += 1
+        self.clock.emit(self.t, d)
+        n = spec.tokens(self.iterations)
+        self.iterations += 1
+        self.g += n
+        self.ctx_sum += d * n
+        self.kv += d * n
+        self.finish_due()
+
     def advance(self, limit: float, progress: Callable[[int], None] | None = None) -> None:
         """Run the steps that start before ``limit`` (the next arrival not yet routed
         anywhere; infinite once every request is routed), or until idle."""
@@ -469,6 +497,8 @@ class _Engine:
                 taken = self.admit(budget, whole=True) if waiting else []
                 if taken:
                     self.prefill_step([(i, q, prompt[i]) for i, q in taken], False)
+                elif self.d and self.speculative is not None:
+                    self.speculate()
                 elif self.d and block > 1:
                     self.decode_block(block)
                 elif self.d:
@@ -521,6 +551,7 @@ def simulate_pool(
     prefilled: bool = False,
     progress: Callable[[int], None] | None = None,
     routing: str = "least-loaded",
+    speculative: SpeculativeDecoder | None = None,
 ) -> RunRecord:
     """Run ``workload`` through ``replicas`` identical replicas with the
     ``continuous`` or ``chunked`` policy, each request routed by ``routing``
@@ -528,18 +559,23 @@ def simulate_pool(
 
     ``prefilled`` requests arrive with their prompt's KV cache and first token (the
     decode pool of disaggregated serving). ``progress`` is called with the count of
-    newly arrived requests now and then (one replica only).
+    newly arrived requests now and then (one replica only). ``speculative`` decodes
+    with speculation (`speculative.SpeculativeDecoder`; continuous policy, single-step
+    scheduling).
     """
     if isinstance(replicas, bool) or not isinstance(replicas, int) or replicas < 1:
         raise InputError(f"replicas must be an integer >= 1, got {replicas!r}")
     refuse_closed_pool(workload, replicas)
-    if compiled.eligible(workload, config, replicas):
+    if speculative is not None:
+        refuse_speculation(config)
+    elif compiled.eligible(workload, config, replicas):
         done = compiled.simulate(workload, cost, config, kv_capacity_tokens, prefilled)
         if done is not None:
             return _compiled_record(done, workload, cost, kv_capacity_tokens, progress)
     requests = _Requests(workload, prefilled, 0.0 if prefilled else config.request_overhead_s)
     engines = [
-        _Engine(requests, cost, config, kv_capacity_tokens, prefilled) for _ in range(replicas)
+        _Engine(requests, cost, config, kv_capacity_tokens, prefilled, speculative)
+        for _ in range(replicas)
     ]
     if replicas == 1:
         engines[0].inbox = list(range(len(workload)))
@@ -622,4 +658,13 @@ def refuse_closed_pool(workload: Workload, replicas: int) -> None:
         raise InputError(
             "max_concurrency (closed-loop clients) is simulated on one replica; got "
             f"{replicas} replicas (use an open-loop rate for pools)"
+        )
+
+
+def refuse_speculation(config: SchedulerConfig) -> None:
+    """Speculative decoding is simulated with the continuous policy, single-step."""
+    if config.policy != "continuous" or config.scheduler_steps != 1:
+        raise InputError(
+            "speculative decoding is simulated with policy continuous and scheduler_steps "
+            f"1, got policy {config.policy!r} and scheduler_steps {config.scheduler_steps}"
         )
