@@ -121,14 +121,16 @@ def test_littles_law_and_slot_conservation(replicas, concurrency):
     C x the last send and C x the last finish."""
     replica = replicas[0]
     link = kv_link(replica, replica, 2, 2)
-    result = run_disaggregated(
-        _drawn(concurrency), replica, replica, link, prefill_replicas=2, decode_replicas=2
+    work = _drawn(concurrency)
+    both = simulate_disaggregated(
+        work, replica, replica, link=link, prefill_replicas=2, decode_replicas=2
     )
-    sent = result.arrival_s
-    finish = sent + result.e2e_s
-    assert result.summary["finished"] == 120 and np.isfinite(finish).all()
+    sent, finish = both.combined.arrival_s, both.finish_s
+    assert np.isfinite(finish).all()
     np.testing.assert_array_equal(sent[:concurrency], 0.0)
     np.testing.assert_array_equal(sent[concurrency:], np.sort(finish)[: 120 - concurrency])
+    result = run_disaggregated(work, replica, replica, link, prefill_replicas=2, decode_replicas=2)
+    assert result.summary["finished"] == 120
     steps = np.r_[np.ones(120), -np.ones(120)]
     levels = np.cumsum(steps[np.lexsort((steps, np.r_[sent, finish]))])  # leaves first on a tie
     assert levels.max() == concurrency
@@ -137,6 +139,33 @@ def test_littles_law_and_slot_conservation(replicas, concurrency):
     assert area <= concurrency * finish.max() * (1 + 1e-12)
     mean_in_flight = result.summary["throughput_requests_per_s"] * result.summary["e2e_s_mean"]
     assert mean_in_flight <= concurrency * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("preemption", ["recompute", "swap"])
+@pytest.mark.parametrize("steps", [1, 4])
+def test_conservation_under_preemption_prefixes_and_multistep(preemption, steps):
+    """A decode pool short of KV (preemptions), shared prefixes cached in the prefill
+    pool, multi-step decode blocks: every request finishes and the sends after the
+    first C are still the sorted finishes."""
+    model, hw = load_model("llama-3.1-8b"), load_platform("h100-sxm")
+    work = synthetic_workload(
+        math.inf, 1.0, input_tokens=1500, output_tokens=300, requests=200,
+        max_concurrency=48, seed=4, prefix_share=0.5, prefix_tokens=800, prefix_count=4,
+    )  # fmt: skip
+    prefill = build_replica(model, hw, work)
+    config = SchedulerConfig(
+        preemption=preemption, scheduler_steps=steps, kv_capacity_tokens=20_000
+    )
+    decode = build_replica(model, hw, work, config=config)
+    link = kv_link(prefill, decode, 2, 2)
+    both = simulate_disaggregated(
+        work, prefill, decode, link=link, prefill_replicas=2, decode_replicas=2
+    )
+    sent, finish = both.combined.arrival_s, both.finish_s
+    assert np.isfinite(finish).all() and both.combined.preemptions.sum() > 0
+    assert (both.prefill.prefix_hits == 1).sum() > 50
+    np.testing.assert_array_equal(sent[48:], np.sort(finish)[: 200 - 48])
+    assert (finish > sent).all()
 
 
 def test_more_clients_more_throughput_and_latency(replicas):

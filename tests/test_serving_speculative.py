@@ -135,6 +135,13 @@ def test_speculation_in_the_decode_pool(target):
     iterations = math.ceil((OUTPUT - 1) / (K + 1))
     decode = sum(_verify_s(replica.cost, 1, PROMPT + (K + 1) * j) for j in range(iterations))
     assert spec.e2e_s[0] == pytest.approx(spec.ttft_s[0] + transfer + decode, rel=1e-9)
+    # one closed-loop client over the pools: each request takes the lone one's time
+    three = Workload(
+        np.zeros(3), np.full(3, PROMPT, np.int64), np.full(3, OUTPUT, np.int64),
+        np.zeros(3, np.int64), "test", max_concurrency=1,
+    )  # fmt: skip
+    closed = run_disaggregated(three, replica, replica, link)
+    np.testing.assert_allclose(closed.e2e_s, spec.e2e_s[0], rtol=1e-12)
 
 
 def test_bad_speculation_is_refused(target):
