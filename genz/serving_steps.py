@@ -77,6 +77,10 @@ class StepCost:
     head_work: NDArray[np.float64]  # (2 quantities, 2 forms, max_sequences + 1)
     context_work: NDArray[np.float64]  # (2 quantities, 2 forms, features=4)
     runtime: str = "ideal"
+    #: Host work overlaps the GPU (async / overlap scheduling): a step takes the larger of
+    #: the runtime's fixed cost (``fixed_step_s + fixed_sequence_s x sequences``, host
+    #: time) and the rest (device time), not their sum.
+    host_overlap: bool = False
 
     @property
     def max_tokens(self) -> int:
@@ -128,6 +132,8 @@ class StepCost:
             np.asarray(sequences, float),
             np.maximum,
         )
+        if self.host_overlap:
+            total = self._overlapped(total, w, np.asarray(sequences, float), np.maximum)
         return np.where(tokens > 0, total, 0.0)
 
     def step_time(
@@ -153,17 +159,18 @@ class StepCost:
         except IndexError:
             self._check(tokens, emitting)
             raise
-        return float(
-            self._combine(
-                token,
-                head,
-                w,
-                (prefill_tokens, prefill_context_sum, prefill_pairs_sum),
-                (decode_sequences, decode_context_sum),
-                sequences,
-                max,
-            )
+        total = self._combine(
+            token,
+            head,
+            w,
+            (prefill_tokens, prefill_context_sum, prefill_pairs_sum),
+            (decode_sequences, decode_context_sum),
+            sequences,
+            max,
         )
+        if self.host_overlap:
+            total = self._overlapped(total, w, sequences, max)
+        return float(total)
 
     def decode_times(self, sequences: int, context_sums: ArrayLike) -> NDArray[np.float64]:
         """`step_times` of decode-only steps, seconds: ``sequences`` sequences decoding
@@ -175,11 +182,14 @@ class StepCost:
             return np.zeros(contexts.shape)
         base, operators = self.decode_terms(sequences)
         if not operators:
-            return np.full(contexts.shape, base)
+            flat = np.full(contexts.shape, base)
+            return self._overlapped(flat, 0.0, sequences, np.maximum) if self.host_overlap else flat
         total: Any = base
         for compute, memory, slope_c, slope_m, overhead in operators:
             total = total + np.maximum(compute + slope_c * contexts, memory + slope_m * contexts)
             total = total + overhead
+        if self.host_overlap:
+            total = self._overlapped(total, 0.0, sequences, np.maximum)
         return total
 
     def decode_time(self, sequences: int, context_sum: float) -> float:
@@ -190,6 +200,8 @@ class StepCost:
         for compute, memory, slope_c, slope_m, overhead in operators:
             total = total + max(compute + slope_c * context_sum, memory + slope_m * context_sum)
             total = total + overhead
+        if self.host_overlap:
+            total = self._overlapped(total, 0.0, sequences, max)
         return total
 
     def decode_terms(
@@ -201,7 +213,7 @@ class StepCost:
         their slopes in the context sum (s per token), and its overhead (s); checked
         against the tables. `decode_time` is ``constant`` plus, operator by operator,
         ``max(compute + slope_c x context, memory + slope_m x context)`` then
-        ``overhead``, added in that order (a caller may inline it)."""
+        ``overhead``, added in that order (a caller may inline it unless `host_overlap`)."""
         known = self._decode_cache.get(sequences)
         if known is not None:
             return known
@@ -305,6 +317,14 @@ class StepCost:
                 f"{self.max_tokens} tokens and {self.max_sequences} sequences this step "
                 "cost covers"
             )
+
+    def _overlapped(self, total: Any, w: Any, sequences: Any, maximum: Any) -> Any:
+        """``total`` (the summed step time) with the host's fixed cost overlapping the
+        device's work (`host_overlap`): the larger of the two, seconds."""
+        step, per = self._fixed
+        v = 1 - w
+        host = w * step[0] + v * step[1] + (w * per[0] + v * per[1]) * sequences
+        return maximum(total - host, host)
 
     def _combine(
         self,

@@ -139,6 +139,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "module) or a draft model preset / config.json",
     )
     sched.add_argument(
+        "--async-scheduling",
+        action="store_true",
+        help="overlap scheduling (SGLang, vLLM --async-scheduling, TensorRT-LLM PyTorch "
+        "backend): a step takes max(host, device time), not their sum",
+    )
+    sched.add_argument(
         "--routing",
         choices=("least-loaded", "round-robin"),
         default="least-loaded",
@@ -231,6 +237,7 @@ def _replica_builder(args: argparse.Namespace, policy: str, pool: str | None = N
         kv_free_fraction=args.kv_free_fraction,
         request_overhead_s=_front_end_s(args),
         chunk_overhead_s=args.chunk_overhead_ms / 1e3,
+        async_scheduling=args.async_scheduling,
     )
 
     speculation = None

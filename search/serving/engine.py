@@ -367,7 +367,8 @@ class _Engine:
         if not (self.waiting or d + len(self.prefilling) >= self.config.max_sequences):
             until = self.upcoming()
         constant, operators = cost.decode_terms(d)
-        if len(operators) == 1:  # the decode_time of one context operator, inline
+        one = len(operators) == 1 and not cost.host_overlap
+        if one:  # the decode_time of one context operator, inline
             ((compute, memory, slope_c, slope_m, overhead),) = operators
             context = base + d
             first = (
@@ -384,7 +385,6 @@ class _Engine:
             self.clock.emit(start + first, d)
             if taken < steps and start + elapsed < until:
                 gaps, counts = self.emissions.gaps, self.emissions.counts
-                one = len(operators) == 1
                 while taken < steps and start + elapsed < until:
                     taken += 1
                     context = base + d * taken
@@ -568,7 +568,7 @@ def simulate_pool(
     refuse_closed_pool(workload, replicas)
     if speculative is not None:
         refuse_speculation(config)
-    elif compiled.eligible(workload, config, replicas):
+    elif not cost.host_overlap and compiled.eligible(workload, config, replicas):
         done = compiled.simulate(workload, cost, config, kv_capacity_tokens, prefilled)
         if done is not None:
             return _compiled_record(done, workload, cost, kv_capacity_tokens, progress)

@@ -146,6 +146,8 @@ def build_replica(
         capacity = stated
     if config.chunk_overhead_s > 0:  # per sequence in every step (`SchedulerConfig`)
         cost = replace(cost, fixed_sequence_s=cost.fixed_sequence_s + config.chunk_overhead_s)
+    if config.async_scheduling:  # host time overlaps device time (`SchedulerConfig`)
+        cost = replace(cost, host_overlap=True)
     if capacity <= config.block_tokens:
         raise InputError(
             f"{model.name} on {parallelism.devices_per_replica} x {platform.name} leaves no "
