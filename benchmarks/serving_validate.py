@@ -22,7 +22,7 @@ source's command line) is simulated with multi-step scheduling of N steps
 (`SchedulerConfig.scheduler_steps`); ``--steps 1`` overrides it to compare.
 
 Run: ``python benchmarks/serving_validate.py [--source NAME] [--profile ideal] [--seeds 5]
-[--steps N] [--request-overhead-ms MS] [--brief]``.
+[--steps N] [--request-overhead-ms MS] [--async-scheduling] [--brief]``.
 """
 
 from __future__ import annotations
@@ -180,16 +180,30 @@ def scheduler_steps(setup: dict[str, str]) -> int:
     return int(found.group(1)) if found else 1
 
 
+#: Engines whose stated version overlaps host scheduling with the GPU step by default
+#: (`SchedulerConfig.async_scheduling`): TensorRT-LLM's PyTorch backend
+#: (``disable_overlap_scheduler=False``, tensorrt_llm/llmapi/llm_args.py), SGLang from
+#: 0.4 (its overlap scheduler), vLLM run with ``--async-scheduling``.
+OVERLAPPING = re.compile(r"PyTorch backend|SGLang v?0\.(?:[4-9]|\d\d)|--async-scheduling")
+
+
+def overlaps(setup: dict[str, str]) -> bool:
+    """Whether the row's engine overlaps scheduling with the GPU (`OVERLAPPING`)."""
+    return bool(OVERLAPPING.search(setup["runtime"]))
+
+
 def simulate(
     setup: dict[str, str],
     profile: str | None = None,
     seed: int = 0,
     steps: int | None = None,
     request_overhead_s: float = 0.0,
+    async_scheduling: bool = False,
 ) -> dict[str, float]:
     """Summary (`search.serving.summarise`) of the set-up on its replica; ``profile``
     overrides the row's runtime profile and ``steps`` its scheduler steps. A stated ``kv_capacity_tokens`` (an engine's
-    logged KV cache size) replaces the one the replica derives from memory."""
+    logged KV cache size) replaces the one the replica derives from memory.
+    ``async_scheduling`` overlaps host and device time (`SchedulerConfig`)."""
     name = profile or setup["profile"]
     requests = workload(setup, seed)
     replica = build_replica(
@@ -212,6 +226,7 @@ def simulate(
             if setup.get("kv_free_fraction")
             else None,
             request_overhead_s=request_overhead_s,
+            async_scheduling=async_scheduling,
         ),
         runtime=None if name == "ideal" else load_runtime(name),
     )
@@ -350,6 +365,11 @@ def main() -> None:
         help="skip set-ups whose printed label matches this regular expression (e.g. the "
         "rows a --request-overhead-ms was fitted on)",
     )
+    parser.add_argument(
+        "--async-scheduling",
+        action="store_true",
+        help="overlap scheduling on the rows of engines that do it (OVERLAPPING)",
+    )
     parser.add_argument("--brief", action="store_true", help="only the per-group summaries")
     parser.add_argument("--out", help="write every number's set-up, value and error to this CSV")
     args = parser.parse_args()
@@ -374,11 +394,14 @@ def main() -> None:
             random = setup["scenario"] == "rate" or setup["lengths"] == "sharegpt"
             seeds = range(args.seeds if random else 1)
             steps = scheduler_steps(setup) if args.steps is None else args.steps
-            summaries = [simulate(setup, args.profile, seed, steps, overhead) for seed in seeds]
+            overlap = args.async_scheduling and overlaps(setup)
+            summaries = [
+                simulate(setup, args.profile, seed, steps, overhead, overlap) for seed in seeds
+            ]
             if not args.brief:
                 print(
                     f"{label(setup)}  [profile {profile}, {steps} scheduler step(s), "
-                    f"{len(summaries)} seed(s)]"
+                    f"{len(summaries)} seed(s){', overlap scheduling' if overlap else ''}]"
                 )
             client = CLIENTS[setup["scenario"]]
             for m in measurements:

@@ -92,6 +92,10 @@ class StepCost:
     offloaded_weights_bytes: float = 0.0  # per device, in host memory, streamed every step
     kv_offload: float = 0.0  # share of the KV cache (and states) in host memory
     host_link_bytes_per_s: float = 0.0
+    #: Host work overlaps the GPU (async / overlap scheduling): a step takes the larger of
+    #: the runtime's fixed cost (``fixed_step_s + fixed_sequence_s x sequences``, host
+    #: time) and the rest (device time), not their sum.
+    host_overlap: bool = False
 
     @property
     def max_tokens(self) -> int:
@@ -146,6 +150,8 @@ class StepCost:
             np.maximum,
             self.windowed_sums(tp, ctx, pairs, d, dctx, seqs),
         )
+        if self.host_overlap:
+            total = self._overlapped(total, w, seqs, np.maximum)
         if self.host_link_bytes_per_s:
             total = np.maximum(total, self.link_times(tp, d, dctx, seqs))
         return np.where(tokens > 0, total, 0.0)
@@ -216,11 +222,11 @@ class StepCost:
 
     @property
     def affine_in_context(self) -> bool:
-        """True when every context operator is affine in the decode context sum (no
-        windowed layer), so `decode_terms` may be inlined as ``compute + slope x sum``;
-        False: call `decode_time` / `decode_times`, which cap the windowed terms and
-        take the host-link time of offload."""
-        return not self.window_tokens and not self.host_link_bytes_per_s
+        """True when a decode step's time is affine in the decode context sum (no
+        windowed layer, no offload, no host overlap), so `decode_terms` may be inlined as
+        ``compute + slope x sum``; False: call `decode_time` / `decode_times`, which cap
+        the windowed terms, take the host-link time of offload and overlap host work."""
+        return not self.window_tokens and not self.host_link_bytes_per_s and not self.host_overlap
 
     def step_time(
         self,
@@ -245,35 +251,35 @@ class StepCost:
         except IndexError:
             self._check(tokens, emitting)
             raise
-        device = float(
-            self._combine(
-                token,
-                head,
-                w,
-                (prefill_tokens, prefill_context_sum, prefill_pairs_sum),
-                (decode_sequences, decode_context_sum),
+        device = self._combine(
+            token,
+            head,
+            w,
+            (prefill_tokens, prefill_context_sum, prefill_pairs_sum),
+            (decode_sequences, decode_context_sum),
+            sequences,
+            max,
+            self.windowed_sums(
+                prefill_tokens,
+                prefill_context_sum,
+                prefill_pairs_sum,
+                decode_sequences,
+                decode_context_sum,
                 sequences,
-                max,
-                self.windowed_sums(
-                    prefill_tokens,
-                    prefill_context_sum,
-                    prefill_pairs_sum,
-                    decode_sequences,
-                    decode_context_sum,
-                    sequences,
-                )
-                if self.window_tokens
-                else None,
             )
+            if self.window_tokens
+            else None,
         )
+        if self.host_overlap:
+            device = self._overlapped(device, w, sequences, max)
         if self.host_link_bytes_per_s:
             return max(
-                device,
+                float(device),
                 float(
                     self.link_times(prefill_tokens, decode_sequences, decode_context_sum, sequences)
                 ),
             )
-        return device
+        return float(device)
 
     def decode_times(self, sequences: int, context_sums: ArrayLike) -> NDArray[np.float64]:
         """`step_times` of decode-only steps, seconds: ``sequences`` sequences decoding
@@ -285,7 +291,8 @@ class StepCost:
             return np.zeros(contexts.shape)
         base, operators = self.decode_terms(sequences)
         if not operators and not self.host_link_bytes_per_s:
-            return np.full(contexts.shape, base)
+            flat = np.full(contexts.shape, base)
+            return self._overlapped(flat, 0.0, sequences, np.maximum) if self.host_overlap else flat
         total: Any = base + 0.0 * contexts
         capped = np.minimum(contexts, sequences * self.window_tokens)
         for (compute, memory, slope_c, slope_m, overhead), windowed in zip(
@@ -294,6 +301,8 @@ class StepCost:
             x = capped if windowed else contexts
             total = total + np.maximum(compute + slope_c * x, memory + slope_m * x)
             total = total + overhead
+        if self.host_overlap:
+            total = self._overlapped(total, 0.0, sequences, np.maximum)
         if self.host_link_bytes_per_s:
             total = np.maximum(total, self.link_times(0.0, sequences, contexts, sequences))
         return total
@@ -310,6 +319,8 @@ class StepCost:
             x = capped if windowed else context_sum
             total = total + max(compute + slope_c * x, memory + slope_m * x)
             total = total + overhead
+        if self.host_overlap:
+            total = self._overlapped(total, 0.0, sequences, max)
         if self.host_link_bytes_per_s:
             return max(total, float(self.link_times(0.0, sequences, context_sum, sequences)))
         return total
@@ -442,6 +453,14 @@ class StepCost:
                 f"{self.max_tokens} tokens and {self.max_sequences} sequences this step "
                 "cost covers"
             )
+
+    def _overlapped(self, total: Any, w: Any, sequences: Any, maximum: Any) -> Any:
+        """``total`` (the summed step time) with the host's fixed cost overlapping the
+        device's work (`host_overlap`): the larger of the two, seconds."""
+        step, per = self._fixed
+        v = 1 - w
+        host = w * step[0] + v * step[1] + (w * per[0] + v * per[1]) * sequences
+        return maximum(total - host, host)
 
     def _combine(
         self,

@@ -285,6 +285,8 @@ FLAG_BOUNDS_BY_COMMAND: dict[tuple[str, str], ValueBound] = {
         HOST_MILLISECONDS.named("--chunk-overhead-ms", "host time per streamed chunk"),
         MILLISECONDS.named("--slo-itl-p99-ms", "P99 inter-token latency limit"),
         SECONDS.named("--slo-queue-p99-s", "P99 queueing-delay limit"),
+        integer(1, 64, "tokens").named("--spec-tokens", "draft tokens per speculative step"),
+        number(0, 1, low_open=False).named("--spec-acceptance", "per-token acceptance rate"),
     ),
     **_per_command("search", *_DESIGN_BUDGETS),
     **_per_command("recommend", *_DESIGN_BUDGETS),

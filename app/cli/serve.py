@@ -119,6 +119,31 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=0.0,
         help="host time per streamed chunk per sequence, serialised with each step, ms (0)",
     )
+    spec = parser.add_argument_group("speculative decoding (continuous policy or decode pool)")
+    spec.add_argument(
+        "--spec-tokens",
+        type=int,
+        help="draft tokens K per sequence per iteration, verified in one pass of K+1 "
+        "(vLLM num_speculative_tokens; default: no speculation)",
+    )
+    spec.add_argument(
+        "--spec-acceptance",
+        type=float,
+        default=0.7,
+        help="per-token acceptance rate in [0, 1] (0.7): (1-a^(K+1))/(1-a) tokens per step",
+    )
+    spec.add_argument(
+        "--spec-draft",
+        default="ngram",
+        help="ngram (prompt lookup, no draft model; default), mtp (the model's MTP "
+        "module) or a draft model preset / config.json",
+    )
+    sched.add_argument(
+        "--async-scheduling",
+        action="store_true",
+        help="overlap scheduling (SGLang, vLLM --async-scheduling, TensorRT-LLM PyTorch "
+        "backend): a step takes max(host, device time), not their sum",
+    )
     sched.add_argument(
         "--routing",
         choices=("least-loaded", "round-robin"),
@@ -183,7 +208,7 @@ def _replica_builder(args: argparse.Namespace, policy: str, pool: str | None = N
     """A function building the replica for a workload, and its platform; ``pool``
     (prefill or decode) applies that pool's ``--<pool>-tp`` and ``--<pool>-hw``."""
     from genz import Parallelism, Precision, load_model
-    from search.serving import SchedulerConfig, build_replica
+    from search.serving import SchedulerConfig, Speculation, build_replica
 
     tp, hw = args.tp, args.hw
     if pool is not None:
@@ -212,7 +237,12 @@ def _replica_builder(args: argparse.Namespace, policy: str, pool: str | None = N
         kv_free_fraction=args.kv_free_fraction,
         request_overhead_s=_front_end_s(args),
         chunk_overhead_s=args.chunk_overhead_ms / 1e3,
+        async_scheduling=args.async_scheduling,
     )
+
+    speculation = None
+    if args.spec_tokens is not None:
+        speculation = Speculation(args.spec_tokens, args.spec_acceptance, args.spec_draft)
 
     def build(workload: Any) -> Any:
         return build_replica(
@@ -223,6 +253,7 @@ def _replica_builder(args: argparse.Namespace, policy: str, pool: str | None = N
             parallelism=parallelism,
             config=config,
             runtime=None if runtime.is_ideal else runtime,
+            speculation=speculation,
         )
 
     return build, platform
@@ -276,13 +307,29 @@ def _check_client_flags(args: argparse.Namespace) -> None:
         raise InputError("--max-concurrency needs --num-requests N (the requests the clients send)")
     if args.trace:
         raise InputError("--max-concurrency draws its own requests; drop --trace")
-    if args.policy == "disaggregated" or args.find_replicas:
+    if args.find_replicas:
         raise InputError(
-            "--max-concurrency (closed-loop clients) is simulated on one colocated replica; "
-            "drop --policy disaggregated / --find-replicas"
+            "--max-concurrency (closed-loop clients) runs on one colocated replica or on "
+            "--policy disaggregated pools; drop --find-replicas"
         )
-    if args.sweep_policies and "disaggregated" in args.sweep_policies:
-        raise InputError("--max-concurrency is not simulated with --policy disaggregated")
+
+
+def _check_speculation_flags(args: argparse.Namespace, policies: list[str]) -> None:
+    """--spec-acceptance and --spec-draft go with --spec-tokens; speculation runs with
+    the continuous policy (or in the decode pool), single-step."""
+    if args.spec_tokens is None:
+        for flag, default in (("--spec-acceptance", 0.7), ("--spec-draft", "ngram")):
+            if getattr(args, flag[2:].replace("-", "_")) != default:
+                raise InputError(f"{flag} goes with --spec-tokens K (speculative decoding)")
+        return
+    other = [policy for policy in policies if policy not in ("continuous", "disaggregated")]
+    if other:
+        raise InputError(
+            f"--spec-tokens (speculative decoding) is simulated with --policy continuous or "
+            f"disaggregated, got {other[0]}"
+        )
+    if args.scheduler_steps != 1:
+        raise InputError("--spec-tokens goes with --scheduler-steps 1 (single-step scheduling)")
 
 
 def _check_pool_flags(args: argparse.Namespace, policies: list[str]) -> None:
@@ -350,6 +397,7 @@ def run_serve(args: argparse.Namespace) -> None:
     policies = _policies(args)
     _check_pool_flags(args, policies)
     _check_client_flags(args)
+    _check_speculation_flags(args, policies)
     if args.rate is None and args.max_concurrency is not None and not args.find_max_rate:
         args.rate = float("inf")
     if args.rate == float("inf") and args.num_requests is None:
@@ -550,6 +598,31 @@ def _ms(value: float) -> str:
     return f"{value * 1e3:.1f} ms"
 
 
+def _speculation_json(args: argparse.Namespace) -> dict[str, Any]:
+    if args.spec_tokens is None:
+        return {}
+    return {
+        "spec_tokens": args.spec_tokens,
+        "spec_acceptance": args.spec_acceptance,
+        "spec_draft": args.spec_draft,
+    }
+
+
+def _speculation_line(args: argparse.Namespace) -> list[tuple[str, str]]:
+    if args.spec_tokens is None:
+        return []
+    from search.serving import Speculation
+
+    spec = Speculation(args.spec_tokens, args.spec_acceptance, args.spec_draft)
+    return [
+        (
+            "speculative decoding",
+            f"{spec.draft_tokens} draft tokens ({spec.draft}), acceptance "
+            f"{spec.acceptance_rate:g}: {spec.expected_tokens:.2f} tokens per step",
+        )
+    ]
+
+
 def _print_result(args: argparse.Namespace, workload: Any, result: Any) -> None:
     from ..formatting import print_json, print_key_values
 
@@ -561,6 +634,7 @@ def _print_result(args: argparse.Namespace, workload: Any, result: Any) -> None:
                 "policy": args.policy,
                 "runtime": args.runtime or "ideal",
                 "request_overhead_s": _front_end_s(args),
+                **_speculation_json(args),
                 **result.to_dict(),
             }
         )
@@ -584,6 +658,7 @@ def _print_result(args: argparse.Namespace, workload: Any, result: Any) -> None:
             ("model / hardware", f"{args.model} on {_replicas(args)}"),
             ("policy, runtime", f"{args.policy}, {args.runtime or 'ideal'}"),
             *_front_end_row(args),
+            *_speculation_line(args),
             ("workload", workload.source),
             ("requests (finished)", f"{summary['requests']:.0f} ({summary['finished']:.0f})"),
             *latency,

@@ -41,6 +41,7 @@ from .schedulers import (
     simulate_replica,
     step_table_tokens,
 )
+from .speculative import Speculation, SpeculativeDecoder
 from .sweep import PARALLEL, SWEEP_COLUMNS, run_sweep, sweep_row
 from .workload import (
     MAX_TRACE_BYTES,
@@ -79,6 +80,8 @@ __all__ = [
     "SchedulerConfig",
     "ServingEconomics",
     "ServingResult",
+    "Speculation",
+    "SpeculativeDecoder",
     "Workload",
     "arrival_times",
     "build_replica",

@@ -88,6 +88,8 @@ def run_disaggregated(
         progress=progress,
         routing=routing,
     )
+    if both.combined.arrival_s is not None:  # closed loop: latencies count from the sends
+        workload = replace(workload, arrival_s=both.combined.arrival_s)
     result = summarise(workload, both.first_token_s, both.finish_s, both.combined, slo)
     return with_economics(
         result, [(prefill, prefill_replicas, both.prefill), (decode, decode_replicas, both.decode)]

@@ -89,6 +89,14 @@ class SchedulerConfig:
         with the GPU (vLLM V1's and SGLang's async scheduling). A runtime profile's
         fitted ``request_overhead_s`` is the front-end time when none is stated
         (`front_end_seconds`); no profile fits a per-chunk cost yet.
+    async_scheduling
+        Overlap scheduling (SGLang's overlap scheduler, vLLM's ``--async-scheduling``,
+        TensorRT-LLM's PyTorch-backend overlap scheduler, on by default there:
+        ``disable_overlap_scheduler=False`` in ``tensorrt_llm/llmapi/llm_args.py``,
+        NVIDIA/TensorRT-LLM, read 2026-12-04): the host plans step n + 1 while the GPU
+        runs step n, so a step takes the larger of its host time (the runtime
+        profile's fixed cost per step and per sequence, plus ``chunk_overhead_s``) and
+        its device time, not their sum (`genz.StepCost.host_overlap`). Default False.
     """
 
     policy: str = "continuous"
@@ -104,6 +112,7 @@ class SchedulerConfig:
     kv_free_fraction: float | None = None
     request_overhead_s: float = 0.0
     chunk_overhead_s: float = 0.0
+    async_scheduling: bool = False
 
     def __post_init__(self) -> None:
         if self.policy not in POLICIES:
@@ -143,6 +152,10 @@ class SchedulerConfig:
                 raise InputError(f"{label} must be an integer in [1, {high}], got {value!r}")
         if self.kv_free_fraction is not None:
             require_fraction("kv_free_fraction", self.kv_free_fraction)
+        if not isinstance(self.async_scheduling, bool):
+            raise InputError(
+                f"async_scheduling must be True or False, got {self.async_scheduling!r}"
+            )
         for label in ("request_overhead_s", "chunk_overhead_s"):
             value = getattr(self, label)
             if not (isinstance(value, (int, float)) and 0 <= value <= 60):

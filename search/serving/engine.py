@@ -23,9 +23,9 @@ resident from the admission of the request that computes it (a request admitted 
 it is being prefilled counts as a hit), and it takes its token count of the budget
 (partial blocks are not split out).
 
-Closed-loop clients (`Workload.max_concurrency` C, one replica): the first C requests
-are sent at their earliest send times; each time a request leaves (finishes, or is
-rejected), the next unsent one is sent at the later of that moment and its own earliest
+Closed-loop clients (`Workload.max_concurrency` C, one replica; over disaggregated pools
+see `closed_pools`): the first C requests are sent at their earliest send times; each
+time a request leaves (finishes, or is rejected), the next unsent one is sent at the later of that moment and its own earliest
 send time (a first-come-first-served semaphore of C slots, as ``vllm bench serve
 --max-concurrency`` holds). The times they were sent are the record's ``arrival_s``.
 
@@ -55,6 +55,7 @@ from .emissions import DecodeClock, Emissions
 from .prefix_cache import PrefixCache
 from .records import SPILL_FLOATS, RunRecord, Spool, StepLog, merged_timeline
 from .routing import route
+from .speculative import SpeculativeDecoder
 from .workload import Workload
 
 #: Decode runs of at most this many steps are costed step by step in plain Python.
@@ -79,6 +80,16 @@ class _Requests:
         self.rejected = [False] * n
         self.hits = [-1] * n
         self.admitted = [math.nan] * n  # first admission (queueing delay ends)
+        # Called as (request, time) when a request leaves a closed-loop replica (it
+        # finished or was rejected); None: the next request is sent (`Clients.send_next`).
+        self.on_leave: Callable[[int, float], None] | None = None
+
+    def left(self, i: int, t: float) -> None:
+        """Request ``i`` left a closed-loop replica at ``t`` (finished or rejected)."""
+        if self.on_leave is None:
+            self.clients.send_next(t)
+        else:
+            self.on_leave(i, t)
 
 
 class _Engine:
@@ -91,9 +102,12 @@ class _Engine:
         config: SchedulerConfig,
         kv_capacity_tokens: int,
         prefilled: bool,
+        speculative: SpeculativeDecoder | None = None,
     ) -> None:
         self.cost, self.config, self.r = cost, config, requests
         self.prefilled = prefilled
+        self.speculative = speculative
+        self.iterations = 0  # speculative iterations taken (`speculate`)
         self.closed = requests.clients.concurrency is not None
         self.arrival, self.prompt, self.output = requests.arrival, requests.prompt, requests.output
         self.generated, self.first, self.finish = (
@@ -168,7 +182,7 @@ class _Engine:
         if self.cache.holding:
             self.cache.release(i, self.prefix[i])
         if self.closed:
-            self.r.clients.send_next(self.t)
+            self.r.left(i, self.t)
 
     def join_decode(self, i: int) -> None:
         """Request ``i`` has emitted a token and holds its prompt's KV: decode the rest."""
@@ -268,7 +282,7 @@ class _Engine:
                 self.r.rejected[i] = True
                 self.done_at.append(self.t)
                 if self.closed:
-                    self.r.clients.send_next(self.t)
+                    self.r.left(i, self.t)
                 continue
             # Admit only with a block of growth left for every running sequence (the
             # role of vLLM's watermark): a re-admitted victim cannot be evicted again
@@ -428,6 +442,30 @@ class _Engine:
         self.kv += n * d
         self.finish_due()
 
+    def speculate(self) -> None:
+        """One speculative iteration of the decoding set (`speculative` module): the
+        draft's steps and the verify pass, then every sequence's accepted tokens at its
+        end. It runs with ``k + 1`` KV slots free per sequence (else a prefix is
+        evicted or a sequence preempted, as before a decode step)."""
+        spec, d = self.speculative, self.d
+        assert spec is not None
+        if self.free() < d * (spec.k + 1):
+            if not self.cache.evict(keep=-1):
+                self.preempt()
+            return
+        seconds = spec.iteration_s(self.cost, d, self.ctx_sum)
+        tokens, contexts, rows = spec.verify_terms(d, self.ctx_sum)
+        self.work.steps.extend((seconds, 0, 0.0, 0.0, tokens, contexts, rows))
+        self.t += seconds
+        self.steps += 1
+        self.clock.emit(self.t, d)
+        n = spec.tokens(self.iterations)
+        self.iterations += 1
+        self.g += n
+        self.ctx_sum += d * n
+        self.kv += d * n
+        self.finish_due()
+
     def advance(self, limit: float, progress: Callable[[int], None] | None = None) -> None:
         """Run the steps that start before ``limit`` (the next arrival not yet routed
         anywhere; infinite once every request is routed), or until idle."""
@@ -459,6 +497,8 @@ class _Engine:
                 taken = self.admit(budget, whole=True) if waiting else []
                 if taken:
                     self.prefill_step([(i, q, prompt[i]) for i, q in taken], False)
+                elif self.d and self.speculative is not None:
+                    self.speculate()
                 elif self.d and block > 1:
                     self.decode_block(block)
                 elif self.d:
@@ -511,6 +551,7 @@ def simulate_pool(
     prefilled: bool = False,
     progress: Callable[[int], None] | None = None,
     routing: str = "least-loaded",
+    speculative: SpeculativeDecoder | None = None,
 ) -> RunRecord:
     """Run ``workload`` through ``replicas`` identical replicas with the
     ``continuous`` or ``chunked`` policy, each request routed by ``routing``
@@ -518,24 +559,37 @@ def simulate_pool(
 
     ``prefilled`` requests arrive with their prompt's KV cache and first token (the
     decode pool of disaggregated serving). ``progress`` is called with the count of
-    newly arrived requests now and then (one replica only).
+    newly arrived requests now and then (one replica only). ``speculative`` decodes
+    with speculation (`speculative.SpeculativeDecoder`; continuous policy, single-step
+    scheduling).
     """
     if isinstance(replicas, bool) or not isinstance(replicas, int) or replicas < 1:
         raise InputError(f"replicas must be an integer >= 1, got {replicas!r}")
     refuse_closed_pool(workload, replicas)
-    if compiled.eligible(workload, config, replicas):
+    if speculative is not None:
+        refuse_speculation(config)
+    elif not cost.host_overlap and compiled.eligible(workload, config, replicas):
         done = compiled.simulate(workload, cost, config, kv_capacity_tokens, prefilled)
         if done is not None:
             return _compiled_record(done, workload, cost, kv_capacity_tokens, progress)
     requests = _Requests(workload, prefilled, 0.0 if prefilled else config.request_overhead_s)
     engines = [
-        _Engine(requests, cost, config, kv_capacity_tokens, prefilled) for _ in range(replicas)
+        _Engine(requests, cost, config, kv_capacity_tokens, prefilled, speculative)
+        for _ in range(replicas)
     ]
     if replicas == 1:
         engines[0].inbox = list(range(len(workload)))
         engines[0].advance(math.inf, progress)
     else:
         route(requests.arrival, engines, routing)
+    return pool_record(requests, engines, cost, kv_capacity_tokens)
+
+
+def pool_record(
+    requests: _Requests, engines: list[_Engine], cost: StepCost, kv_capacity_tokens: int
+) -> RunRecord:
+    """The `RunRecord` of ``engines`` (the replicas of one pool, each of
+    ``kv_capacity_tokens``) that ran ``requests``."""
     timeline = merged_timeline([engine.timeline.array() for engine in engines])
     seconds, flop, moved = StepLog.joined([engine.work for engine in engines], cost)
     itl, counts = Emissions.joined([engine.emissions for engine in engines])
@@ -548,7 +602,7 @@ def simulate_pool(
         waiting=timeline[:, 1].astype(np.int64),
         running=timeline[:, 2].astype(np.int64),
         kv_tokens=timeline[:, 3],
-        kv_capacity_tokens=kv_capacity_tokens * replicas,
+        kv_capacity_tokens=kv_capacity_tokens * len(engines),
         steps=sum(engine.steps for engine in engines),
         prefix_hits=np.asarray(requests.hits, np.int8),
         step_s=seconds,
@@ -604,4 +658,13 @@ def refuse_closed_pool(workload: Workload, replicas: int) -> None:
         raise InputError(
             "max_concurrency (closed-loop clients) is simulated on one replica; got "
             f"{replicas} replicas (use an open-loop rate for pools)"
+        )
+
+
+def refuse_speculation(config: SchedulerConfig) -> None:
+    """Speculative decoding is simulated with the continuous policy, single-step."""
+    if config.policy != "continuous" or config.scheduler_steps != 1:
+        raise InputError(
+            "speculative decoding is simulated with policy continuous and scheduler_steps "
+            f"1, got policy {config.policy!r} and scheduler_steps {config.scheduler_steps}"
         )

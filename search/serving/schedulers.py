@@ -17,6 +17,8 @@ from genz import (
     Precision,
     RuntimeProfile,
     StepCost,
+    load_model,
+    mtp_draft,
     step_activation_bytes,
     step_cost,
 )
@@ -29,11 +31,13 @@ from roofline import (
 )
 
 from .clients import Clients
+from .closed_pools import simulate_closed_pools
 from .config import SchedulerConfig
 from .emissions import Emissions
-from .engine import refuse_closed_pool, simulate_pool
+from .engine import refuse_closed_pool, refuse_speculation, simulate_pool
 from .records import RunRecord, StepLog, merged_timeline
 from .routing import route
+from .speculative import Speculation, SpeculativeDecoder, kv_capacity_tokens
 from .workload import Workload
 
 
@@ -48,6 +52,7 @@ class Replica:
     config: SchedulerConfig
     cost: StepCost
     kv_capacity_tokens: int
+    speculative: SpeculativeDecoder | None = None  # speculative decoding (`speculative`)
 
     @property
     def devices(self) -> int:
@@ -55,14 +60,20 @@ class Replica:
         return self.parallelism.devices_per_replica
 
 
-def step_table_tokens(workload: Workload, config: SchedulerConfig) -> int:
+def step_table_tokens(
+    workload: Workload, config: SchedulerConfig, speculation: Speculation | None = None
+) -> int:
     """Most tokens one step of ``config``'s policy may hold on ``workload``: the
-    ``max_tokens`` of the replica's step-cost table (`build_replica`)."""
+    ``max_tokens`` of the replica's step-cost table (`build_replica`); with
+    ``speculation``, at least a verify pass of every sequence."""
     longest = int(workload.input_tokens.max() + workload.output_tokens.max())
     if config.policy == "static":
         return config.max_sequences * longest
     if config.policy == "continuous":
-        return max(config.max_batched_tokens, longest + config.max_sequences)
+        tokens = max(config.max_batched_tokens, longest + config.max_sequences)
+        if speculation is not None:
+            tokens = max(tokens, config.max_sequences * (speculation.draft_tokens + 1))
+        return tokens
     return config.max_batched_tokens + config.max_sequences
 
 
@@ -76,6 +87,7 @@ def build_replica(
     config: SchedulerConfig | None = None,
     runtime: RuntimeProfile | None = None,
     cost: StepCost | None = None,
+    speculation: Speculation | None = None,
 ) -> Replica:
     """A replica sized for ``workload``: step-cost tables cover its largest step and the
     KV cache gets the memory weights and the largest step's activations leave.
@@ -85,14 +97,22 @@ def build_replica(
     milliseconds, a replica per request rate adds up): it must be `genz.step_cost` of
     these model, platform, precision, parallelism and runtime with ``max_tokens`` =
     `step_table_tokens` and ``max_sequences`` = ``config.max_sequences``; its sizes and
-    names are checked. None: built here."""
+    names are checked. None: built here.
+
+    ``speculation`` decodes speculatively (`speculative`, continuous policy): the
+    target's tables then cover a verify pass of ``max_sequences`` sequences (``k + 1``
+    tokens each, all through the LM head), and a draft model's step cost is built on
+    the same platform, precision and mesh, its weights and KV cache beside the target's."""
     precision = precision or Precision(weight_bits=model.default_weight_bits)
     parallelism = parallelism or Parallelism()
     if parallelism.dp != 1:
         raise InputError("dp must be 1 for one replica; use find-replicas for several")
     config = config or SchedulerConfig()
+    if speculation is not None:
+        refuse_speculation(config)
     longest = int(workload.input_tokens.max() + workload.output_tokens.max())
-    tokens = step_table_tokens(workload, config)
+    tokens = step_table_tokens(workload, config, speculation)
+    rows = config.max_sequences * (1 if speculation is None else speculation.draft_tokens + 1)
     if cost is None:
         cost = step_cost(
             model,
@@ -100,14 +120,25 @@ def build_replica(
             precision,
             parallelism,
             max_tokens=tokens,
-            max_sequences=config.max_sequences,
+            max_sequences=rows,
             runtime=runtime,
         )
     else:
-        _check_cost(cost, model, platform, runtime, tokens, config.max_sequences)
+        _check_cost(cost, model, platform, runtime, tokens, rows)
+    decoder = None
+    if speculation is not None:
+        decoder = SpeculativeDecoder(
+            speculation, _draft_cost(model, platform, precision, parallelism, config, runtime,
+                                     speculation.draft)
+        )  # fmt: skip
     step_tokens = min(tokens, config.max_batched_tokens if config.policy == "chunked" else longest)
     activations = step_activation_bytes(model, precision, parallelism, step_tokens)
-    capacity = cost.kv_capacity_tokens(config.memory_utilization, activations)
+    capacity = kv_capacity_tokens(
+        cost,
+        None if decoder is None else decoder.draft_cost,
+        config.memory_utilization,
+        activations,
+    )
     stated = config.stated_kv_tokens(
         cost.capacity_bytes - cost.weights_bytes - activations, cost.kv_bytes_per_token
     )
@@ -115,6 +146,8 @@ def build_replica(
         capacity = stated
     if config.chunk_overhead_s > 0:  # per sequence in every step (`SchedulerConfig`)
         cost = replace(cost, fixed_sequence_s=cost.fixed_sequence_s + config.chunk_overhead_s)
+    if config.async_scheduling:  # host time overlaps device time (`SchedulerConfig`)
+        cost = replace(cost, host_overlap=True)
     if capacity <= config.block_tokens:
         raise InputError(
             f"{model.name} on {parallelism.devices_per_replica} x {platform.name} leaves no "
@@ -122,7 +155,36 @@ def build_replica(
             f"device of {platform.main_memory.capacity_bytes / 1e9:.1f} GB, decimal); "
             "raise tp or pp, or lower the weight bits"
         )
-    return Replica(model, platform, precision, parallelism, config, cost, capacity)
+    return Replica(model, platform, precision, parallelism, config, cost, capacity, decoder)
+
+
+def _draft_cost(
+    model: ModelConfig,
+    platform: Platform,
+    precision: Precision,
+    parallelism: Parallelism,
+    config: SchedulerConfig,
+    runtime: RuntimeProfile | None,
+    draft: str,
+) -> StepCost | None:
+    """The draft's decode step cost (`Speculation.draft`; None for n-gram drafting)."""
+    if draft == "ngram":
+        return None
+    drafter = mtp_draft(model) if draft == "mtp" else load_model(draft)
+    if drafter.vocab_size != model.vocab_size:
+        raise InputError(
+            f"the draft {drafter.name} has a vocabulary of {drafter.vocab_size} tokens, the "
+            f"target {model.name} {model.vocab_size}: a draft must share the tokenizer"
+        )
+    return step_cost(
+        drafter,
+        platform,
+        precision,
+        parallelism,
+        max_tokens=config.max_sequences,
+        max_sequences=config.max_sequences,
+        runtime=runtime,
+    )
 
 
 def _check_cost(
@@ -319,6 +381,7 @@ def simulate_replica(
         replicas=replicas,
         progress=progress,
         routing=routing,
+        speculative=replica.speculative,
     )
 
 
@@ -420,7 +483,10 @@ def prefill_pool(
         workload.source,
         workload.prefixes,
     )
-    return simulate_replica(one_token, prefill, progress, replicas, routing)
+    # No decode step runs there: speculation (a decode-pool matter) is left out.
+    return simulate_replica(
+        one_token, replace(prefill, speculative=None), progress, replicas, routing
+    )
 
 
 def simulate_disaggregated(
@@ -443,38 +509,58 @@ def simulate_disaggregated(
     (`kv_transfer`), and a decode replica admits it with the cache in place and
     generates the other tokens. Each pool routes a request as it arrives there, by
     ``routing`` (`routing.route`: least-loaded by default). TTFT is when the prefill pool emits the first token.
-    ``prefilled`` reuses a `prefill_pool` run of this workload and pool.
+    ``prefilled`` reuses a `prefill_pool` run of this workload and pool (open-loop
+    clients only). Closed-loop clients (``workload.max_concurrency``) couple the pools
+    (a client sends its next request when the last one leaves the decode pool): both
+    then run in one event loop (`closed_pools.simulate_closed_pools`), and
+    ``combined.arrival_s`` holds the send times.
     """
-    if workload.max_concurrency is not None:
-        raise InputError(
-            "max_concurrency (closed-loop clients) is simulated on one colocated replica, "
-            "not on disaggregated pools"
-        )
     if decode.model.name != prefill.model.name:
         raise InputError(
             f"the pools must serve one model, got {prefill.model.name} and {decode.model.name}"
         )
-    first_pool = prefilled or prefill_pool(workload, prefill, prefill_replicas, progress, routing)
     size, transfer = kv_transfer(workload, prefill, decode, link)
-    ready = first_pool.finish_s + transfer
-    done = np.isfinite(ready)
-    order = np.argsort(np.where(done, ready, np.inf), kind="stable")[: int(done.sum())]
-    arrivals = Workload(
-        ready[order],
-        workload.input_tokens[order],
-        workload.output_tokens[order],
-        np.zeros(len(order), np.int64),
-        workload.source,
-    )
-    second = simulate_pool(
-        arrivals,
-        decode.cost,
-        decode.config,
-        decode.kv_capacity_tokens,
-        replicas=decode_replicas,
-        prefilled=True,
-        routing=routing,
-    )
+    if workload.max_concurrency is not None:
+        if prefilled is not None:
+            raise InputError(
+                "a prefill pool run cannot be reused with closed-loop clients (its "
+                "arrivals depend on the decode pool)"
+            )
+        first_pool, second = simulate_closed_pools(
+            workload,
+            (prefill.cost, prefill.config, prefill.kv_capacity_tokens),
+            (decode.cost, decode.config, decode.kv_capacity_tokens),
+            transfer,
+            prefill_replicas=prefill_replicas,
+            decode_replicas=decode_replicas,
+            routing=routing,
+            speculative=decode.speculative,
+        )
+        order = np.arange(len(workload))
+    else:
+        first_pool = prefilled or prefill_pool(
+            workload, prefill, prefill_replicas, progress, routing
+        )
+        ready = first_pool.finish_s + transfer
+        done = np.isfinite(ready)
+        order = np.argsort(np.where(done, ready, np.inf), kind="stable")[: int(done.sum())]
+        arrivals = Workload(
+            ready[order],
+            workload.input_tokens[order],
+            workload.output_tokens[order],
+            np.zeros(len(order), np.int64),
+            workload.source,
+        )
+        second = simulate_pool(
+            arrivals,
+            decode.cost,
+            decode.config,
+            decode.kv_capacity_tokens,
+            replicas=decode_replicas,
+            prefilled=True,
+            routing=routing,
+            speculative=decode.speculative,
+        )
     finish = np.full(len(workload), math.nan)
     finish[order] = second.finish_s
     finish = np.where(workload.output_tokens == 1, first_pool.finish_s, finish)
@@ -499,6 +585,7 @@ def simulate_disaggregated(
         step_bytes=np.concatenate([first_pool.step_bytes, second.step_bytes]),
         itl_s=second.itl_s,
         itl_count=second.itl_count,
+        arrival_s=first_pool.arrival_s,
         admitted_s=first_pool.admitted_s,
         engine_arrival_s=first_pool.engine_arrival_s,
     )
