@@ -85,6 +85,17 @@ def test_a_weight_width_has_one_colour_on_every_page() -> None:
         assert colours["precision"][bits] == colours["codesign"][bits] == BITS_COLORS[bits]
 
 
+def test_precision_chart_title_names_the_allocation_not_the_sidebar_bits() -> None:
+    """The Precision page replaces the sidebar's weight bits by its allocation: the chart
+    (and its PNG) says mixed weights with the mean the page's card shows, not w16."""
+    pytest.importorskip("search.bits.quantizer")
+    at = opened("precision")
+    mean = next(m.value for m in at.metric if m.label == "Mean weight bits")
+    title = json.loads(at.get("plotly_chart")[0].proto.spec)["layout"]["title"]["text"]
+    assert f"mixed weights (mean {mean} bits), a16 kv16" in title, title
+    assert "w16" not in title, title
+
+
 def test_sidebar_pages_titles_name_model_and_hardware() -> None:
     at = opened("latency")
     for chart in at.get("plotly_chart"):
