@@ -13,13 +13,18 @@ chart served and opened the same way (`FLOOR_SCRIPT`), what any Streamlit page c
 in this browser on these cores. The 1-minute load average is printed beside
 each figure: on a shared machine the same code is 2-5x slower at load 10 than idle.
 
-Run: ``python benchmarks/dashboard_page_load.py [page ...]``
+With ``--baseline DIR`` (a source tree, e.g. ``git archive main | tar -x -C DIR``) it
+instead starts servers of DIR and of this tree alternately (two each; ``PYTHONPATH`` set
+to the tree served) and prints each page's median cold open of both, with the ratio.
+
+Run: ``python benchmarks/dashboard_page_load.py [--baseline DIR] [page ...]``
 """
 
 from __future__ import annotations
 
 import os
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -155,7 +160,57 @@ def floor_times(driver, scratch: Path) -> tuple[float, float]:
         server.wait(timeout=30)
 
 
-def main(pages: list[str]) -> int:
+def served(root: Path | None, scratch: Path) -> tuple[subprocess.Popen, str]:
+    """A dashboard server (the installed one, or ``root``'s source tree with
+    ``PYTHONPATH`` set to it) on a free port, once healthy, and its address."""
+    port = free_port()
+    command = streamlit_command(port, "127.0.0.1")
+    env = dict(os.environ)
+    if root is not None:
+        command[command.index(str(DASHBOARD))] = str(root / "app" / "dashboard" / "main.py")
+        env["PYTHONPATH"] = str(root)
+    server = subprocess.Popen(
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=scratch, env=env
+    )
+    url = f"http://127.0.0.1:{port}"
+    wait_healthy(url)
+    return server, url
+
+
+def open_all(driver, url: str, pages: list[str]) -> dict[str, tuple[float, float]]:
+    """(cold, warm) seconds per page of a just-started server, Home first."""
+    times = {"home": (open_page(driver, url, "home"), open_page(driver, url, "home"))}
+    for page in pages:
+        if page != "home":
+            times[page] = (open_page(driver, url, page), open_page(driver, url, page))
+    return times
+
+
+def compare(driver, baseline: Path, pages: list[str], scratch: Path, rounds: int = 2) -> None:
+    """Cold opens of ``baseline``'s tree and of this one, servers started alternately
+    (``rounds`` each), medians side by side with their ratio."""
+    runs: dict[str, list[dict[str, tuple[float, float]]]] = {"baseline": [], "this tree": []}
+    here = Path(__file__).resolve().parents[1]
+    for _ in range(rounds):
+        for label, root in (("baseline", baseline), ("this tree", here)):
+            server, url = served(root, scratch)
+            try:
+                runs[label].append(open_all(driver, url, pages))
+            finally:
+                server.terminate()
+                server.wait(timeout=30)
+    print(f"cold opens, median of {rounds} servers each: {baseline} against this tree")
+    print(f"{'page':<10} {'baseline':>10} {'this tree':>10}  ratio  load")
+    for page in runs["this tree"][0]:
+        before = statistics.median(run[page][0] for run in runs["baseline"])
+        after = statistics.median(run[page][0] for run in runs["this tree"])
+        print(
+            f"{page:<10} {before * 1e3:>7.0f} ms {after * 1e3:>7.0f} ms  "
+            f"{before / after:5.2f}  {load()}"
+        )
+
+
+def main(pages: list[str], baseline: Path | None = None) -> int:
     if not (CHROMIUM.is_file() and CHROMEDRIVER.is_file()):
         print("needs /usr/bin/chromium and /usr/bin/chromedriver (.ci/install-browser)")
         return 2
@@ -163,46 +218,47 @@ def main(pages: list[str]) -> int:
     if unknown:
         print(f"unknown page(s) {unknown}; pages: {', '.join(PAGES)}")
         return 2
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryDirectory() as scratch:
-        server = subprocess.Popen(
-            streamlit_command(port, "127.0.0.1"),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            cwd=scratch,
-        )
-        driver = None
+        driver = browser(Path(scratch) / "profile")
         try:
-            wait_healthy(url)
-            driver = browser(Path(scratch) / "profile")
-            # The first page opened also pays the server's imports: Home, the default page.
-            cold = {"home": open_page(driver, url, "home")}
-            floor_cold, floor = floor_times(driver, Path(scratch))
-            print(
-                f"{'page':<10} {'cold open':>10} {'warm open':>10}  warm ratio to 1 s  "
-                "warm / floor  load"
-            )
-            print(
-                f"{'floor':<10} {floor_cold * 1e3:>7.0f} ms {floor * 1e3:>7.0f} ms  "
-                f"{floor / TARGET_S:.2f}              1.00          {load()}"
-            )
-            for page in pages or list(PAGES):
-                if page not in cold:
-                    cold[page] = open_page(driver, url, page)
-                warm = open_page(driver, url, page)
+            if baseline is not None:
+                compare(driver, baseline, pages or list(PAGES), Path(scratch))
+                return 0
+            server, url = served(None, Path(scratch))
+            try:
+                # The first page opened also pays the server's imports: Home, the default.
+                cold = {"home": open_page(driver, url, "home")}
+                floor_cold, floor = floor_times(driver, Path(scratch))
                 print(
-                    f"{page:<10} {cold[page] * 1e3:>7.0f} ms {warm * 1e3:>7.0f} ms  "
-                    f"{warm / TARGET_S:.2f}              {warm / floor:.2f}          {load()}",
-                    flush=True,
+                    f"{'page':<10} {'cold open':>10} {'warm open':>10}  warm ratio to 1 s  "
+                    "warm / floor  load"
                 )
+                print(
+                    f"{'floor':<10} {floor_cold * 1e3:>7.0f} ms {floor * 1e3:>7.0f} ms  "
+                    f"{floor / TARGET_S:.2f}              1.00          {load()}"
+                )
+                for page in pages or list(PAGES):
+                    if page not in cold:
+                        cold[page] = open_page(driver, url, page)
+                    warm = open_page(driver, url, page)
+                    print(
+                        f"{page:<10} {cold[page] * 1e3:>7.0f} ms {warm * 1e3:>7.0f} ms  "
+                        f"{warm / TARGET_S:.2f}              {warm / floor:.2f}          {load()}",
+                        flush=True,
+                    )
+            finally:
+                server.terminate()
+                server.wait(timeout=30)
         finally:
-            if driver is not None:
-                driver.quit()
-            server.terminate()
-            server.wait(timeout=30)
+            driver.quit()
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    arguments = sys.argv[1:]
+    before = None
+    if "--baseline" in arguments:
+        index = arguments.index("--baseline")
+        before = Path(arguments[index + 1]).resolve()
+        del arguments[index : index + 2]
+    sys.exit(main(arguments, before))

@@ -31,6 +31,13 @@ if TYPE_CHECKING:
         recalibrate,
     )
     from .cross_validation import fit_runtime
+    from .held_out import (
+        HeldOutRow,
+        held_out_rows,
+        read_held_out,
+        shipped_held_out_path,
+        write_held_out,
+    )
     from .intervals import (
         INTERVAL_KINDS,
         METRIC_LABELS,
@@ -73,6 +80,7 @@ __all__ = [
     "METRIC_LABELS",
     "SCENARIO_OUTPUTS",
     "Calibration",
+    "HeldOutRow",
     "Interval",
     "Measurement",
     "PhysicsCheck",
@@ -88,6 +96,7 @@ __all__ = [
     "export_transfer",
     "fewest_experts_model",
     "fit_runtime",
+    "held_out_rows",
     "ideal_platform",
     "load_formats",
     "load_kv_formats",
@@ -102,10 +111,13 @@ __all__ = [
     "predict_scenarios",
     "prediction_interval",
     "prediction_intervals",
+    "read_held_out",
     "recalibrate",
     "rederive_transfer",
+    "shipped_held_out_path",
     "source_summary",
     "transfer_profile_paths",
+    "write_held_out",
     "write_measurements",
     "write_profile",
 ]

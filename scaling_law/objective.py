@@ -9,12 +9,15 @@ optimiser stops to a tiny objective scale (a mean instead of a sum).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.optimize import OptimizeResult, minimize
 
 from .forms import Features, LawForm
+
+if TYPE_CHECKING:
+    from scipy.optimize import OptimizeResult
 
 Array = NDArray[np.float64]
 SUPPORTED_METHODS = ("L-BFGS-B", "BFGS", "Nelder-Mead")
@@ -112,6 +115,8 @@ def solve(
     Tolerances are tight because the Huber objective is nearly flat near its
     minimum for small ``delta``.
     """
+    from scipy.optimize import minimize  # here: importing the package (pages, CLI) skips scipy
+
     size = len(start)
     bounds = objective.bounds()
     start = _inside(start, bounds)

@@ -23,8 +23,6 @@ exponents {0, 0.5, ..., 2} and log-coefficients {0, 5, ..., 25} for three featur
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
 from roofline import InputError
@@ -35,9 +33,23 @@ _EXPONENT_BOUNDS = (0.0, 10.0)
 
 
 def power_sum_grid(features: int, exponents: Array, coefficients: Array, offsets: Array) -> Array:
-    """Start grid ``(g, 2 K + 1)`` in fit-space order (coefficients, e, exponents)."""
-    rows = itertools.product(*([coefficients] * features), offsets, *([exponents] * features))
-    return np.array(list(rows), dtype=float)
+    """Start grid ``(g, 2 K + 1)`` in fit-space order (coefficients, e, exponents).
+
+    Rows in ``itertools.product`` order (the last column varies fastest), built with
+    numpy: the two registered grids (615,000 rows) take tens of milliseconds at
+    ``import scaling_law``, not the half second or more a Python list of tuples took.
+    """
+    axes = [
+        np.asarray(axis, dtype=float)
+        for axis in (*([coefficients] * features), offsets, *([exponents] * features))
+    ]
+    sizes = [axis.size for axis in axes]
+    grid = np.empty((*sizes, len(axes)))
+    for column, axis in enumerate(axes):  # each column broadcast along its own axis
+        shape = [1] * len(axes)
+        shape[column] = axis.size
+        grid[..., column] = axis.reshape(shape)
+    return grid.reshape(-1, len(axes))
 
 
 def power_sum_form(name: str, features: tuple[str, ...], grid: Array, description: str) -> LawForm:

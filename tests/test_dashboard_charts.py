@@ -129,3 +129,44 @@ def test_codesign_frontier_legend_is_per_weight_width_and_clear_of_the_plot() ->
     # Each frontier point is in the trace of its width (the click handler reads its rank).
     four = next(t for t in figure.data if t.name == "frontier, 4-bit weights")
     assert list(four.customdata) == [1, 2]
+
+
+def test_measured_vs_predicted_colours_by_runtime_and_shapes_by_hardware():
+    """One trace per runtime x hardware: the runtime's shared colour, the hardware's
+    symbol (the same on every runtime), rows without a measurement left out, the y = x
+    line over every plotted value, and log axes with human units."""
+    from app.charts import RUNTIME_COLORS
+    from app.dashboard.measured_chart import measured_vs_predicted_figure
+    from app.formatting import human_rate
+
+    frame = pd.DataFrame(
+        {
+            "runtime": ["vllm", "vllm", "tensorrt-llm", "tensorrt-llm", "vllm"],
+            "hardware": ["h100-sxm", "a100-sxm-40gb", "h100-sxm", "a100-sxm-40gb", "h100-sxm"],
+            "measured_s": [0.02, 0.5, 0.01, 2.0, float("nan")],
+            "predicted_s": [0.03, 0.4, 0.012, 1.5, 9.0],
+        }
+    )
+    figure = measured_vs_predicted_figure(frame, "measured_s", "predicted_s", title="t")
+    points = {t.name: t for t in figure.data if t.mode == "markers"}
+    assert set(points) == {
+        "vllm, h100-sxm",
+        "vllm, a100-sxm-40gb",
+        "tensorrt-llm, h100-sxm",
+        "tensorrt-llm, a100-sxm-40gb",
+    }
+    assert len(points["vllm, h100-sxm"].x) == 1  # the unmeasured row is not drawn
+    for name, trace in points.items():
+        runtime, device = name.split(", ")
+        assert trace.marker.color == RUNTIME_COLORS[runtime]
+        assert trace.marker.symbol == points[f"vllm, {device}"].marker.symbol
+    assert points["vllm, h100-sxm"].marker.symbol != points["vllm, a100-sxm-40gb"].marker.symbol
+    line = next(t for t in figure.data if t.name == "y = x")
+    assert (line.x[0], line.x[-1]) == (0.01, 2.0)
+    assert figure.layout.xaxis.type == "log" and figure.layout.yaxis.type == "log"
+    assert "ms" in " ".join(figure.layout.xaxis.ticktext)
+    rates = frame.assign(measured_s=frame.measured_s * 1e6, predicted_s=frame.predicted_s * 1e6)
+    tokens = measured_vs_predicted_figure(
+        rates, "measured_s", "predicted_s", formatter=lambda v: human_rate(v, "tok/s")
+    )
+    assert all(text.endswith("tok/s") for text in tokens.layout.xaxis.ticktext)

@@ -42,3 +42,19 @@ def test_selection_sweep_and_cli_call_agree(selection, capsys):
     summary = json.loads(capsys.readouterr().out)["summary"]
     assert summary["tpot_s"] == pytest.approx(expected.tpot_s, rel=1e-9)
     assert summary["ttft_s"] == pytest.approx(expected.ttft_s, rel=1e-9)
+
+
+def test_background_imports_start_once_and_skip_what_is_not_installed(monkeypatch):
+    """The warm-up thread imports each listed module once per process; a module that is
+    not installed is skipped, not raised; a second start with the same list is a no-op."""
+    import sys
+
+    from app.dashboard import warm_up
+
+    monkeypatch.setattr(warm_up, "_started", set())
+    monkeypatch.delitem(sys.modules, "json.tool", raising=False)
+    modules = ("no_such_module_for_the_warm_up", "json.tool")
+    warm_up.import_all(modules)  # the thread's body, run here
+    assert "json.tool" in sys.modules
+    assert warm_up.start_background_imports(modules) is True
+    assert warm_up.start_background_imports(modules) is False

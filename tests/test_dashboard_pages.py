@@ -15,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 from app import cli
 from app.cli.dashboard import streamlit_command
+from calibration import read_held_out, shipped_held_out_path
 
 DASHBOARD = Path(__file__).resolve().parents[1] / "app" / "dashboard" / "main.py"
 MODELS = Path(__file__).resolve().parents[1] / "data" / "models"
@@ -354,17 +355,20 @@ def test_precision_mean_bits_match_the_cli_and_budgets_reset_with_the_model(
 def test_accuracy_command_writes_no_shipped_profile_and_prints_the_page_table(
     tmp_path: Path,
 ) -> None:
+    """The page opens on the shipped held-out rows (no fit on first open); the command it
+    shows re-runs the calibration, prints the page's table and writes the page's rows."""
     at = page("accuracy")
     table = at.dataframe[0].value
     command = at.code[0].value.splitlines()[0]
     assert "--per-hardware" in command and "data/runtimes/" not in command
-    assert command.endswith("--out tensorrt-llm-recalibrated.yaml")
+    assert command.endswith(
+        "--held-out tensorrt-llm-held-out.csv --out tensorrt-llm-recalibrated.yaml"
+    )
     out, err = io.StringIO(), io.StringIO()
-    target = tmp_path / "trt.yaml"
+    target, rows = tmp_path / "trt.yaml", tmp_path / "trt.csv"
+    command = command.replace("tensorrt-llm-recalibrated.yaml", str(target))
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = cli.main(
-            shlex.split(command.replace("tensorrt-llm-recalibrated.yaml", str(target)))[1:]
-        )
+        code = cli.main(shlex.split(command.replace("tensorrt-llm-held-out.csv", str(rows)))[1:])
     # Some TensorRT-LLM rows are excluded (a mesh the model cannot split, or faster than
     # the efficiency-1 bound): exit 1, as predict --scenarios with failed rows; the
     # profile is still fitted on the rest and written.
@@ -374,15 +378,22 @@ def test_accuracy_command_writes_no_shipped_profile_and_prints_the_page_table(
     for row in table.itertuples():
         line = next(line for line in printed.splitlines() if line.strip().startswith(row.hardware))
         assert f"{row.MAPE:g}" in line.split(), (row, line)
+    shown = [
+        (r.hardware, r.measured_s) for r in read_held_out(shipped_held_out_path("tensorrt-llm"))
+    ]
+    assert [(r.hardware, r.measured_s) for r in read_held_out(rows)] == shown
+    # Re-running the calibration in the page gives the table the shipped rows gave.
+    at.toggle(key="accuracy_recalibrate").set_value(True).run()
+    assert not at.exception and not at.error
+    assert at.dataframe[0].value.equals(table)
     # Upload limits as the labels say (Streamlit's own check, not only ours).
     spec = {u.proto.label: u.proto.max_upload_size_mb for u in at.get("file_uploader")}
     assert any("at most 20 MB" in label and size == 20 for label, size in spec.items()), spec
 
 
 def test_accuracy_scatter_colours_each_runtime_apart() -> None:
-    """The runtime's shared colour on the page (the default TensorRT-LLM, already
-    recalibrated by the test above in this process); vLLM's is another hue, not a
-    second blue."""
+    """The runtime's shared colour on the page (the default TensorRT-LLM, read from its
+    shipped held-out rows); vLLM's is another hue, not a second blue."""
     from app.charts import RUNTIME_COLORS
 
     at = page("accuracy")

@@ -5,6 +5,7 @@ names in words (no raw column names), and the Home page with the presets' source
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,8 @@ from streamlit.testing.v1 import AppTest
 from app.cli.dashboard import streamlit_command
 from app.dashboard.home_page import source_link
 
-DASHBOARD = Path(__file__).resolve().parents[1] / "app" / "dashboard" / "main.py"
+ROOT = Path(__file__).resolve().parents[1]
+DASHBOARD = ROOT / "app" / "dashboard" / "main.py"
 PAGES = (
     "roofline",
     "latency",
@@ -23,6 +25,7 @@ PAGES = (
     "accuracy",
     "precision",
     "serving",
+    "codesign",
 )
 
 
@@ -37,8 +40,21 @@ def opened(name: str) -> AppTest:
 def test_every_page_says_what_it_shows_and_titles_its_charts(name: str) -> None:
     if name == "precision":
         pytest.importorskip("search.bits.quantizer")
+    if name in ("serving", "codesign"):
+        pytest.importorskip(f"search.{name}")
     at = opened(name)
-    assert any("docs/dashboard.md" in c.value for c in at.caption), [c.value for c in at.caption]
+    links = [
+        re.search(r"docs: `(docs/[\w-]+\.md)`, section \*([\w-]+)\*", c.value) for c in at.caption
+    ]
+    found = [link for link in links if link]
+    assert found, [c.value for c in at.caption]
+    # The section named is a heading of that docs file (MkDocs' anchor of its text).
+    docs, section = ROOT / found[0][1], found[0][2]
+    headings = [
+        line.lstrip("#").strip() for line in docs.read_text().splitlines() if line.startswith("#")
+    ]
+    slugs = {re.sub(r"[\s]+", "-", re.sub(r"[^\w\s-]", "", h).strip().lower()) for h in headings}
+    assert section in slugs, (name, docs, section)
     for chart in at.get("plotly_chart"):
         spec = json.loads(chart.proto.spec)
         title = spec["layout"].get("title", {}).get("text", "")
@@ -46,6 +62,38 @@ def test_every_page_says_what_it_shows_and_titles_its_charts(name: str) -> None:
         for trace in spec["data"]:
             legend = trace.get("name") or ""
             assert not legend.endswith(("_ms", "_s", "_bytes")), (name, legend)
+
+
+def test_a_weight_width_has_one_colour_on_every_page() -> None:
+    """The Precision page's per-layer formats and the Co-design frontier colour a width
+    alike (the shared `BITS_COLORS`): 8-bit is the same orange on both pages."""
+    pytest.importorskip("search.bits.quantizer")
+    pytest.importorskip("search.codesign")
+    from app.charts import BITS_COLORS
+
+    patterns = {"precision": r"\((\d+) bits\)$", "codesign": r"^frontier, (\d+)-bit weights$"}
+    colours: dict[str, dict[int, str]] = {}
+    for page, pattern in patterns.items():
+        for chart in opened(page).get("plotly_chart"):
+            for trace in json.loads(chart.proto.spec)["data"]:
+                found = re.search(pattern, trace.get("name") or "")
+                if found:
+                    colours.setdefault(page, {})[int(found[1])] = trace["marker"]["color"]
+    shared = set(colours["precision"]) & set(colours["codesign"])
+    assert shared, colours
+    for bits in shared:
+        assert colours["precision"][bits] == colours["codesign"][bits] == BITS_COLORS[bits]
+
+
+def test_precision_chart_title_names_the_allocation_not_the_sidebar_bits() -> None:
+    """The Precision page replaces the sidebar's weight bits by its allocation: the chart
+    (and its PNG) says mixed weights with the mean the page's card shows, not w16."""
+    pytest.importorskip("search.bits.quantizer")
+    at = opened("precision")
+    mean = next(m.value for m in at.metric if m.label == "Mean weight bits")
+    title = json.loads(at.get("plotly_chart")[0].proto.spec)["layout"]["title"]["text"]
+    assert f"mixed weights (mean {mean} bits), a16 kv16" in title, title
+    assert "w16" not in title, title
 
 
 def test_sidebar_pages_titles_name_model_and_hardware() -> None:

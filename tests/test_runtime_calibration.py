@@ -11,10 +11,15 @@ import yaml
 import calibration.cross_validation as cross_validation
 from app.cli import main
 from calibration import (
+    HeldOutRow,
     Measurement,
     calibrate_runtime,
+    held_out_rows,
     load_formats,
+    read_held_out,
     recalibrate,
+    shipped_held_out_path,
+    write_held_out,
     write_measurements,
 )
 from calibration.fit import fit_profile
@@ -184,9 +189,37 @@ def test_shipped_tensorrt_llm_profile_names_its_command():
 )
 def test_every_shipped_profile_is_re_derived_from_the_data(name):
     """data/runtimes/<name>.yaml is what its calibrated_from command produces (fit, refusals,
-    intervals and the cross-validated accuracy block), value for value."""
+    intervals and the cross-validated accuracy block), value for value; and
+    data/runtimes/held_out/<name>.csv (the Accuracy page's scatter) what the same command
+    writes with ``--held-out``, row for row (rewrite: that command with ``--held-out
+    data/runtimes/held_out/<name>.csv``)."""
     shipped = load_runtime(name)
-    assert runtime_from_dict(recalibrate(shipped).document) == shipped
+    result = recalibrate(shipped)
+    assert runtime_from_dict(result.document) == shipped
+    derived = held_out_rows(result, name)
+    stored = read_held_out(shipped_held_out_path(name))
+    assert len(stored) == len(derived) == result.cv.scored(result.data).sum() > 0
+    for got, want in zip(stored, derived, strict=True):
+        assert (got.runtime, got.hardware, got.method) == (want.runtime, want.hardware, want.method)
+        assert got.measured_s == want.measured_s
+        assert got.predicted_s == pytest.approx(want.predicted_s, rel=1e-9)
+
+
+def test_held_out_files_round_trip_and_refuse_malformed_lines(tmp_path):
+    rows = (
+        HeldOutRow("vllm", "h100-sxm", "leave-one-hardware-out", 0.1 + 0.2, 1 / 3),
+        HeldOutRow("vllm", "a100-sxm-40gb", "leave-one-hardware-out", 2.5e-3, 7e-3),
+    )
+    path = write_held_out(rows, tmp_path / "rows.csv")
+    assert read_held_out(path) == rows  # repr floats read back bit for bit
+    path.write_text(path.read_text() + "vllm,h100-sxm,5-fold,fast,0.2\n")
+    with pytest.raises(InputError, match="line 4: expected 5 fields"):
+        read_held_out(path)
+    path.write_text("runtime,hw\n")
+    with pytest.raises(InputError, match="header must be runtime,hardware,method"):
+        read_held_out(path)
+    # only the profiles codesign calibrate wrote ship one (ideal is physics alone)
+    assert not shipped_held_out_path("ideal").exists()
 
 
 def test_cli_calibrate_writes_only_where_told(tmp_path, capsys):

@@ -145,3 +145,22 @@ def test_gemstones_tables_load_with_shipped_constants():
         ScalingData.from_columns({"params": [1e9], "tokens": [1e10], "loss": [3.0]}).law_features(
             include_embeddings=False
         )
+
+
+def test_power_sum_start_grid_is_the_product_of_its_axes_in_order():
+    """The vectorised start grid equals ``itertools.product`` row for row (the order the
+    fit's grid search and its tie-breaking depend on), and the registered grids have
+    the sizes the module's docstring states."""
+    import itertools
+
+    from scaling_law.power_sum import GEMSTONES_WDPT, GEMSTONES_WDT, power_sum_grid
+
+    exponents, coefficients, offsets = np.array([0.0, 0.5]), np.array([0.0, 5.0, 10.0]), [-1, 1]
+    grid = power_sum_grid(2, exponents, coefficients, offsets)
+    brute = np.array(
+        list(itertools.product(coefficients, coefficients, offsets, exponents, exponents)),
+        dtype=float,
+    )
+    assert grid.dtype == float and np.array_equal(grid, brute)
+    assert GEMSTONES_WDT.initial_grid.shape == (135_000, 7)
+    assert GEMSTONES_WDPT.initial_grid.shape == (480_000, 9)

@@ -14,9 +14,11 @@ from calibration import (
     MEASUREMENT_RUNTIMES,
     Calibration,
     calibrate_runtime,
+    held_out_rows,
     load_formats,
     load_kv_formats,
     load_tagged_measurements,
+    write_held_out,
     write_profile,
 )
 from roofline import InputError, list_platforms, unknown_name
@@ -63,6 +65,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="also print the out-of-sample batch-latency error per hardware (the "
         "dashboard's Accuracy table)",
+    )
+    parser.add_argument(
+        "--held-out",
+        metavar="FILE",
+        help="also write every scored row's measured and out-of-sample predicted batch "
+        "latency (s) as CSV (the dashboard's Accuracy scatter; data/runtimes/held_out/)",
     )
     parser.add_argument(
         "--json", action="store_true", help="the fit's summary as JSON (the profile is written too)"
@@ -148,6 +156,11 @@ def run_calibrate(args: argparse.Namespace) -> int:
         kv_formats=kv_formats,
         kv_format_sources=kv_sources,
     )
+    held_out = (
+        write_held_out(held_out_rows(result, args.runtime), args.held_out)
+        if getattr(args, "held_out", None)
+        else None
+    )
     if args.json:
         path = write_profile(result.document, args.out)
         print_json(_json_summary(args, result, str(path)))
@@ -204,6 +217,8 @@ def run_calibrate(args: argparse.Namespace) -> int:
         print_per_hardware(result)
     path = write_profile(result.document, args.out)
     print(f"\nwrote {path}")
+    if held_out is not None:
+        print(f"wrote {held_out}")
     return _excluded_exit_code(result, path)
 
 

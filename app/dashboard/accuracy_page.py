@@ -1,7 +1,9 @@
 """Accuracy page: how far to trust a runtime's prediction, from out-of-sample errors.
 
-For each chosen runtime profile the page re-runs the calibration that produced it
-(`calibration.recalibrate`: the command in the profile's ``calibrated_from``) and plots
+For each chosen runtime profile the page reads the held-out predictions of the
+calibration that produced it (``data/runtimes/held_out/<runtime>.csv``, what the
+profile's ``calibrated_from`` command writes with ``--held-out``; a toggle re-runs that
+calibration here, `calibration.recalibrate`) and plots
 every measured batch latency against its out-of-sample prediction (leave one
 hardware out, 5-fold for a runtime measured on one hardware), log-log, coloured by
 runtime and shaped by hardware, with the error per runtime x hardware beside it, and
@@ -13,35 +15,49 @@ from __future__ import annotations
 
 import shlex
 
-import numpy as np
 import pandas as pd
-import plotly.express as px
 import plotly.graph_objects as go
 import streamlit as st
 
-from app.charts import log_axis, runtime_color
 from app.dashboard.common import checked, error_summary, page_intro, show_chart
+from app.dashboard.measured_chart import measured_vs_predicted_figure
 from app.dashboard.own_runs import show_own_runs
-from calibration import METRIC_LABELS, recalibrate
-from genz import MIN_METRIC_ROWS, list_runtimes, load_runtime
+from calibration import (
+    METRIC_LABELS,
+    HeldOutRow,
+    held_out_rows,
+    read_held_out,
+    recalibrate,
+    shipped_held_out_path,
+)
+from genz import MIN_METRIC_ROWS, RuntimeProfile, list_runtimes, load_runtime
+
+
+def held_out_frame(rows: tuple[HeldOutRow, ...]) -> pd.DataFrame:
+    """Measured and out-of-sample predicted batch latency (s) of every scored row."""
+    return pd.DataFrame(
+        [vars(row) for row in rows],
+        columns=["runtime", "hardware", "method", "measured_s", "predicted_s"],
+    )
+
+
+@st.cache_resource(show_spinner=False)
+def shipped_profile(runtime: str) -> RuntimeProfile:
+    """The shipped profile ``runtime``, parsed once per server (its YAML takes ~0.1 s)."""
+    return load_runtime(runtime)
 
 
 @st.cache_data(show_spinner=False)
-def held_out_rows(runtime: str) -> pd.DataFrame:
-    """Measured and out-of-sample predicted batch latency (s) of every scored row."""
-    result = recalibrate(load_runtime(runtime))
-    measured = result.data.measured["batch_latency_s"]
-    predicted = result.cv.predicted["batch_latency_s"]
-    scored = np.isfinite(measured) & np.isfinite(predicted)
-    return pd.DataFrame(
-        {
-            "runtime": runtime,
-            "hardware": np.array(result.data.hw)[scored],
-            "measured_s": measured[scored],
-            "predicted_s": predicted[scored],
-            "method": result.cv.method,
-        }
-    )
+def shipped_rows(runtime: str) -> pd.DataFrame:
+    """The held-out rows the shipped profile's calibration wrote
+    (``data/runtimes/held_out/<runtime>.csv``, re-derived by the test suite)."""
+    return held_out_frame(read_held_out(shipped_held_out_path(runtime)))
+
+
+@st.cache_data(show_spinner=False)
+def recalibrated_rows(runtime: str) -> pd.DataFrame:
+    """The same rows from the calibration re-run here (`calibration.recalibrate`)."""
+    return held_out_frame(held_out_rows(recalibrate(load_runtime(runtime)), runtime))
 
 
 def error_table(rows: pd.DataFrame) -> pd.DataFrame:
@@ -54,7 +70,7 @@ def interval_table(runtime: str) -> pd.DataFrame:
     """Per metric (batch latency, TTFT, inter-token latency) and device class: held-out
     rows, the 0.1 and 0.9 quantiles of measured / predicted, and whether
     `calibration.prediction_interval` takes its 80 % intervals from them."""
-    accuracy = load_runtime(runtime).accuracy
+    accuracy = shipped_profile(runtime).accuracy
     if accuracy is None:
         return pd.DataFrame()
     headline = METRIC_LABELS[accuracy.metric]
@@ -103,52 +119,32 @@ def interval_table(runtime: str) -> pd.DataFrame:
 
 
 def scatter(rows: pd.DataFrame, title: str = "") -> go.Figure:
-    """Predicted vs measured, log-log, with the y = x line; one colour per runtime (the
-    shared `RUNTIME_COLORS`), one symbol per hardware, ticks in human time units."""
-    figure = px.scatter(
-        rows,
-        x="measured_s",
-        y="predicted_s",
-        color="runtime",
-        color_discrete_map={name: runtime_color(name) for name in rows["runtime"].unique()},
-        symbol="hardware",
-        log_x=True,
-        log_y=True,
-        labels={"measured_s": "measured batch latency", "predicted_s": "predicted"},
-        title=title,
-    )
-    low, high = (
-        rows[["measured_s", "predicted_s"]].min().min(),
-        rows[["measured_s", "predicted_s"]].max().max(),
-    )
-    figure.add_trace(
-        go.Scatter(
-            x=[low, high],
-            y=[low, high],
-            mode="lines",
-            name="y = x",
-            line={"dash": "dot", "color": "#444444"},
-        )
-    )
-    values = [low, high]
-    figure.update_layout(
-        xaxis=log_axis(values, "measured batch latency (log)"),
-        yaxis=log_axis(values, "predicted, out of sample (log)"),
-    )
-    return figure
+    """Predicted vs measured batch latency, log-log, with the y = x line; one colour per
+    runtime (the shared `RUNTIME_COLORS`), one symbol per hardware, ticks in human time
+    units."""
+    return measured_vs_predicted_figure(rows, "measured_s", "predicted_s", title=title)
 
 
 def recalibration_command(runtime: str) -> str:
     """The profile's ``calibrated_from`` command with ``--per-hardware`` (which prints this
-    page's table) and ``--out`` moved off the shipped profile, so running it overwrites
-    nothing in ``data/runtimes/``."""
-    accuracy = load_runtime(runtime).accuracy
+    page's table), ``--held-out`` (which writes the scatter's rows) and ``--out`` moved off
+    the shipped profile, so running it overwrites nothing in ``data/runtimes/``."""
+    accuracy = shipped_profile(runtime).accuracy
     assert accuracy is not None
     parts = shlex.split(accuracy.calibrated_from)
     if "--out" in parts:
         index = parts.index("--out")
         del parts[index : index + 2]
-    return shlex.join([*parts, "--per-hardware", "--out", f"{runtime}-recalibrated.yaml"])
+    return shlex.join(
+        [
+            *parts,
+            "--per-hardware",
+            "--held-out",
+            f"{runtime}-held-out.csv",
+            "--out",
+            f"{runtime}-recalibrated.yaml",
+        ]
+    )
 
 
 def main() -> None:
@@ -159,20 +155,30 @@ def main() -> None:
         "per runtime x hardware; below, the same for your own runs.",
         "accuracy",
     )
-    fitted = [name for name in list_runtimes() if load_runtime(name).accuracy is not None]
+    fitted = [name for name in list_runtimes() if shipped_held_out_path(name).is_file()]
     chosen = st.multiselect(
         "Runtime profiles", fitted, default=["tensorrt-llm"], key="accuracy_runtimes"
     )
     if not chosen:
         st.info("Choose at least one runtime profile.")
         return
+    rerun = st.toggle(
+        "Re-run the calibrations here (5-15 s per runtime the first time)",
+        key="accuracy_recalibrate",
+        help="Off: the held-out predictions the shipped calibration wrote "
+        "(data/runtimes/held_out/, which the test suite re-derives from the same command); "
+        "on: the same fit and cross-validation run again in this server.",
+    )
     frames = []
     for name in chosen:
+        if not rerun:
+            frames.append(checked(shipped_rows, name))
+            continue
         with st.spinner(
             f"Re-running the calibration of {name}, leaving each hardware out in turn "
             "(5-15 s the first time; cached after)..."
         ):
-            frames.append(checked(held_out_rows, name))
+            frames.append(checked(recalibrated_rows, name))
     rows = pd.concat(frames, ignore_index=True)
     show_chart(scatter(rows, f"Out-of-sample batch latency: {', '.join(chosen)}"), rows, "accuracy")
     st.subheader("Out-of-sample error per runtime x hardware (%; bias < 0: predicted faster)")
@@ -197,8 +203,10 @@ def main() -> None:
         st.code("\n".join(recalibration_command(name) for name in chosen), language="bash")
         st.caption(
             "Each command prints the in-sample and out-of-sample error it finds and, with "
-            "--per-hardware, the table above; it writes the refitted profile to "
-            "NAME-recalibrated.yaml, not over the shipped data/runtimes/NAME.yaml."
+            "--per-hardware, the table above; with --held-out, the scatter's rows to "
+            "NAME-held-out.csv (the shipped data/runtimes/held_out/NAME.csv is this file); "
+            "it writes the refitted profile to NAME-recalibrated.yaml, not over the shipped "
+            "data/runtimes/NAME.yaml."
         )
     show_own_runs()
 

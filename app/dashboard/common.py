@@ -93,17 +93,23 @@ def chart_config(name: str) -> dict[str, object]:
     }
 
 
-def design_title(selection: Selection | None) -> str:
+def design_title(selection: Selection | None, weights: str | None = None) -> str:
     """``'llama-3.1-8b on h100-sxm, batch 1, 1024 in / 128 out, w16a16kv16, tp 1'``: what a
-    chart was drawn for, so that an exported PNG says it."""
+    chart was drawn for, so that an exported PNG says it. ``weights`` replaces the
+    sidebar's weight bits where the page sets its own (the Precision page's allocation):
+    ``'..., mixed weights (mean 9.74 bits), a16 kv16, ...'``."""
     if selection is None:
         return ""
     model = UPLOADED_CONFIG_NAME if selection.model_json is not None else selection.model
     hw = selection.hw + (" (scaled)" if selection.is_scaled else "")
+    bits = (
+        f"w{selection.weight_bits:g}a{selection.activation_bits:g}kv{selection.kv_bits:g}"
+        if weights is None
+        else f"{weights}, a{selection.activation_bits:g} kv{selection.kv_bits:g}"
+    )
     return (
         f"{model} on {hw}, batch {selection.batch}, {selection.input_tokens} in / "
-        f"{selection.output_tokens} out, w{selection.weight_bits:g}a{selection.activation_bits:g}"
-        f"kv{selection.kv_bits:g}, tp {selection.tp} pp {selection.pp}"
+        f"{selection.output_tokens} out, {bits}, tp {selection.tp} pp {selection.pp}"
         + ("" if selection.runtime == "ideal" else f", {selection.runtime}")
     )
 
@@ -114,14 +120,16 @@ def show_chart(
     name: str,
     label: str | None = None,
     for_sidebar: bool = True,
+    weights: str | None = None,
 ) -> None:
     """Draw ``figure``, then its `download_buttons`. A figure without a title gets
     ``label`` (default: ``name`` in words) over a smaller second line, the
     `design_title` (only when the chart shows the sidebar's design, ``for_sidebar``), so
     that its PNG names what it shows and for which model and hardware, and a title in a
-    half-width column is not cut off."""
+    half-width column is not cut off. ``weights``: see `design_title`."""
     if not figure.layout.title.text:
-        design = design_title(st.session_state.get(SELECTION_KEY)) if for_sidebar else ""
+        selection = st.session_state.get(SELECTION_KEY)
+        design = design_title(selection, weights) if for_sidebar else ""
         what = label if label is not None else name.replace("_", " ")
         text = f"{what}:<br><sup>{design}</sup>" if design else what
         figure.update_layout(title={"text": text, "font": {"size": 14}})

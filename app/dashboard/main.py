@@ -16,6 +16,7 @@ import streamlit as st
 
 from app.dashboard.sidebar import EVERY_CONTROL, keep_sidebar_values, render_sidebar
 from app.dashboard.state import SELECTION_KEY
+from app.dashboard.warm_up import start_background_imports
 
 PAGES_DIR = Path(__file__).resolve().parent
 
@@ -97,8 +98,10 @@ def pages() -> list[st.Page]:
 
 
 def main() -> None:
-    """The sidebar controls of the selected page, then the page."""
+    """The sidebar controls of the selected page, then the page (the first run of the
+    server also starts `warm_up`'s background imports)."""
     st.set_page_config(page_title="LLM inference co-design", layout="wide")
+    start_background_imports()  # once per server: scipy, search layers (`warm_up`)
     navigation = st.navigation(pages())
     controls = next(spec.controls for spec in PAGES if spec.title == navigation.title)
     if controls:

@@ -13,12 +13,12 @@ from __future__ import annotations
 from typing import Any
 
 import pandas as pd
-import plotly.express as px
 import plotly.graph_objects as go
 import streamlit as st
 
-from app.charts import runtime_color
 from app.dashboard.common import error_summary, show_chart
+from app.dashboard.measured_chart import measured_vs_predicted_figure
+from app.formatting import human_rate, human_seconds
 from calibration import parse_scenarios, predict_scenarios
 from genz import list_runtimes
 from roofline import InputError, decode_user_bytes
@@ -66,32 +66,18 @@ def error_table(scored: pd.DataFrame, error_column: str) -> pd.DataFrame:
 
 
 def scatter(scored: pd.DataFrame, label: str, predicted: str, measured: str) -> go.Figure:
-    """Predicted vs measured, log-log, coloured by runtime and shaped by hardware."""
-    part = scored.dropna(subset=[measured])
-    figure = px.scatter(
-        part,
-        x=measured,
-        y=predicted,
-        color="runtime",
-        color_discrete_map={name: runtime_color(name) for name in part["runtime"].unique()},
-        symbol="hw",
-        log_x=True,
-        log_y=True,
-        hover_data=["line", "model", "batch", "input_tokens", "output_tokens", "tp"],
-        labels={measured: f"measured {label}", predicted: "predicted", "hw": "hardware"},
+    """Predicted vs measured, log-log, coloured by runtime and shaped by hardware (the
+    page's shared `measured_vs_predicted_figure`); throughput ticks in tok/s."""
+    quantity = label.split(" (")[0]
+    return measured_vs_predicted_figure(
+        scored.rename(columns={"hw": "hardware"}),
+        measured,
+        predicted,
+        quantity=quantity,
+        predicted_label="predicted",
+        hover=["line", "model", "batch", "input_tokens", "output_tokens", "tp"],
+        formatter=(lambda v: human_rate(v, "tok/s")) if "tok/s" in label else human_seconds,
     )
-    low = part[[measured, predicted]].min().min()
-    high = part[[measured, predicted]].max().max()
-    figure.add_trace(
-        go.Scatter(
-            x=[low, high],
-            y=[low, high],
-            mode="lines",
-            name="y = x",
-            line={"dash": "dot", "color": "#444444"},
-        )
-    )
-    return figure
 
 
 def show_own_runs() -> None:

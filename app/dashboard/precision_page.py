@@ -218,10 +218,11 @@ def render() -> None:
         return
     assert result.prediction is not None and result.precision is not None
     rows = pd.DataFrame(result.rows())
+    mean_bits = f"{mean_weight_bits(model, result.precision):.3g}"
     row = st.columns(5)
     row[0].metric(
         "Mean weight bits",
-        f"{mean_weight_bits(model, result.precision):.3g}",
+        mean_bits,
         help="weighted by parameters over every weight, router, norms and embedding "
         "included (the figure codesign predict --bits-file prints)",
     )
@@ -233,7 +234,11 @@ def render() -> None:
 
     per_layer = rows[rows["layer"].notna()].astype({"layer": int})
     show_chart(
-        bits_heatmap_figure(per_layer), rows, "bit_allocation", "Weight format per layer and group"
+        bits_heatmap_figure(per_layer),
+        rows,
+        "bit_allocation",
+        "Weight format per layer and group",
+        weights=f"mixed weights (mean {mean_bits} bits)",
     )
     model_level = rows[rows["layer"].isna()]
     if not model_level.empty:

@@ -17,9 +17,7 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 import pulp
-import scipy.sparse as sparse
 from numpy.typing import NDArray
-from scipy.optimize import linprog
 
 from roofline import InputError
 
@@ -198,6 +196,9 @@ def _cbc(
 
 def lp_relaxation_bound(problem: BitAllocationProblem) -> float | None:
     """Objective of the LP relaxation (0 <= x <= 1), a lower bound on the ILP's."""
+    import scipy.sparse as sparse  # here: importing search.bits (pages, CLI) skips scipy
+    from scipy.optimize import linprog
+
     n, m = problem.shape
     equalities = sparse.kron(sparse.eye(n), np.ones((1, m)), format="csr")
     rows = [(problem.costs[b.quantity] / b.limit).ravel() for b in problem.budgets]
