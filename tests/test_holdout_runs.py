@@ -100,3 +100,23 @@ def test_no_nemo_row_is_faster_than_the_bandwidth_floor_of_its_set_up():
         bandwidth = platform.main_memory.bandwidth_bytes_per_s
         floor = row.output_tokens * weight_bytes / (row.tp * bandwidth)
         assert row.batch_latency_s is not None and row.batch_latency_s > floor, row.source
+
+
+def test_the_holdout_benchmark_scores_physics_where_no_stack_profile_ships(monkeypatch):
+    """benchmarks/new_sources_holdout.py: a row whose runtime ships no profile gets the
+    ideal prediction in the stack column; a profile-less throughput row's batch latency is
+    batch x output / throughput; MAPE and bias by hand."""
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    holdout = pytest.importorskip("new_sources_holdout")
+    rows = load_measurements(CSV)
+    ids = holdout.source_ids(META)
+    picked = [rows[0], next(row for row in rows if row.runtime == "tensorrt-llm")]
+    picked_ids = {2 + k: ids[rows.index(row) + 2] for k, row in enumerate(picked)}
+    transfer = holdout.load_runtime(holdout.TRANSFER_PROFILE)
+    values = holdout.value_errors(picked, picked_ids, transfer)
+    gaudi, nemo = values
+    assert not gaudi.has_stack_profile and gaudi.errors["stack"] == gaudi.errors["ideal"]
+    assert nemo.has_stack_profile and nemo.errors["stack"] != nemo.errors["ideal"]
+    assert holdout.measured(rows[0]) == {"batch latency": pytest.approx(1230 * 128 / 13137)}
+    fake = [holdout.ValueErrors("s", "TTFT", {"ideal": e}, False) for e in (0.1, -0.3)]
+    assert holdout.summary(fake, "ideal") == (pytest.approx(20.0), pytest.approx(-10.0))
