@@ -12,6 +12,7 @@ import pytest
 
 from calibration import load_measurements
 from calibration.measurements import HARNESSES
+from calibration.store import load_store
 from genz import load_model
 from roofline import data_dir, load_platform
 
@@ -61,6 +62,13 @@ def test_the_sidecar_names_five_new_sources_with_harness_and_engine():
         assert entry["harness"] in HARNESSES and entry["engine"]
         assert entry["date"] == "" or re.fullmatch(r"20\d\d-\d\d(-\d\d)?", entry["date"])
     assert {"vendor_table", "offline_generate", "other"} <= {e["harness"] for e in meta}
+
+
+def test_the_store_tags_every_row_and_no_source_was_there_before():
+    stored = [item for item in load_store() if item.file == "holdout/holdout_runs.csv"]
+    assert Counter(item.info.source_id for item in stored) == SOURCE_IDS
+    others = {item.info.source_id for item in load_store() if item.file != stored[0].file}
+    assert not others & set(SOURCE_IDS)
 
 
 def test_published_figures_map_to_schema_columns_by_hand():
