@@ -1,4 +1,4 @@
-"""data/validation/holdout/: published runs of five sources no shipped profile was fitted
+"""data/validation/holdout/: published runs of six sources no shipped profile was fitted
 on (issue 20, the out-of-source check), in the measurement schema and the store."""
 
 import csv
@@ -26,6 +26,7 @@ SOURCE_IDS = {
     "pytorch-labs/gpt-fast": 15,
     "premAI-io/benchmarks": 15,
     "docs.nvidia.com/nemo-framework": 32,
+    "ggml-org/llama.cpp-pull-21024": 6,
 }
 
 
@@ -53,16 +54,17 @@ def test_every_row_loads_against_presets_and_cites_where_it_was_read():
         load_platform(row.hw)
         assert row.source.startswith(f"holdout_runs_source.csv:{line} (")
         assert "read 2026-12-04" in row.source
-        assert re.search(r"@[0-9a-f]{7,}|https://", row.source), row.source
+        assert re.search(r"@[0-9a-f]{7,}|https://|pull/\d+", row.source), row.source
 
 
-def test_the_sidecar_names_five_new_sources_with_harness_and_engine():
+def test_the_sidecar_names_six_new_sources_with_harness_and_engine():
     meta = _read(META)
     assert Counter(entry["source_id"] for entry in meta) == SOURCE_IDS
     for entry in meta:
         assert entry["harness"] in HARNESSES and entry["engine"]
         assert entry["date"] == "" or re.fullmatch(r"20\d\d-\d\d(-\d\d)?", entry["date"])
-    assert {"vendor_table", "offline_generate", "other"} <= {e["harness"] for e in meta}
+    harnesses = {entry["harness"] for entry in meta}
+    assert {"vendor_table", "offline_generate", "llama-bench", "other"} <= harnesses
 
 
 def test_the_store_tags_every_row_and_no_source_was_there_before():
@@ -95,6 +97,12 @@ def test_published_figures_map_to_schema_columns_by_hand():
     assert find("vllm float16").batch_latency_s == pytest.approx(512 / 90.54)
     nemo = find("batch 8 TP 8 A100 80GB SXM4")
     assert (nemo.batch, nemo.tp, nemo.batch_latency_s) == (8, 8, pytest.approx(0.1819))
+    # llama-bench tg128 at 146.73 t/s -> ITL 1 / 146.73 s; pp512 at 4,753.45 -> 512 / 4753.45 s
+    # (4.33 GiB of Q4_0 over 8.03e9 weights: 4.63 bits)
+    tg = find("pull/21024", "Q4_0 tg128")
+    assert (tg.input_tokens, tg.output_tokens, tg.itl_s) == (1, 128, pytest.approx(1 / 146.73))
+    pp = find("pull/21024", "Q4_0 pp512")
+    assert (pp.input_tokens, pp.ttft_s, pp.weight_bits) == (512, pytest.approx(512 / 4753.45), 4.63)
 
 
 def test_no_nemo_row_is_faster_than_the_bandwidth_floor_of_its_set_up():
