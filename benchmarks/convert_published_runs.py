@@ -24,13 +24,15 @@ metric maps to one schema column (``data/validation/README.md`` lists the source
 a second measured device (``data/validation/device_class_runs_source.csv`` to
 ``device_class_runs.csv``) and the new published runs of
 ``data/validation/transfer/new_sources_source.csv``, whose extra columns (``source_id``,
-``harness``, ``runtime_version``, ``date``, ``engine``) the schema does not take: ``--meta``
+``harness``, ``runtime_version``, ``date``, ``engine``) the schema does not take (likewise the hold-out runs of
+``data/validation/holdout/holdout_runs_source.csv``): ``--meta``
 writes them to a sidecar keyed by the line of the schema file (2 = first data row), the
-columns ``line, source_id, harness, runtime_version, date`` then ``engine``. A test
-re-runs all three and compares the bytes. Run:
+columns ``line, source_id, harness, runtime_version, date`` then ``engine``. Tests
+re-run all four and compare the bytes. Run:
 ``python benchmarks/convert_published_runs.py`` and
 ``python benchmarks/convert_published_runs.py --source data/validation/device_class_runs_source.csv --out data/validation/device_class_runs.csv``
-and ``python benchmarks/convert_published_runs.py --source data/validation/transfer/new_sources_source.csv --out data/validation/transfer/new_sources.csv --meta data/validation/transfer/new_sources_meta.csv``.
+and ``python benchmarks/convert_published_runs.py --source data/validation/transfer/new_sources_source.csv --out data/validation/transfer/new_sources.csv --meta data/validation/transfer/new_sources_meta.csv``
+(``holdout/holdout_runs`` likewise).
 """
 
 from __future__ import annotations
