@@ -99,9 +99,15 @@ LOSS_KEY = [
 def serving_scenarios(space: DesignSpace) -> list[tuple[str, DesignSpace]]:
     """The serving-side uncertainty, as equally likely scenarios: the preset's physics at
     each kernel-overhead prior of `OVERHEADS_US`, and every shipped runtime profile (each
-    with its own fitted overheads) at the preset's prior."""
+    with its own fitted overheads) at the preset's prior; ``ideal`` is left out when the
+    space has no profile (it is the physics at the preset's 5 us again, which would count
+    that scenario twice), as in `search.codesign.serving_scenarios`."""
     scenarios = [(f"physics, {us:g} us", with_overhead(space, us * 1e-6)) for us in OVERHEADS_US]
-    scenarios += [(name, with_runtime(space, load_runtime(name))) for name in list_runtimes()]
+    scenarios += [
+        (name, with_runtime(space, load_runtime(name)))
+        for name in list_runtimes()
+        if not (space.hardware.runtime is None and name == "ideal")
+    ]
     return scenarios
 
 
@@ -529,8 +535,8 @@ def main() -> None:
     ]
     domain = law.domain["tokens"]
     print_table(
-        "joint band: serving scenario (4 kernel-overhead priors + "
-        f"{len(list_runtimes())} runtime profiles) x law bootstrap ({len(law.bootstrap_params)}) x "
+        f"joint band: serving scenario ({len(serving_scenarios(space))} equally likely: 4 "
+        "kernel-overhead priors + the runtime profiles) x law bootstrap ({len(law.bootstrap_params)}) x "
         f"PTQ constant sets ({len(load_ptq_ensemble())}), {JOINT_SAMPLES} draws, best design "
         f"re-chosen in each; D = {tokens:.3g} is {'inside' if domain[0] <= tokens <= domain[1] else 'OUTSIDE'} "
         f"the law's tokens {domain[0]:.3g}-{domain[1]:.3g}, D = {PAPER_TOKENS:.0e} "
