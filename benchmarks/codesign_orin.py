@@ -536,7 +536,7 @@ def main() -> None:
     domain = law.domain["tokens"]
     print_table(
         f"joint band: serving scenario ({len(serving_scenarios(space))} equally likely: 4 "
-        "kernel-overhead priors + the runtime profiles) x law bootstrap ({len(law.bootstrap_params)}) x "
+        f"kernel-overhead priors + the runtime profiles) x law bootstrap ({len(law.bootstrap_params)}) x "
         f"PTQ constant sets ({len(load_ptq_ensemble())}), {JOINT_SAMPLES} draws, best design "
         f"re-chosen in each; D = {tokens:.3g} is {'inside' if domain[0] <= tokens <= domain[1] else 'OUTSIDE'} "
         f"the law's tokens {domain[0]:.3g}-{domain[1]:.3g}, D = {PAPER_TOKENS:.0e} "
