@@ -20,7 +20,10 @@ set of ``data/scaling/ptq/ptq_ensemble.json``), the best design within Qwen's TP
 each draw, at 18T and at the seed paper's 10B tokens; "better" only when the whole 95% band
 is below 1. All numbers are model predictions, not measurements.
 
-Run: ``python benchmarks/codesign_orin.py [--figure out.html]`` (about 75 s on 2 cores before
+``--law FILE`` replaces the space's law (the pooled Gemstones + open_lm law:
+``data/scaling/gemstones_openlm_law.json``; the validated-forms spread is then the law alone).
+
+Run: ``python benchmarks/codesign_orin.py [--figure out.html] [--law FILE]`` (about 75 s on 2 cores before
 the joint band, which adds 36 searches: 34 min in all on this shared machine at load 20).
 """
 
@@ -96,9 +99,15 @@ LOSS_KEY = [
 def serving_scenarios(space: DesignSpace) -> list[tuple[str, DesignSpace]]:
     """The serving-side uncertainty, as equally likely scenarios: the preset's physics at
     each kernel-overhead prior of `OVERHEADS_US`, and every shipped runtime profile (each
-    with its own fitted overheads) at the preset's prior."""
+    with its own fitted overheads) at the preset's prior; ``ideal`` is left out when the
+    space has no profile (it is the physics at the preset's 5 us again, which would count
+    that scenario twice), as in `search.codesign.serving_scenarios`."""
     scenarios = [(f"physics, {us:g} us", with_overhead(space, us * 1e-6)) for us in OVERHEADS_US]
-    scenarios += [(name, with_runtime(space, load_runtime(name))) for name in list_runtimes()]
+    scenarios += [
+        (name, with_runtime(space, load_runtime(name)))
+        for name in list_runtimes()
+        if not (space.hardware.runtime is None and name == "ideal")
+    ]
     return scenarios
 
 
@@ -302,12 +311,14 @@ def print_table(title: str, rows: list[dict[str, object]]) -> None:
 
 def aspect_optimum(law: ScalingLaw) -> tuple[float, float, float]:
     """Width/depth minimising the law's N term at fixed N, ``128 exp(-c1 / (2 c2))``:
-    point estimate and the 2.5-97.5 percentiles over the bootstrap samples."""
+    point estimate and the 2.5-97.5 percentiles over the bootstrap samples that have an
+    interior optimum (quadratic term > 0; a refit at the bound 0 has none)."""
     names = list(law.law_form.public_names)
     samples = np.array(law.bootstrap_params, float)
     linear, quadratic = names.index("aspect_linear"), names.index("aspect_quadratic")
     point = 128 * math.exp(-law.params["aspect_linear"] / (2 * law.params["aspect_quadratic"]))
-    spread = 128 * np.exp(-samples[:, linear] / (2 * samples[:, quadratic]))
+    curved = samples[samples[:, quadratic] > 0]
+    spread = 128 * np.exp(-curved[:, linear] / (2 * curved[:, quadratic]))
     low, high = np.percentile(spread, [2.5, 97.5])
     return point, float(low), float(high)
 
@@ -444,8 +455,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--space", default=str(ROOT / "examples" / "orin_space.yaml"))
     parser.add_argument("--figure", help="write the Plotly figure to this .html file")
+    parser.add_argument(
+        "--law",
+        help="loss law file instead of the space's (e.g. data/scaling/gemstones_openlm_law.json)",
+    )
     args = parser.parse_args()
     space = load_space(args.space)
+    if args.law:
+        space = dataclasses.replace(space, law=dataclasses.replace(space.law, path=Path(args.law)))
     tokens = space.law.training_tokens
     assert tokens is not None, "the example fixes the training tokens"
     (preset,) = space.hardware.platforms
@@ -460,7 +477,8 @@ def main() -> None:
     law, forms = resolve_law(space.law), resolve_forms(space.law)
     print("scenario: Jetson AGX Orin 64 GB, batch 1, 512 in / 128 out, 16-bit activations and KV")
     print(
-        f"law: {law.form} on Gemstones cooldown losses (data/scaling/gemstones_law.json), "
+        f"law: {law.form} fitted on {law.metadata.get('data', {}).get('origin', '?')} "
+        f"({space.law.path or 'data/scaling/gemstones_law.json'}), "
         f"D = {tokens:.3g} tokens for every design; serving bits: "
         f"{base.designs['precision_model'].iloc[0]}; {len(forms)} other validated forms"
     )
@@ -517,8 +535,8 @@ def main() -> None:
     ]
     domain = law.domain["tokens"]
     print_table(
-        "joint band: serving scenario (4 kernel-overhead priors + "
-        f"{len(list_runtimes())} runtime profiles) x law bootstrap ({len(law.bootstrap_params)}) x "
+        f"joint band: serving scenario ({len(serving_scenarios(space))} equally likely: 4 "
+        f"kernel-overhead priors + the runtime profiles) x law bootstrap ({len(law.bootstrap_params)}) x "
         f"PTQ constant sets ({len(load_ptq_ensemble())}), {JOINT_SAMPLES} draws, best design "
         f"re-chosen in each; D = {tokens:.3g} is {'inside' if domain[0] <= tokens <= domain[1] else 'OUTSIDE'} "
         f"the law's tokens {domain[0]:.3g}-{domain[1]:.3g}, D = {PAPER_TOKENS:.0e} "

@@ -57,6 +57,7 @@ from .law import (
 from .law_io import check_output_path, law_from_dict, law_to_dict, load_law, save_law
 from .mfu import MfuModel, fit_mfu, load_mfu_model, mfu_leave_one_out, save_mfu_model
 from .objective import SUPPORTED_METHODS
+from .pooled import fit_pooled_law, per_dataset_form, pool_tables, reference_law
 from .power_sum import GEMSTONES_WDPT, GEMSTONES_WDT, power_sum_form
 from .precision import (
     DEFAULT_REFERENCE_BITS,
@@ -127,6 +128,7 @@ __all__ = [
     "extrapolation",
     "fit_law",
     "fit_mfu",
+    "fit_pooled_law",
     "fit_ptq",
     "get_form",
     "implied_mfu",
@@ -143,6 +145,8 @@ __all__ = [
     "load_ptq_rows",
     "load_scaling_csv",
     "mfu_leave_one_out",
+    "per_dataset_form",
+    "pool_tables",
     "power_sum_form",
     "precision_loss_penalty",
     "predict_delta",
@@ -151,6 +155,7 @@ __all__ = [
     "ptq_degradation",
     "ptq_errors",
     "ptq_loss_penalty",
+    "reference_law",
     "register_form",
     "save_law",
     "save_mfu_model",

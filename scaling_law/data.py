@@ -24,6 +24,8 @@ column             required  meaning
 ``seconds_per_``             step, measured seconds per step, nodes used
 ``step``,
 ``num_nodes``
+``dataset``        no        1-based index of the source table when tables are
+                             pooled (`scaling_law.pooled`): a law feature
 =================  ========  ===================================================
 
 ``width`` and ``depth`` (the Gemstones names) are accepted for ``hidden`` and
@@ -69,6 +71,7 @@ ARCHITECTURE_COLUMNS = (
 )
 FLAG_COLUMNS = ("gated_ffn", "tie_embeddings")
 RUN_COLUMNS = ("step", "seconds_per_step", "num_nodes")
+SOURCE_COLUMN = "dataset"
 COLUMNS = (
     "loss",
     "tokens",
@@ -78,6 +81,7 @@ COLUMNS = (
     *FLAG_COLUMNS,
     "weight_bits",
     *RUN_COLUMNS,
+    SOURCE_COLUMN,
 )
 COLUMN_ALIASES = {"width": "hidden", "depth": "layers"}
 CONSTANTS_FILE = "constants.json"
@@ -214,6 +218,8 @@ class ScalingData:
                 params, self.columns["weight_bits"], gamma_w, reference_bits
             )
         features = {"params": params, "tokens": tokens}
+        if SOURCE_COLUMN in self.columns:
+            features[SOURCE_COLUMN] = self.columns[SOURCE_COLUMN]
         if arch is not None:
             features.update(
                 width=np.asarray(arch.hidden, dtype=float),
@@ -382,7 +388,7 @@ def _check_columns(
         if name in FLAG_COLUMNS:
             bad = (values != 0) & (values != 1)
             rule = "must be 0 or 1"
-        elif name in ARCHITECTURE_COLUMNS:
+        elif name in ARCHITECTURE_COLUMNS or name == SOURCE_COLUMN:
             bad = ~(np.isfinite(values) & (values >= 1) & (values == np.round(values)))
             rule = "must be a whole number >= 1"
         else:

@@ -42,7 +42,16 @@ Transform = Callable[[Array], Array]
 
 ASPECT_REFERENCE = 128.0
 FFN_RATIO_REFERENCE = 4.0
-FEATURE_NAMES = ("params", "tokens", "width", "depth", "aspect_ratio", "ffn_ratio", "gqa_ratio")
+FEATURE_NAMES = (
+    "params",
+    "tokens",
+    "width",
+    "depth",
+    "aspect_ratio",
+    "ffn_ratio",
+    "gqa_ratio",
+    "dataset",
+)
 
 
 def _identity(theta: Array) -> Array:

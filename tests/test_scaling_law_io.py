@@ -106,7 +106,14 @@ SHIPPED_LAWS = sorted([*SCALING.glob("*_law.json"), *(SCALING / "gemstones_forms
 def test_every_shipped_law_records_its_domain(path):
     law = load_law(path)
     assert {"params", "tokens", "tokens_per_parameter"} <= set(law.domain)
-    if "gemstones" in str(law.metadata["data"]["origin"]):
+    if "pooled" in law.metadata:
+        # Gemstones + open_lm (one E per table): every architecture held out in turn.
+        cv = law.metadata["cross_validation"]
+        assert cv["kind"] == "leave-one-architecture-out" and len(cv["per_group"]) == 17 + 5
+        assert law.metadata["pooled"]["held_out_mape_per_table"]["gemstones_cooldown_end"] < 1.5
+        assert law.domain["width"] == (256.0, 4096.0) and law.domain["depth"] == (3.0, 80.0)
+        assert law.metadata["fit"]["bootstrap_unit"] == "architecture"
+    elif "gemstones" in str(law.metadata["data"]["origin"]):
         # The shape laws were selected leave-one-architecture-out and meet the issue's target.
         cv = law.metadata["cross_validation"]
         assert cv["kind"] == "leave-one-architecture-out" and len(cv["per_group"]) == 17
