@@ -32,10 +32,8 @@ from .transfer_profile import preset_terms
 from .transfer_validation import group_mape, weighted_quantiles
 
 LEVELS = (0.1, 0.5, 0.9)
-METHOD = (
-    "leave-one-source-out (each source predicted by the profile of a fit without it; "
-    "quantiles with each source weighted equally: split conformal grouped by source)"
-)
+#: What the quantiles are (printed as the basis of ``predict``'s interval).
+METHOD = "leave-one-source-out, split conformal grouped by source"
 
 
 def held_out_accuracy(
