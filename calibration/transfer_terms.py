@@ -39,7 +39,7 @@ DEVICE_PRIORS = ("preset", "microbenchmarks")
 #: How the stack terms are structured. ``runtime`` (the default, what the shipped
 #: profiles and docs/accuracy.md's figures come from): stacks shrunk towards a runtime
 #: level, no weight-format factor on compute, a per-request cost on every row.
-#: ``harness`` (issue 20 part B, opt-in: validated on 4 held-out sources only): stacks
+#: ``harness`` (issue 20 part B, opt-in: it loses to physics on TTFT out of source): stacks
 #: shrunk towards a runtime plus a harness level, a weight-format factor on compute, no
 #: per-request cost on `PASS_TIMED_HARNESSES` rows, tighter runtime-level priors
 #: (`calibration.transfer.HARNESS_PRIORS`).
