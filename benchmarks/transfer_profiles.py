@@ -13,9 +13,18 @@ sources of each source's MAPE, the headline.
     python benchmarks/transfer_profiles.py --save held_out.csv          # ~26 fits
     python benchmarks/transfer_profiles.py --shard 0/3 --save a.csv     # a third of them
     python benchmarks/transfer_profiles.py --load a.csv b.csv c.csv     # report only
+    python benchmarks/transfer_profiles.py --load a.csv b.csv \
+        --write-accuracy data/runtimes/transfer/transfer.yaml           # its accuracy block
 
 The saved CSV (one line per row and metric: source, measured, ideal, generic, stack) is
-what `benchmarks/interval_coverage.py --per-source` reads.
+what `benchmarks/interval_coverage.py --per-source` reads. ``--variant
+DEVICE_PRIORS/STACKS`` scores another model variant's profiles (default
+``preset/runtime``; ``microbenchmarks/harness`` is issue 20 part B). ``--write-accuracy
+PROFILE.yaml`` stores the held-out error of the ``--kind`` profile (``generic``, the
+default, or ``stack``) as that profile's accuracy block (`calibration.transfer_accuracy`:
+source-grouped split-conformal quantiles, and the source-averaged MAPE beside
+physics'), so ``predict --runtime PROFILE.yaml`` prints that interval; the CSVs must
+come from the variant that wrote the profile.
 """
 
 from __future__ import annotations
@@ -24,26 +33,34 @@ import argparse
 import csv
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
+import yaml
 
 from calibration.store import load_store
 from calibration.transfer import METRICS
+from calibration.transfer_accuracy import held_out_accuracy
 from calibration.transfer_held_out import PROFILE_KINDS, held_out_profile_predictions
-from calibration.transfer_terms import build_terms
+from calibration.transfer_terms import DEFAULT_VARIANT, build_terms, parse_variant
 from calibration.transfer_validation import group_mape
+from roofline import InputError
 
 MIN_TABLE_ROWS = 10
 LABELS = {"batch_latency_s": "batch latency", "ttft_s": "TTFT", "itl_s": "ITL (decode)"}
 COLUMNS = ("row", "source", "metric", "measured", "ideal", *PROFILE_KINDS)
 
 
-def run(shard: tuple[int, int] | None, path: str | None) -> list[dict[str, object]]:
+def run(
+    shard: tuple[int, int] | None, path: str | None, variant: str = DEFAULT_VARIANT
+) -> list[dict[str, object]]:
     """Held-out predictions of every measured value (of the shard's sources), one source
-    at a time; with ``path``, each source's values are appended to the CSV as soon as
-    its fit ends (an interrupted run keeps the sources done)."""
+    at a time, by ``variant``'s profiles; with ``path``, each source's values are
+    appended to the CSV as soon as its fit ends (an interrupted run keeps the sources
+    done)."""
     stored = load_store()
-    terms = build_terms(stored)
+    device_priors, stacks = parse_variant(variant)
+    terms = build_terms(stored, device_priors=device_priors, stacks=stacks)
     groups = np.array([item.info.source_id for item in terms.stored])
     names = sorted(set(groups.tolist()), key=lambda g: (-np.sum(groups == g), g))
     chosen = names if shard is None else names[shard[0] :: shard[1]]
@@ -155,9 +172,21 @@ def main() -> None:
     parser.add_argument("--shard", help="i/n: hold out only every n-th source from the i-th")
     parser.add_argument("--save", help="CSV of the held-out predictions")
     parser.add_argument("--load", nargs="+", help="report saved CSVs instead of fitting")
+    parser.add_argument("--variant", default=DEFAULT_VARIANT, help="DEVICE_PRIORS/STACKS")
+    parser.add_argument(
+        "--write-accuracy", type=Path, help="profile YAML whose accuracy block is rewritten"
+    )
+    parser.add_argument("--kind", default="generic", choices=PROFILE_KINDS)
     args = parser.parse_args()
+    try:
+        parse_variant(args.variant)
+    except InputError as error:
+        raise SystemExit(f"{error}") from None
     if args.load:
-        report(load(args.load))
+        records = load(args.load)
+        report(records)
+        if args.write_accuracy:
+            write_accuracy(records, args.write_accuracy, args.kind, " ".join(sys.argv[1:]))
         return
     shard = None
     if args.shard:
@@ -166,9 +195,22 @@ def main() -> None:
             raise SystemExit(f"--shard: i/n with 0 <= i < n, got {args.shard!r}")
         shard = (index, count)
     started = time.time()
-    records = run(shard, args.save)
+    records = run(shard, args.save, args.variant)
     print(f"held-out fits took {time.time() - started:.0f} s", file=sys.stderr)
     report(records)
+    if args.write_accuracy:
+        write_accuracy(records, args.write_accuracy, args.kind, " ".join(sys.argv[1:]))
+
+
+def write_accuracy(records: list[dict[str, object]], path: Path, kind: str, argv: str) -> None:
+    """Rewrite the accuracy block of the profile at ``path`` from ``records``."""
+    if len({r["source"] for r in records}) < 2:
+        raise SystemExit("--write-accuracy: the records hold fewer than 2 held-out sources")
+    document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    command = f"python benchmarks/transfer_profiles.py {argv}"
+    document["accuracy"] = held_out_accuracy(records, kind, load_store(), command)
+    path.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
+    print(f"accuracy block of {path} rewritten ({kind} profile, {len(records)} values)")
 
 
 if __name__ == "__main__":

@@ -71,6 +71,7 @@ if TYPE_CHECKING:
         rederive_transfer,
         transfer_profile_paths,
     )
+    from .transfer_terms import parse_variant
 
 __getattr__, __dir__ = lazy_exports(__name__, __file__)
 
@@ -108,6 +109,7 @@ __all__ = [
     "output_columns",
     "parse_measurements",
     "parse_scenarios",
+    "parse_variant",
     "predict_scenarios",
     "prediction_interval",
     "prediction_intervals",

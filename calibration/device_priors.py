@@ -143,6 +143,22 @@ def row_priors(
     return compute, memory, cited_c, cited_m
 
 
+def preset_fractions(
+    hw: str, fractions: Mapping[str, DeviceFractions]
+) -> tuple[float | None, float | None, float | None]:
+    """A preset's cited fractions, as `row_priors` gives them to its rows: of 16-bit
+    GEMM peak, of FP8 GEMM peak (where FP8 is cited, else the 16-bit one's) and of
+    peak bandwidth; None where nothing is cited."""
+    found = fractions.get(hw)
+    if found is None:
+        return None, None, None
+    return (
+        _compute_fraction(found.compute, "16-bit"),
+        _compute_fraction(found.compute, "fp8"),
+        found.memory,
+    )
+
+
 def _compute_fraction(by_dtype: Mapping[str, float], dtype: str) -> float | None:
     """The fp8 fraction for fp8 GEMMs where cited; else the mean of the 16-bit ones."""
     if dtype == "fp8" and "fp8" in by_dtype:

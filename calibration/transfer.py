@@ -32,8 +32,8 @@ priors (`PRIORS`); `scipy.optimize.least_squares` with the Jacobian's sparsity. 
 mean, which is how a held-out source, device or stack is predicted.
 
 ``terms.stacks`` (`calibration.transfer_terms.STACKS`) picks the structure. The default
-``runtime`` is the model above. ``harness`` (issue 20 part B, an opt-in variant measured
-on 4 held-out sources only) adds a harness level to the stack terms (a stack shrinks
+``runtime`` is the model above. ``harness`` (issue 20 part B, opt-in: better on batch latency,
+worse on TTFT leave-one-source-out, docs/accuracy.md) adds a harness level to the stack terms (a stack shrinks
 towards runtime + harness level; an unseen stack gets that sum), the weight-format
 factor on ``eta_c`` (block ``format_c``), no ``rho`` on rows whose harness times the
 passes alone (llama-bench: `calibration.transfer_terms.PASS_TIMED_HARNESSES`) and the

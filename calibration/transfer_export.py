@@ -4,7 +4,8 @@ profile's ``calibrated_from`` command.
 
 The command line stored in every value is the canonical one (`transfer_command`), so a
 written profile names what re-derives it: `rederive_transfer` parses it, refits on the
-store and returns the same document.
+store and returns the same document. ``--variant DEVICE_PRIORS/STACKS`` picks the model
+variant (`calibration.transfer_terms.parse_variant`); the default's command names none.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from .transfer_profile import (
     stack_document,
     stack_profile_name,
 )
-from .transfer_terms import build_terms, stack_key
+from .transfer_terms import DEFAULT_VARIANT, build_terms, parse_variant, stack_key
 
 COMMAND = ("codesign", "calibrate-transfer")
 #: ``--stacks`` values that are not stack names.
@@ -45,19 +46,23 @@ class TransferExport:
     command: str
 
 
-def transfer_command(stacks: str, out_dir: str) -> str:
-    """The canonical command line that writes these profiles (stored in each value)."""
-    return shlex.join([*COMMAND, "--stacks", stacks, "--out-dir", out_dir])
+def transfer_command(stacks: str, out_dir: str, variant: str = DEFAULT_VARIANT) -> str:
+    """The canonical command line that writes these profiles (stored in each value);
+    ``--variant`` only when it is not the default."""
+    chosen = [] if variant == DEFAULT_VARIANT else ["--variant", variant]
+    return shlex.join([*COMMAND, *chosen, "--stacks", stacks, "--out-dir", out_dir])
 
 
-def export_transfer(stacks: str, out_dir: str) -> TransferExport:
-    """Fit on every stored row and build the generic profile and the ``stacks``' ones
-    (``all``, ``none`` or comma-separated ``runtime|harness|year`` names)."""
+def export_transfer(stacks: str, out_dir: str, variant: str = DEFAULT_VARIANT) -> TransferExport:
+    """Fit ``variant`` (``DEVICE_PRIORS/STACKS``) on every stored row and build the
+    generic profile and the ``stacks``' ones (``all``, ``none`` or comma-separated
+    ``runtime|harness|year`` names)."""
+    device_priors, structure = parse_variant(variant)
     stored = load_store()
     chosen = choose_stacks(sorted({stack_key(item) for item in stored}), stacks)
-    terms = build_terms(stored)
+    terms = build_terms(stored, device_priors=device_priors, stacks=structure)
     fit = fit_transfer(terms, np.ones(len(terms), bool))
-    command = transfer_command(stacks, out_dir)
+    command = transfer_command(stacks, out_dir, variant)
     documents = {GENERIC_NAME: generic_document(fit, command)}
     for stack in chosen:
         documents[stack_profile_name(stack)] = stack_document(fit, stack, command)
@@ -81,20 +86,25 @@ def choose_stacks(fitted: Sequence[str], stacks: str) -> list[str]:
     return chosen
 
 
-def parse_transfer_command(command: str) -> tuple[str, str]:
-    """``--stacks`` and ``--out-dir`` of a ``codesign calibrate-transfer`` command."""
+def parse_transfer_command(command: str) -> tuple[str, str, str]:
+    """``--stacks``, ``--out-dir`` and ``--variant`` of a ``codesign calibrate-transfer``
+    command."""
     words = shlex.split(command)
     if tuple(words[:2]) != COMMAND:
         raise InputError(f"not a codesign calibrate-transfer command: {command!r}")
     found = dict(zip(words[2::2], words[3::2], strict=False))
-    return found.get("--stacks", ALL_STACKS), found.get("--out-dir", ".")
+    return (
+        found.get("--stacks", ALL_STACKS),
+        found.get("--out-dir", "."),
+        found.get("--variant", DEFAULT_VARIANT),
+    )
 
 
 def rederive_transfer(profile: RuntimeProfile, command: str) -> dict[str, Any]:
     """The document ``command`` (the ``calibrated_from`` of the profile's values, e.g.
     its ``kernel_launch_s``) writes for ``profile`` today."""
-    stacks, out_dir = parse_transfer_command(command)
-    documents = export_transfer(stacks, out_dir).documents
+    stacks, out_dir, variant = parse_transfer_command(command)
+    documents = export_transfer(stacks, out_dir, variant).documents
     if profile.name not in documents:
         raise InputError(f"{command!r} writes no profile named {profile.name!r}")
     return documents[profile.name]

@@ -7,6 +7,7 @@ one ``predict --runtime`` takes.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Collection
 
 import numpy as np
@@ -63,15 +64,25 @@ def profile_of(fit: TransferFit, stack: str | None) -> RuntimeProfile:
 
 def predict_rows(terms: TransferTerms, rows: Array, profile: RuntimeProfile) -> dict[str, Array]:
     """TTFT, ITL and batch latency of the ``rows`` (boolean) by `genz.evaluate` with
-    ``profile`` (one call per model x hardware), seconds; NaN elsewhere."""
+    ``profile`` (one call per model x hardware), seconds; NaN elsewhere. Rows the model
+    charges no per-request cost (``terms.request_cost_applies``: pass-timed harnesses
+    under ``stacks="harness"``) are predicted with the profile's left out, as the model
+    does: what such a harness reports has none."""
     out = {name: np.full(len(terms), np.nan) for name in METRICS}
-    chosen: dict[tuple[str, str], list[int]] = {}
+    passes_only = dataclasses.replace(profile, request_overhead_s=0.0)
+    chosen: dict[tuple[str, str, bool], list[int]] = {}
     for i in np.flatnonzero(rows):
         row = terms.stored[i].row
-        chosen.setdefault((row.model, row.hw), []).append(int(i))
-    for (model, hw), indices in chosen.items():
+        key = (row.model, row.hw, bool(terms.request_cost_applies[i]))
+        chosen.setdefault(key, []).append(int(i))
+    for (model, hw, pays), indices in chosen.items():
         measured = [terms.stored[i].row for i in indices]
-        costed = evaluate(load_model(model), load_platform(hw), row_inputs(measured), profile)
+        costed = evaluate(
+            load_model(model),
+            load_platform(hw),
+            row_inputs(measured),
+            profile if pays else passes_only,
+        )
         out["ttft_s"][indices] = costed.ttft_s
         out["itl_s"][indices] = costed.tpot_s
         out["batch_latency_s"][indices] = costed.e2e_s

@@ -8,11 +8,18 @@ predicts a row exactly as the fit does (source offsets left out, as for a new la
 
 - per hardware preset (``devices``): ``eta_c``, ``eta_m`` (16-bit weights) and
   ``kappa`` of that preset on the stack (its device, device-class and device x runtime
-  terms; a preset no row measured keeps its class's and its own preset efficiency), and
-  per weight format the memory-efficiency scale that turns the 16-bit ``eta_m`` into
-  the format's (the model's format term is an offset on ``logit(eta_m)``, so the scale
-  differs by device);
-- top level: ``sigma`` as ``sequence_overhead_s``, ``rho`` as ``request_overhead_s``,
+  terms on the fit's prior mean: the preset's own efficiency, or its cited
+  microbenchmark fraction, `calibration.device_priors`; a preset no row measured keeps
+  its class's terms), and per weight format the memory-efficiency scale that turns the
+  16-bit ``eta_m`` into the format's (the model's format term is an offset on
+  ``logit(eta_m)``, so the scale differs by device) and, where it is not 1, the
+  compute-efficiency scale that turns ``eta_c`` into the format's: the model's compute
+  format term (``stacks="harness"``) and, for 8-bit formats of runtimes other than
+  llama.cpp (FP8 weights and activations), the cited FP8 GEMM fraction in place of the
+  16-bit one;
+- top level: ``sigma`` as ``sequence_overhead_s``, ``rho`` as ``request_overhead_s``
+  (0 for a stack whose harness times the passes alone under ``stacks="harness"``,
+  `calibration.transfer_terms.PASS_TIMED_HARNESSES`: the model charges it none),
   ``kappa`` as ``kernel_launch_s`` (for platforms that are no preset, whose phases
   inherit the preset's own efficiencies), no step overhead and all-reduce latency 0 (the
   model's wire times carry no latency term);
@@ -21,12 +28,15 @@ predicts a row exactly as the fit does (source offsets left out, as for a new la
 
 `stack_document` writes one stack (runtime x harness x year); `generic_document` the
 terms that transfer: device terms, and per term the mean over fitted stacks of the
-stack's (shrunk) values, with the format offsets averaged over runtimes and no device x
-runtime term: what a stack no row measured is given.
+stack's (shrunk) values (``rho``: over the stacks that pay one), with the format offsets
+averaged over runtimes and no device x runtime term: what a stack no row measured is
+given. A row of a pass-timed harness is predicted with its request cost left out
+(`calibration.transfer_held_out`), as the model does.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -38,20 +48,25 @@ from genz import ProfileDomain, WeightFormat, load_model, parameter_count
 from roofline import data_dir, list_platforms, load_platform
 
 from .calibrate import load_formats
+from .device_priors import device_fractions, load_microbenchmarks, preset_fractions
 from .transfer import TransferFit
-from .transfer_terms import format_bucket
+from .transfer_terms import PASS_TIMED_HARNESSES, format_bucket
 
 GENERIC_NAME = "transfer"
 EFFICIENCY_KEYS = ("eff_c", "eff_m")
 #: Phases of a profile (the model's terms are the same for both).
 PHASES = ("prefill", "decode")
+#: Runtimes whose 8-bit weight formats are dequantised to 16-bit GEMMs (their rows'
+#: activations are 16-bit): no FP8 GEMM prior for them.
+SIXTEEN_BIT_GEMM_RUNTIMES = ("llama.cpp",)
 
 
 @dataclass(frozen=True)
 class StackValues:
     """One stack's terms: efficiency offsets on logit scale, overheads in seconds, the
-    weight-format offsets (bucket -> logit offset) and the runtime whose device x
-    runtime terms apply (None: none, the generic profile)."""
+    weight-format offsets on memory and on compute efficiency (bucket -> logit offset)
+    and the runtime whose device x runtime terms apply (None: none, the generic
+    profile)."""
 
     eff_c: float
     eff_m: float
@@ -60,6 +75,7 @@ class StackValues:
     rho: float
     format_offsets: Mapping[str, float]
     runtime: str | None
+    format_compute_offsets: Mapping[str, float] = dataclasses.field(default_factory=dict)
 
 
 def stack_values(fit: TransferFit, stack: str) -> StackValues:
@@ -71,10 +87,17 @@ def stack_values(fit: TransferFit, stack: str) -> StackValues:
         eff_m=values["eff_m"],
         kappa=values["kappa"],
         sigma=values["sigma"],
-        rho=values["rho"],
+        rho=values["rho"] if pays_request_cost(fit, stack) else 0.0,
         format_offsets=_format_offsets(fit, runtime),
         runtime=runtime,
+        format_compute_offsets=_format_offsets(fit, runtime, block="format_c"),
     )
+
+
+def pays_request_cost(fit: TransferFit, stack: str) -> bool:
+    """Whether the model charges ``stack``'s rows a per-request cost: every stack
+    under ``stacks="runtime"``; under ``"harness"`` not those of `PASS_TIMED_HARNESSES`."""
+    return fit.terms.stacks == "runtime" or stack.split("|")[1] not in PASS_TIMED_HARNESSES
 
 
 def generic_values(fit: TransferFit) -> StackValues:
@@ -84,15 +107,25 @@ def generic_values(fit: TransferFit) -> StackValues:
     fitted = fitted_stacks(fit)
     terms = fit.stack_terms()
     mean = {key: float(np.mean([terms[name][key] for name in fitted])) for key in EFFICIENCY_KEYS}
-    for key in ("kappa", "sigma", "rho"):
+    for key in ("kappa", "sigma"):
         mean[key] = float(np.exp(np.mean([np.log(terms[name][key]) for name in fitted])))
+    paying = [name for name in fitted if pays_request_cost(fit, name)] or fitted
+    mean["rho"] = float(np.exp(np.mean([np.log(terms[name]["rho"]) for name in paying])))
     runtimes = sorted({name.split("|")[0] for name in fitted})
-    per_bucket: dict[str, list[float]] = {}
-    for runtime in runtimes:
-        for bucket, offset in _format_offsets(fit, runtime, fitted_only=True).items():
-            per_bucket.setdefault(bucket, []).append(offset)
-    offsets = {bucket: float(np.mean(values)) for bucket, values in per_bucket.items()}
-    return StackValues(format_offsets=offsets, runtime=None, **mean)
+    offsets = {}
+    for block in ("format", "format_c"):
+        per_bucket: dict[str, list[float]] = {}
+        for runtime in runtimes:
+            found = _format_offsets(fit, runtime, fitted_only=True, block=block)
+            for bucket, offset in found.items():
+                per_bucket.setdefault(bucket, []).append(offset)
+        offsets[block] = {bucket: float(np.mean(values)) for bucket, values in per_bucket.items()}
+    return StackValues(
+        format_offsets=offsets["format"],
+        runtime=None,
+        format_compute_offsets=offsets["format_c"],
+        **mean,
+    )
 
 
 def fitted_stacks(fit: TransferFit) -> list[str]:
@@ -101,24 +134,38 @@ def fitted_stacks(fit: TransferFit) -> list[str]:
     return [fit.terms.stack.names[k] for k in trained]
 
 
-def _format_offsets(fit: TransferFit, runtime: str, fitted_only: bool = False) -> dict[str, float]:
-    """Bucket -> the runtime's weight-format offset on ``logit(eta_m)`` (16-bit: none)."""
-    block = fit.params[fit.layout.blocks["format"]]
+def _format_offsets(
+    fit: TransferFit, runtime: str, fitted_only: bool = False, block: str = "format"
+) -> dict[str, float]:
+    """Bucket -> the runtime's weight-format offset on ``logit(eta_m)`` (``block``
+    ``format``) or on ``logit(eta_c)`` (``format_c``: none unless ``stacks="harness"``);
+    16-bit: none."""
+    part = fit.layout.blocks[block]
+    if part.stop == part.start:
+        return {}
+    offsets = fit.params[part]
     trained = set(np.unique(fit.terms.fmt.index[fit.train]).tolist())
     out = {}
     for k, name in enumerate(fit.terms.fmt.names):
         owner, bucket = name.split("|")
         if owner == runtime and bucket != "16" and (k in trained or not fitted_only):
-            out[bucket] = float(block[k])
+            out[bucket] = float(offsets[k])
     return out
 
 
 def device_terms(fit: TransferFit, preset: str, runtime: str | None) -> dict[str, float]:
-    """A preset's logit efficiencies (before stack terms) and the log factor on kappa:
-    its preset efficiency, class and device terms, and its device x ``runtime`` terms."""
+    """A preset's logit efficiencies (before stack terms; ``eff_c_fp8`` of FP8 GEMMs)
+    and the log factor on kappa: its prior mean (`prior_means`), class and device
+    terms, and its device x ``runtime`` terms."""
     terms, params, blocks = fit.terms, fit.params, fit.layout.blocks
-    compute, memory, device_class = preset_terms(preset)
-    out = {"eff_c": _logit(compute), "eff_m": _logit(memory), "log_kappa": 0.0}
+    compute, compute_fp8, memory = prior_means(preset, terms.device_priors)
+    device_class = preset_terms(preset)[2]
+    out = {
+        "eff_c": _logit(compute),
+        "eff_c_fp8": _logit(compute_fp8),
+        "eff_m": _logit(memory),
+        "log_kappa": 0.0,
+    }
     for level, names, suffix in (
         (device_class, terms.device_class.names, "class"),
         (preset, terms.device.names, "device"),
@@ -126,15 +173,39 @@ def device_terms(fit: TransferFit, preset: str, runtime: str | None) -> dict[str
         if level in names:
             k = names.index(level)
             out["eff_c"] += float(params[blocks[f"{suffix}_c"]][k])
+            out["eff_c_fp8"] += float(params[blocks[f"{suffix}_c"]][k])
             out["eff_m"] += float(params[blocks[f"{suffix}_m"]][k])
     key = f"{preset}|{runtime}"
     if runtime is not None and key in terms.class_runtime.names:
         k = terms.class_runtime.names.index(key)
         interaction = params[blocks["class_runtime"]].reshape(-1, 3)[k]
         out["eff_c"] += float(interaction[0])
+        out["eff_c_fp8"] += float(interaction[0])
         out["eff_m"] += float(interaction[1])
         out["log_kappa"] = float(interaction[2])
     return out
+
+
+def prior_means(preset: str, device_priors: str) -> tuple[float, float, float]:
+    """The device terms' prior means of a preset (fractions of peak): 16-bit and FP8
+    GEMM compute and memory; the preset's own efficiencies, or under
+    ``device_priors="microbenchmarks"`` its cited fractions where cited
+    (`calibration.device_priors.row_priors`' rule)."""
+    compute, memory, _ = preset_terms(preset)
+    if device_priors != "microbenchmarks":
+        return compute, compute, memory
+    sixteen, fp8, bandwidth = preset_fractions(preset, _cited_fractions())
+    return (
+        compute if sixteen is None else sixteen,
+        compute if fp8 is None else fp8,
+        memory if bandwidth is None else bandwidth,
+    )
+
+
+@functools.lru_cache(maxsize=1)
+def _cited_fractions() -> dict[str, Any]:
+    """The shipped microbenchmarks' fractions per device (read once per process)."""
+    return device_fractions(load_microbenchmarks())
 
 
 def weight_formats(fit: TransferFit, runtime: str | None) -> list[dict[str, Any]]:
@@ -211,20 +282,34 @@ def profile_document(
         }
         entry: dict[str, Any] = {p: phase for p in PHASES}
         entry["kernel_launch_s"] = value(values.kappa * np.exp(own["log_kappa"]))
-        scales = {
-            fmt["name"]: {
-                "memory_efficiency_scale": value(
-                    _sigmoid(logit_m + values.format_offsets[bucket]) / eta_m
+        scales: dict[str, dict[str, Any]] = {}
+        for fmt in formats:
+            bucket = format_bucket(fmt["nominal_bits"])
+            if bucket in values.format_offsets:
+                scale = _sigmoid(logit_m + values.format_offsets[bucket]) / eta_m
+                scales[fmt["name"]] = {"memory_efficiency_scale": value(scale)}
+            compute_scale = _compute_scale(own, values, bucket, logit_c)
+            if compute_scale != 1.0:
+                scales.setdefault(fmt["name"], {})["compute_efficiency_scale"] = value(
+                    compute_scale
                 )
-            }
-            for fmt in formats
-            if (bucket := format_bucket(fmt["nominal_bits"])) in values.format_offsets
-        }
         if scales:
             entry["weight_formats"] = scales
         devices[preset] = entry
     document["devices"] = devices
     return document
+
+
+def _compute_scale(
+    own: Mapping[str, float], values: StackValues, bucket: str, logit_c: float
+) -> float:
+    """A format's factor on a preset's 16-bit ``eta_c`` (``sigmoid(logit_c)``): the
+    FP8 GEMM prior for 8-bit formats (not `SIXTEEN_BIT_GEMM_RUNTIMES`') and the compute
+    format offset; exactly 1 when neither applies."""
+    fp8 = bucket == "8" and values.runtime not in SIXTEEN_BIT_GEMM_RUNTIMES
+    logit = own["eff_c_fp8"] + values.eff_c if fp8 else logit_c
+    logit += values.format_compute_offsets.get(bucket, 0.0)
+    return 1.0 if logit == logit_c else _sigmoid(logit) / _sigmoid(logit_c)
 
 
 def stack_document(fit: TransferFit, stack: str, command: str) -> dict[str, Any]:

@@ -20,7 +20,7 @@ import numpy as np
 
 from genz import load_model
 from genz.fitting import Array, evaluate
-from roofline import data_dir, load_platform
+from roofline import InputError, data_dir, load_platform
 
 from .calibrate import load_formats, load_kv_formats
 from .device_priors import device_fractions, load_microbenchmarks, row_priors
@@ -39,11 +39,25 @@ DEVICE_PRIORS = ("preset", "microbenchmarks")
 #: How the stack terms are structured. ``runtime`` (the default, what the shipped
 #: profiles and docs/accuracy.md's figures come from): stacks shrunk towards a runtime
 #: level, no weight-format factor on compute, a per-request cost on every row.
-#: ``harness`` (issue 20 part B, opt-in: validated on 4 held-out sources only): stacks
+#: ``harness`` (issue 20 part B, opt-in: it loses to physics on TTFT out of source): stacks
 #: shrunk towards a runtime plus a harness level, a weight-format factor on compute, no
 #: per-request cost on `PASS_TIMED_HARNESSES` rows, tighter runtime-level priors
 #: (`calibration.transfer.HARNESS_PRIORS`).
 STACKS = ("runtime", "harness")
+#: ``DEVICE_PRIORS/STACKS`` of the library's default model.
+DEFAULT_VARIANT = "preset/runtime"
+
+
+def parse_variant(text: str) -> tuple[str, str]:
+    """``DEVICE_PRIORS/STACKS`` (e.g. ``microbenchmarks/harness``) -> the pair; anything
+    else is an `InputError` naming the accepted values."""
+    device_priors, _, stacks = text.strip().partition("/")
+    if device_priors not in DEVICE_PRIORS or stacks not in STACKS:
+        raise InputError(
+            f"--variant: {text!r} is not DEVICE_PRIORS/STACKS with DEVICE_PRIORS one of "
+            f"{', '.join(DEVICE_PRIORS)} and STACKS one of {', '.join(STACKS)}"
+        )
+    return device_priors, stacks
 
 
 def stack_key(item: StoredRow) -> str:
@@ -87,8 +101,8 @@ class TransferTerms:
     presets' efficiencies and kernel overheads); ``measured`` the measured ones (NaN
     where absent); ``prior_compute`` / ``prior_memory`` the device terms' prior means
     (the presets' efficiencies, or cited microbenchmark fractions: ``cited_compute`` /
-    ``cited_memory`` say where); ``harness`` the harness of every row; ``stacks`` one of
-    `STACKS`.
+    ``cited_memory`` say where; ``device_priors`` which of `DEVICE_PRIORS`);
+    ``harness`` the harness of every row; ``stacks`` one of `STACKS`.
     """
 
     stored: tuple[StoredRow, ...]
@@ -111,6 +125,7 @@ class TransferTerms:
     cited_compute: Array = field(default_factory=lambda: np.zeros(0, bool))
     cited_memory: Array = field(default_factory=lambda: np.zeros(0, bool))
     stacks: str = "runtime"
+    device_priors: str = "preset"
 
     def __len__(self) -> int:
         return len(self.stored)
@@ -203,6 +218,7 @@ def with_device_priors(terms: TransferTerms, device_priors: str) -> TransferTerm
         prior_memory=memory,
         cited_compute=cited_c,
         cited_memory=cited_m,
+        device_priors=device_priors,
     )
 
 

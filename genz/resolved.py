@@ -16,6 +16,8 @@ dtype, and which all-reduce latency applies, and returns a `ResolvedProfile`:
   fixed costs of a step (``step_overhead_s`` once, ``sequence_overhead_s`` per
   sequence) and the expert-routing independence;
 - ``memory_scale``: per scenario, the weight format's multiplier on memory efficiency;
+- ``compute_scale``: per scenario, its multiplier on compute efficiency (None: no format
+  of the profile has one, nothing changes);
 - ``kv_memory_factor``: per scenario, the factor on the memory time of the KV cache's
   bytes (``1 / emulated scale`` where a KV format's dtype has no arithmetic on the
   platform; None when no scenario has one);
@@ -84,6 +86,7 @@ class ResolvedProfile:
     phases: Mapping[str, ResolvedPhase]
     retimes: bool
     memory_scale: Array | float = 1.0
+    compute_scale: Array | None = None
     kv_memory_factor: Array | None = None
     all_reduce_latency_s: float | None = None
     request_overhead_s: float = 0.0
@@ -173,6 +176,7 @@ def resolve(
         phases=phases,
         retimes=True,
         memory_scale=memory_scale(runtime, inputs.weight_bits["attn_qkv"], platform),
+        compute_scale=compute_scale(runtime, inputs.weight_bits["attn_qkv"], platform),
         kv_memory_factor=kv_slowdown(runtime, platform, inputs.kv_bits),
         all_reduce_latency_s=runtime.all_reduce_latency(platform.device_class),
         request_overhead_s=runtime.request_overhead_s,
@@ -229,6 +233,24 @@ def memory_scale(
     for fmt in profile.weight_formats:
         scale = np.where(np.isclose(nominal_bits, fmt.nominal_bits), scale_of(fmt), scale)
     return scale
+
+
+def compute_scale(
+    profile: RuntimeProfile, nominal_bits: Array | float, platform: Platform
+) -> Array | None:
+    """Per scenario, the weight format's multiplier on compute efficiency on
+    ``platform`` (its preset's override, `RuntimeProfile.compute_format_scale`; 1 if
+    unlisted); None when it is 1 for every format (nothing changes)."""
+    scales = [(fmt, profile.compute_format_scale(fmt, platform)) for fmt in profile.weight_formats]
+    if all(scale == 1.0 for _, scale in scales):
+        return None
+    if isinstance(nominal_bits, float):  # one scenario as floats (predict's fast path)
+        hits = [scale for fmt, scale in scales if _isclose(nominal_bits, fmt.nominal_bits)]
+        return np.asarray(hits[-1] if hits else 1.0)
+    factor = np.ones(np.shape(nominal_bits))
+    for fmt, scale in scales:
+        factor = np.where(np.isclose(nominal_bits, fmt.nominal_bits), scale, factor)
+    return factor
 
 
 def kv_slowdown(

@@ -27,7 +27,8 @@ YAML layout::
     all_reduce_latency_s: V                      # optional (else ring latencies)
     weight_formats:                              # optional
       Q4_K_M: {nominal_bits: 4, stored_bits: V, embedding_bits: V, lm_head_bits: V,
-               memory_efficiency_scale: V}
+               memory_efficiency_scale: V,      # optional (1)
+               compute_efficiency_scale: V}     # optional (1)
     kv_formats:                                  # optional
       fp8: {nominal_bits: V, native_dtype: {value: fp8, source: ...},
             emulated_memory_efficiency_scale: V} # optional (1)
@@ -37,7 +38,8 @@ YAML layout::
     request_overhead_s: V                        # optional (0): s once per request (TTFT)
     devices:                                     # optional overrides per hardware preset
       h100-sxm: {prefill: {...}, decode: {...}, kernel_launch_s: V,
-                 weight_formats: {Q4_K_M: {memory_efficiency_scale: V}}}
+                 weight_formats: {Q4_K_M: {memory_efficiency_scale: V,
+                                           compute_efficiency_scale: V}}}
                                                  # (genz.runtime_devices)
     stack: {runtime: R, harness: H, version_family: F}  # optional: what it was fitted for
     domain: {hardware: [...], device_classes: [...], batch: [lo, hi], ...}
@@ -217,6 +219,14 @@ class RuntimeProfile:
             return fmt.memory_efficiency_scale
         return device.format_scales.get(fmt.name, fmt.memory_efficiency_scale)
 
+    def compute_format_scale(self, fmt: WeightFormat, platform: Platform) -> float:
+        """A weight format's compute-efficiency scale on ``platform`` (its preset's
+        override, else the format's own)."""
+        device = self.devices.get(platform.name)
+        if device is None:
+            return fmt.compute_efficiency_scale
+        return device.compute_format_scales.get(fmt.name, fmt.compute_efficiency_scale)
+
     def phase(self, phase: str, platform: Platform) -> PhaseProfile:
         """The phase's values on ``platform``: its preset's override (``devices``), else
         its device class's, else the default (inherited efficiencies unresolved: see
@@ -288,6 +298,12 @@ def runtimes_dir() -> Path:
 UNCALIBRATED_RUNTIMES = frozenset({"mlc", "sglang", "mlx"})
 
 
+#: Shipped profiles kept in a folder of their own (``data/runtimes/<name>/<name>.yaml``,
+#: written with their siblings by one command), loadable by name but not listed with the
+#: per-runtime profiles: ``transfer``, the transfer model's generic profile.
+FOLDER_RUNTIMES = frozenset({"transfer"})
+
+
 def list_runtimes() -> list[str]:
     """Names of the shipped runtime profiles."""
     return sorted(path.stem for path in runtimes_dir().glob("*.yaml"))
@@ -298,6 +314,8 @@ def load_runtime(name_or_path: str | Path) -> RuntimeProfile:
     path = Path(name_or_path)
     if path.suffix not in (".yaml", ".yml"):
         path = runtimes_dir() / f"{name_or_path}.yaml"
+        if str(name_or_path) in FOLDER_RUNTIMES:
+            path = runtimes_dir() / str(name_or_path) / f"{name_or_path}.yaml"
         if not is_preset_file(path) and str(name_or_path) in UNCALIBRATED_RUNTIMES:
             raise InputError(
                 f"runtime {str(name_or_path)!r}: no calibrated profile ships (too few published "

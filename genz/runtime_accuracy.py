@@ -20,6 +20,9 @@ METRIC_ACCURACY_KEYS = frozenset({"rows", "ratio_quantiles", "device_classes"})
 #: Fewest held-out rows of a metric (overall, or of a device class) whose own error
 #: quantiles give an interval; below it the batch-latency quantiles stand in.
 MIN_METRIC_ROWS = 20
+#: Optional accuracy key: per metric, the held-out MAPE of the profile and of physics.
+MAPE_KEYS = frozenset({"profile", "ideal", "sources", "rows"})
+MAPE_METRICS = ("batch_latency_s", *ACCURACY_METRICS)
 CLASS_ACCURACY_KEYS = frozenset(
     {"hardware", "rows", "ratio_quantiles", "in_sample_ratio_quantiles"}
 )
@@ -47,6 +50,17 @@ class MetricAccuracy:
 
 
 @dataclass(frozen=True)
+class HeldOutMape:
+    """One metric's held-out error: the profile's and physics alone's (``ideal``) MAPE,
+    %, averaged over ``sources`` (``rows`` values)."""
+
+    profile: float
+    ideal: float
+    sources: int
+    rows: int
+
+
+@dataclass(frozen=True)
 class Accuracy:
     """Cross-validated error of a profile: quantiles of measured / predicted batch
     latency, over all rows and per device class; ``metrics``: the same of TTFT and
@@ -62,6 +76,7 @@ class Accuracy:
     calibrated_from: str
     metrics: Mapping[str, MetricAccuracy] = field(default_factory=dict)
     metric: str = "batch_latency_s"
+    held_out_mape: Mapping[str, HeldOutMape] = field(default_factory=dict)
 
     @property
     def device_classes(self) -> tuple[str, ...]:
@@ -70,7 +85,9 @@ class Accuracy:
 
 
 def accuracy_from_dict(entry: Any, label: str) -> Accuracy:
-    check_known(as_mapping(entry, label), ACCURACY_KEYS | {"metrics", "metric"}, label)
+    check_known(
+        as_mapping(entry, label), ACCURACY_KEYS | {"metrics", "metric", "held_out_mape"}, label
+    )
     headline = str(entry.get("metric", "batch_latency_s"))
     if headline not in ("batch_latency_s", *ACCURACY_METRICS):
         raise InputError(
@@ -103,7 +120,38 @@ def accuracy_from_dict(entry: Any, label: str) -> Accuracy:
         calibrated_from=str(entry["calibrated_from"]),
         metrics=metrics,
         metric=headline,
+        held_out_mape=_mapes(entry.get("held_out_mape", {}), f"{label}.held_out_mape"),
     )
+
+
+def _mapes(entry: Any, label: str) -> dict[str, HeldOutMape]:
+    """Per metric: ``{profile: %, ideal: %, sources: N, rows: N}``."""
+    out = {}
+    for metric, part in as_mapping(entry, label).items():
+        where = f"{label}.{metric}"
+        if metric not in MAPE_METRICS:
+            raise InputError(f"{where}: unknown metric; accepted: {', '.join(MAPE_METRICS)}")
+        check_known(as_mapping(part, where), MAPE_KEYS, where)
+        missing = sorted(MAPE_KEYS - set(part))
+        if missing:
+            raise InputError(f"{where}: missing {missing[0]!r}")
+        percents = []
+        for key in ("profile", "ideal"):
+            value = part[key]
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not 0 <= value < float("inf")
+            ):
+                raise InputError(f"{where}.{key}: must be a percentage >= 0, got {value!r}")
+            percents.append(float(value))
+        out[str(metric)] = HeldOutMape(
+            profile=percents[0],
+            ideal=percents[1],
+            sources=_count(part["sources"], f"{where}.sources"),
+            rows=_count(part["rows"], f"{where}.rows"),
+        )
+    return out
 
 
 def _count(value: Any, label: str) -> int:

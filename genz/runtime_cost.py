@@ -11,7 +11,8 @@ all-reduce latency. `cost_passes` (both passes of `genz.predictor.evaluate`) and
    operators once per chunk);
 2. with a profile that retimes (it has phases), `apply_phase`: every operator's compute
    time is divided by the phase's compute efficiency and its memory time by the phase's
-   memory efficiency times the weight format's scale (capped at 1, `scaled_terms`), the
+   memory efficiency times the weight format's scale (capped at 1, `scaled_terms`; its
+   compute scale, if any, likewise on the compute efficiency), the
    KV cache's bytes of a KV format the platform has no arithmetic for at that fraction
    times the format's emulated scale (`kv_format_memory_s`); an all-reduce costs its
    ring bandwidth term plus the profile's one small-message latency instead of
@@ -68,12 +69,16 @@ def scaled_terms(
     compute_efficiency: Array | float,
     memory_efficiency: Array | float,
     scale: Array | float = 1.0,
+    compute_scale: Array | None = None,
 ) -> tuple[Array, Array]:
     """Compute and memory time of operators costed at efficiency 1, at the runtime's
     fractions of peak, seconds. The memory fraction is the memory efficiency times the
     weight format's ``scale``, at most 1: no kernel streams faster than the platform's
-    peak bandwidth, whatever a format's fitted scale."""
+    peak bandwidth, whatever a format's fitted scale; likewise the compute fraction with
+    the format's ``compute_scale`` (None: the compute efficiency as given)."""
     fraction = np.minimum(1.0, memory_efficiency * np.asarray(scale, float))
+    if compute_scale is not None:
+        compute_efficiency = np.minimum(1.0, compute_efficiency * np.asarray(compute_scale))
     return compute_s / compute_efficiency, memory_s / fraction
 
 
@@ -144,6 +149,7 @@ def apply_phase(
         phase.compute_efficiency,
         phase.memory_efficiency,
         resolved.memory_scale,
+        resolved.compute_scale,
     )
     interconnect = cost.interconnect_s
     latency = resolved.all_reduce_latency_s

@@ -11,7 +11,8 @@ them per preset name, beside the per-device-class overrides::
         decode: {...}
         kernel_launch_s: V                          # optional (the profile's)
         weight_formats:                             # optional (each format's own)
-          Q4_K_M: {memory_efficiency_scale: V}
+          Q4_K_M: {memory_efficiency_scale: V,      # either or both
+                   compute_efficiency_scale: V}
     stack: {runtime: vllm, harness: offline_generate, version_family: "2024"}
 
 A device's entry wins over its device class's override and over the defaults. Device
@@ -42,13 +43,15 @@ class DeviceOverride:
     """One hardware preset's own values on the profile's stack.
 
     ``phases``: both phases (achieved fractions of peak, step costs); ``kernel_launch_s``:
-    seconds per launched kernel (None: the profile's); ``format_scales``: weight format
-    name -> the format's memory-efficiency scale on this device (absent: the format's).
+    seconds per launched kernel (None: the profile's); ``format_scales`` /
+    ``compute_format_scales``: weight format name -> the format's memory- / compute-
+    efficiency scale on this device (absent: the format's).
     """
 
     phases: Mapping[str, PhaseProfile]
     kernel_launch_s: float | None = None
     format_scales: Mapping[str, float] = field(default_factory=dict)
+    compute_format_scales: Mapping[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -83,6 +86,9 @@ def devices_from_dict(
         if missing:
             raise InputError(f"{where}: missing {missing[0]!r} (give both prefill and decode)")
         launch = override.get("kernel_launch_s")
+        memory_scales, compute_scales = _format_scales(
+            override.get("weight_formats", {}), format_names, f"{where}.weight_formats"
+        )
         devices[str(name)] = DeviceOverride(
             phases={
                 phase: phase_from_dict(override[phase], f"{where}.{phase}") for phase in PHASES
@@ -90,27 +96,32 @@ def devices_from_dict(
             kernel_launch_s=None
             if launch is None
             else checked_value(launch, "kernel_launch_s", f"{where}.kernel_launch_s"),
-            format_scales=_format_scales(
-                override.get("weight_formats", {}), format_names, f"{where}.weight_formats"
-            ),
+            format_scales=memory_scales,
+            compute_format_scales=compute_scales,
         )
     return devices
 
 
-def _format_scales(entry: Any, format_names: Collection[str], label: str) -> dict[str, float]:
-    """Weight format name -> ``{memory_efficiency_scale: V}`` of one device."""
-    scales = {}
-    key = "memory_efficiency_scale"
+def _format_scales(
+    entry: Any, format_names: Collection[str], label: str
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Weight format name -> ``{memory_efficiency_scale: V, compute_efficiency_scale:
+    V}`` of one device (at least one of them): the memory and the compute scales."""
+    memory: dict[str, float] = {}
+    compute: dict[str, float] = {}
+    keys = {"memory_efficiency_scale": memory, "compute_efficiency_scale": compute}
     for name, values in as_mapping(entry, label).items():
         where = f"{label}.{name}"
         if str(name) not in format_names:
             accepted = ", ".join(sorted(format_names)) or "(the profile lists none)"
             raise InputError(f"{where}: not a format of weight_formats; accepted: {accepted}")
-        check_known(as_mapping(values, where), frozenset({key}), where)
-        if key not in values:
-            raise InputError(f"{where}: missing {key!r}")
-        scales[str(name)] = checked_value(values[key], key, f"{where}.{key}")
-    return scales
+        check_known(as_mapping(values, where), frozenset(keys), where)
+        if not any(key in values for key in keys):
+            raise InputError(f"{where}: missing 'memory_efficiency_scale'")
+        for key, scales in keys.items():
+            if key in values:
+                scales[str(name)] = checked_value(values[key], key, f"{where}.{key}")
+    return memory, compute
 
 
 def stack_from_dict(entry: Any, label: str) -> StackKey:

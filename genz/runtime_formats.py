@@ -21,6 +21,7 @@ FORMAT_KEYS = (
     "embedding_bits",
     "lm_head_bits",
     "memory_efficiency_scale",
+    "compute_efficiency_scale",
 )
 KV_FORMAT_KEYS = ("nominal_bits", "native_dtype", "emulated_memory_efficiency_scale")
 #: Dtypes that stand in for each other when a platform lists one (`Platform.peak`).
@@ -36,7 +37,9 @@ class WeightFormat:
     higher-precision tensors included); ``embedding_bits`` / ``lm_head_bits`` those
     of the model-level tensors; ``memory_efficiency_scale`` multiplies the phase's
     memory efficiency (dequantising kernels stream weights slower than 16-bit ones),
-    the product capped at 1 (`genz.runtime_cost.scaled_terms`).
+    the product capped at 1 (`genz.runtime_cost.scaled_terms`);
+    ``compute_efficiency_scale`` likewise multiplies the phase's compute efficiency (a
+    GEMM that dequantises packed weights runs below the 16-bit rate), capped at 1.
     """
 
     name: str
@@ -45,6 +48,7 @@ class WeightFormat:
     embedding_bits: float
     lm_head_bits: float
     memory_efficiency_scale: float = 1.0
+    compute_efficiency_scale: float = 1.0
 
 
 @dataclass(frozen=True)

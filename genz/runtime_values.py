@@ -29,6 +29,7 @@ RANGES = {
     "embedding_bits": (1.0, 32.0),
     "lm_head_bits": (1.0, 32.0),
     "memory_efficiency_scale": (0.05, 2.0),
+    "compute_efficiency_scale": (0.05, 2.0),
     "emulated_memory_efficiency_scale": (0.01, 1.0),
 }
 #: An efficiency whose value is the platform preset's own.

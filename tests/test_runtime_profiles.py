@@ -339,3 +339,73 @@ def test_format_scale_never_streams_faster_than_peak() -> None:
         [2.5, 2.0]
     )
     assert scaled_terms(compute, memory, *fraction_of, 2.0)[0] == pytest.approx([2.0])  # 1 / 0.5
+
+
+def test_held_out_mape_is_read_and_checked():
+    quantiles = {"0.1": 0.8, "0.9": 1.2}
+    accuracy = {
+        "method": "leave-one-source-out",
+        "hardware": ["h100-sxm"],
+        "rows": 30,
+        "ratio_quantiles": quantiles,
+        "device_classes": {},
+        "calibrated_from": "test",
+        "held_out_mape": {"itl_s": {"profile": 20.5, "ideal": 24.8, "sources": 20, "rows": 300}},
+    }
+    profile = runtime_from_dict(document(accuracy=accuracy))
+    assert profile.accuracy is not None
+    assert profile.accuracy.held_out_mape["itl_s"].ideal == 24.8
+    for bad, message in (
+        ({"tpot": accuracy["held_out_mape"]["itl_s"]}, r"held_out_mape\.tpot: unknown metric"),
+        ({"itl_s": {"profile": 1.0}}, r"held_out_mape\.itl_s: missing 'ideal'"),
+        (
+            {"itl_s": {**accuracy["held_out_mape"]["itl_s"], "ideal": float("nan")}},
+            r"held_out_mape\.itl_s\.ideal: must be a percentage >= 0",
+        ),
+    ):
+        with pytest.raises(InputError, match=message):
+            runtime_from_dict(document(accuracy={**accuracy, "held_out_mape": bad}))
+
+
+def test_a_formats_compute_scale_applies_on_its_device_only_and_is_capped() -> None:
+    """Compute fraction = phase efficiency x the format's compute scale, capped at 1 (hand
+    values); a device's override applies on that preset, elsewhere the format's own (1)."""
+    compute, memory = np.array([1.0]), np.array([2.0])
+    assert scaled_terms(compute, memory, 0.5, 0.8, 1.0, np.asarray(0.5))[0] == pytest.approx([4.0])
+    assert scaled_terms(compute, memory, 0.5, 0.8, 1.0, np.asarray(3.0))[0] == pytest.approx([1.0])
+    from genz.inputs import scenario_inputs
+    from genz.resolved import resolve
+
+    fmt = {key: {"value": 4.5, **SOURCE} for key in ("stored_bits", "embedding_bits")}
+    entry = {"nominal_bits": {"value": 4.0, **SOURCE}, "lm_head_bits": {"value": 6, **SOURCE}}
+    device = {
+        "prefill": phase(),
+        "decode": phase(),
+        "weight_formats": {"Q4_0": {"compute_efficiency_scale": {"value": 0.6, **SOURCE}}},
+    }
+    profile = runtime_from_dict(
+        document(weight_formats={"Q4_0": {**fmt, **entry}}, devices={"h100-sxm": device})
+    )
+    four = scenario_inputs(Scenario(precision=Precision(weight_bits=4.0)))
+    sixteen = scenario_inputs(Scenario())
+    h100, a100 = load_platform("h100-sxm"), load_platform("a100-sxm-80gb")
+    assert float(np.asarray(resolve(h100, profile, four).compute_scale)[0]) == 0.6
+    assert float(np.asarray(resolve(h100, profile, sixteen).compute_scale)[0]) == 1.0
+    assert resolve(a100, profile, four).compute_scale is None
+    plain = dataclasses.replace(
+        profile,
+        devices={
+            "h100-sxm": dataclasses.replace(profile.devices["h100-sxm"], compute_format_scales={})
+        },
+    )
+    model, long_prompt = (
+        load_model("llama-2-7b"),
+        Scenario(input_tokens=4096, precision=Precision(weight_bits=4)),
+    )
+    ratio = (
+        predict(model, h100, long_prompt, runtime=profile).ttft_s
+        / predict(model, h100, long_prompt, runtime=plain).ttft_s
+    )
+    # a compute-bound prefill slows by up to 1 / 0.6 (memory-bound operators and the step
+    # cost do not)
+    assert 1.3 < ratio <= 1 / 0.6 + 1e-12

@@ -4,6 +4,8 @@ that transfer; the export command re-derives what it wrote."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 import yaml
@@ -18,23 +20,52 @@ from calibration.transfer_profile import (
     generic_values,
     stack_document,
 )
-from calibration.transfer_terms import build_terms
+from calibration.transfer_terms import (
+    PASS_TIMED_HARNESSES,
+    build_terms,
+    with_device_priors,
+    with_stacks,
+)
 from genz import load_runtime, runtime_from_dict
 
 COMMAND = "codesign calibrate-transfer --stacks all --out-dir test"
 
 
-@pytest.fixture(scope="module")
-def fitted():
-    """A short fit on a sample of the store that has decode (ITL), prefill (TTFT) and
-    batch-latency rows, quantised ones and several stacks (the equalities below hold for
-    any parameters, converged or not)."""
+def _sample():
+    """A sample of the store that has decode (ITL), prefill (TTFT) and batch-latency
+    rows, quantised ones, FP8 rows of a device with a cited FP8 GEMM fraction,
+    llama-bench rows and several stacks."""
     stored = load_store()
     rng = np.random.default_rng(7)
     sample = [stored[i] for i in sorted(rng.choice(len(stored), 240, replace=False))]
     quantised = [item for item in stored if item.row.weight_bits < 9][:25]
-    terms = build_terms(sample + quantised)
+    fp8 = [item for item in stored if item.row.hw == "h100-sxm" and item.row.weight_bits == 8]
+    bench = [item for item in stored if item.info.harness == "llama-bench"]
+    return sample + quantised + fp8[:8] + bench[:: max(1, len(bench) // 12)]
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    """A short fit of the default model on `_sample` (the equalities below hold for any
+    parameters, converged or not)."""
+    terms = build_terms(_sample())
     return fit_transfer(terms, np.ones(len(terms), bool), max_nfev=6)
+
+
+@pytest.fixture(scope="module")
+def fitted_b(fitted):
+    """Part B (``microbenchmarks/harness``) on `_sample`, at parameters moved off the
+    prior by noise, so every block (harness levels, compute format factors, device
+    terms) is far from 0 and a term the profile drops shows."""
+    terms = with_stacks(with_device_priors(fitted.terms, "microbenchmarks"), "harness")
+    fit = fit_transfer(terms, np.ones(len(terms), bool), max_nfev=2)
+    noise = np.random.default_rng(3).normal(0.0, 0.3, fit.params.shape)
+    return dataclasses.replace(fit, params=fit.params + noise)
+
+
+@pytest.fixture(scope="module", params=["default", "part_b"])
+def any_fit(request, fitted, fitted_b):
+    return fitted if request.param == "default" else fitted_b
 
 
 def test_the_sample_has_every_metric_and_quantised_rows(fitted):
@@ -43,25 +74,61 @@ def test_the_sample_has_every_metric_and_quantised_rows(fitted):
     assert any(item.row.weight_bits < 9 for item in fitted.terms.stored)
 
 
-def test_stack_profiles_through_genz_predict_what_the_model_predicts(fitted):
+def test_stack_profiles_through_genz_predict_what_the_model_predicts(any_fit):
+    fitted = any_fit
     expected = fitted.predict(with_source=False)
     terms = fitted.terms
     checked = {name: 0 for name in expected}
+    worst = {"quantised": 0.0, "16-bit": 0.0}
     for stack in fitted_stacks(fitted):
         profile = runtime_from_dict(stack_document(fitted, stack, COMMAND))
         rows = terms.stack.index == terms.stack.names.index(stack)
         got = predict_rows(terms, rows, profile)
         for name, values in expected.items():
             measured = rows & np.isfinite(terms.measured[name])
-            np.testing.assert_allclose(got[name][rows], values[rows], rtol=1e-9)
+            difference = np.abs(got[name][rows] / values[rows] - 1)
+            bits = np.array([terms.stored[i].row.weight_bits for i in np.flatnonzero(rows)])
+            for kind, chosen in (("quantised", bits < 15.5), ("16-bit", bits >= 15.5)):
+                worst[kind] = max(worst[kind], float(difference[chosen].max(initial=0.0)))
             checked[name] += int(measured.sum())
     # decode (ITL), prefill (TTFT) and batch rows were all among the measured ones
     assert min(checked.values()) >= 5
+    assert max(worst.values()) < 1e-12, worst
 
 
-def test_the_generic_profile_is_the_model_with_every_stack_at_the_mean_of_stacks(fitted):
+def test_part_b_profiles_carry_its_compute_format_factor_and_no_llama_bench_request_cost(
+    fitted_b,
+):
+    """The terms part B adds reach the profile: a compute-efficiency scale per quantised
+    format and device, and no request cost on a pass-timed (llama-bench) stack."""
+    compute_scales, bench = [], []
+    for stack in fitted_stacks(fitted_b):
+        profile = runtime_from_dict(stack_document(fitted_b, stack, COMMAND))
+        for device in profile.devices.values():
+            compute_scales += list(device.compute_format_scales.values())
+        if stack.split("|")[1] in PASS_TIMED_HARNESSES:
+            bench.append(profile.request_overhead_s)
+        else:
+            assert profile.request_overhead_s > 0
+    assert compute_scales and min(abs(scale - 1) for scale in compute_scales) > 0
+    assert bench and all(cost == 0.0 for cost in bench)
+
+
+def test_the_default_model_writes_no_compute_format_scale(fitted):
+    """Bit-identity of the default profiles: with preset priors and no compute format
+    term, no format carries a compute scale."""
+    for stack in fitted_stacks(fitted):
+        for device in stack_document(fitted, stack, COMMAND)["devices"].values():
+            for scales in device.get("weight_formats", {}).values():
+                assert "compute_efficiency_scale" not in scales
+
+
+def test_the_generic_profile_is_the_model_with_every_stack_at_the_mean_of_stacks(any_fit):
     """Reference: the model's own prediction with the stack terms replaced by their mean
-    over fitted stacks, no device x runtime term and the mean format offsets."""
+    over fitted stacks, no device x runtime term and the mean format offsets (part B:
+    no harness level, the mean compute format offsets; llama-bench rows pay no request
+    cost, the others the mean of the paying stacks')."""
+    fitted = any_fit
     terms, layout = fitted.terms, fitted.layout
     generic = generic_values(fitted)
     params = fitted.params.copy()
@@ -73,11 +140,15 @@ def test_the_generic_profile_is_the_model_with_every_stack_at_the_mean_of_stacks
         np.log(generic.sigma),
         np.log(generic.rho),
     ]
-    for name in ("runtime", "stack", "class_runtime"):
+    for name in ("runtime", "harness", "stack", "class_runtime"):
         params[blocks[name]] = 0.0
     params[blocks["format"]] = [
         generic.format_offsets.get(name.split("|")[1], 0.0) for name in terms.fmt.names
     ]
+    if terms.stacks == "harness":
+        params[blocks["format_c"]] = [
+            generic.format_compute_offsets.get(name.split("|")[1], 0.0) for name in terms.fmt.names
+        ]
     expected = predict_times(terms, layout, params, with_source=False)
     # rows whose stored bits are their nominal bits (runtimes without a formats file, or
     # 16-bit): the generic profile knows no runtime's storage
@@ -89,7 +160,7 @@ def test_the_generic_profile_is_the_model_with_every_stack_at_the_mean_of_stacks
     )
     got = predict_rows(terms, plain, runtime_from_dict(generic_document(fitted, COMMAND)))
     for name, values in expected.items():
-        np.testing.assert_allclose(got[name][plain], values[plain], rtol=1e-9)
+        np.testing.assert_allclose(got[name][plain], values[plain], rtol=1e-12)
 
 
 def test_the_generic_profile_holds_no_stack_key_and_a_stack_profile_names_its_stack(fitted):
@@ -127,11 +198,19 @@ def test_cli_refuses_a_missing_folder_and_an_unknown_stack(
 
 
 def test_the_shipped_generic_profile_is_re_derived_from_its_command():
-    """data/runtimes/transfer/transfer.yaml is what its calibrated_from command writes."""
+    """data/runtimes/transfer/transfer.yaml is what its calibrated_from command writes,
+    but for its accuracy block: that one is measured out of source by its own command
+    (26 held-out fits, `benchmarks/transfer_profiles.py --write-accuracy`), too long
+    for a test; here it must at least name that command and every metric."""
     from calibration import rederive_transfer
     from roofline import data_dir
 
     path = data_dir() / "runtimes" / "transfer" / "transfer.yaml"
     shipped = load_runtime(path)
     command = yaml.safe_load(path.read_text(encoding="utf-8"))["kernel_launch_s"]["calibrated_from"]
-    assert runtime_from_dict(rederive_transfer(shipped, command)) == shipped
+    rederived = runtime_from_dict(rederive_transfer(shipped, command))
+    assert rederived == dataclasses.replace(shipped, accuracy=None)
+    assert load_runtime("transfer") == shipped
+    if shipped.accuracy is not None:
+        assert "benchmarks/transfer_profiles.py" in shipped.accuracy.calibrated_from
+        assert set(shipped.accuracy.held_out_mape) == {"batch_latency_s", "ttft_s", "itl_s"}

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from calibration import export_transfer, transfer_profile_paths, write_profile
+from calibration import export_transfer, parse_variant, transfer_profile_paths, write_profile
 from roofline import InputError
 
 from ..formatting import print_json, print_table
@@ -27,15 +27,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="stack profiles to write besides the generic one: all (default), none, or "
         "comma-separated runtime|harness|year names",
     )
+    parser.add_argument(
+        "--variant",
+        default="preset/runtime",
+        help="model variant DEVICE_PRIORS/STACKS: preset/runtime (default), "
+        "microbenchmarks/harness (issue 20 part B: cited device priors, harness-level stack "
+        "terms, a weight-format compute factor, no request cost on llama-bench rows), "
+        "preset/harness or microbenchmarks/runtime",
+    )
     parser.add_argument("--json", action="store_true", help="what was written, as JSON")
     parser.set_defaults(func=run_calibrate_transfer)
 
 
 def run_calibrate_transfer(args: argparse.Namespace) -> None:
     """Fit, write every profile, report."""
+    parse_variant(args.variant)  # a bad variant is refused before the folder is read
     if not Path(args.out_dir).is_dir():
         raise InputError(f"--out-dir: folder does not exist: {args.out_dir}")
-    export = export_transfer(args.stacks, args.out_dir)
+    export = export_transfer(args.stacks, args.out_dir, args.variant)
     paths = transfer_profile_paths(export, args.out_dir)
     for name, document in export.documents.items():
         write_profile(document, paths[name])
