@@ -47,12 +47,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from tokens_per_parameter import BUDGETS, band_text  # benchmarks/: one table format
 
 from scaling_law import (
     BESIROGLU_BETA,
     ScalingData,
     ScalingLaw,
-    compute_optimal,
     dataset_path,
     fit_law,
     fit_pooled_law,
@@ -66,7 +66,6 @@ from scaling_law import (
 ROOT = Path(__file__).resolve().parents[1]
 GEMSTONES = "gemstones_cooldown_end"
 OPENLM = ("openlm_c4", "openlm_redpajama", "openlm_refinedweb")
-BUDGETS = 10.0 ** np.arange(19, 26)
 HOFFMANN_TOKENS_PER_PARAMETER = 20.0
 MAPE_TARGET = 1.5
 MIN_TOKENS_PER_PARAMETER = 10.0
@@ -222,22 +221,6 @@ def overtraining_ratios(law_for: Callable[[float, float], ScalingLaw]) -> np.nda
         b, beta = law.params["B"], law.params["beta"]
         ratios.append(b * (short**-beta - long**-beta) / drop)
     return np.array(ratios)
-
-
-def band_text(law: ScalingLaw) -> list[str]:
-    """``'point [low, high]'`` compute-optimal tokens per parameter at each of `BUDGETS`."""
-    optimum = compute_optimal(law, BUDGETS)
-    if optimum.tokens_per_parameter_low is None or optimum.tokens_per_parameter_high is None:
-        return [f"{value:.1f}" for value in optimum.tokens_per_parameter]
-    return [
-        f"{value:.1f} [{low:.1f}, {high:.1f}]"
-        for value, low, high in zip(
-            optimum.tokens_per_parameter,
-            optimum.tokens_per_parameter_low,
-            optimum.tokens_per_parameter_high,
-            strict=True,
-        )
-    ]
 
 
 def main() -> None:
