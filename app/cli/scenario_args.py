@@ -134,6 +134,12 @@ def _mode(options: dict[str, object], name: str) -> float:
     return value  # type: ignore[return-value]
 
 
+def offload_from_args(args: argparse.Namespace) -> tuple[float, float]:
+    """The checked ``(--weight-offload, --kv-offload)`` shares (0 when not given)."""
+    options = vars(args)
+    return _mode(options, "weight_offload"), _mode(options, "kv_offload")
+
+
 def _cli_default(axis: Axis) -> float | None:
     """Defaults argparse fills in; token counts stay None so ``--use-case`` can set them,
     weight bits stay None so the model's own width applies."""

@@ -16,6 +16,12 @@ from roofline import InputError
 from .commands import add_command
 from .platform_args import add_platform_arguments, platform_from_args
 from .runtime_output import add_runtime_argument, runtime_from_args
+from .scenario_args import (
+    add_architecture_arguments,
+    add_offload_arguments,
+    model_from_args,
+    offload_from_args,
+)
 
 POLICY_CHOICES = ("continuous", "chunked", "static", "disaggregated")
 
@@ -31,6 +37,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--wbits", type=float, help="weight bits (default: the model's)")
     parser.add_argument("--abits", type=float, default=16.0, help="activation bits (default 16)")
     parser.add_argument("--kvbits", type=float, default=16.0, help="KV-cache bits (default 16)")
+    add_offload_arguments(parser)
+    add_architecture_arguments(parser)
     load = parser.add_argument_group("workload")
     load.add_argument("--rate", type=float, help="requests per second (Poisson unless --burst-cv)")
     load.add_argument("--duration", type=float, default=600.0, help="seconds of arrivals (600)")
@@ -214,7 +222,8 @@ def _replica_builder(args: argparse.Namespace, policy: str, pool: str | None = N
     if pool is not None:
         tp = tp if getattr(args, f"{pool}_tp") is None else getattr(args, f"{pool}_tp")
         hw = getattr(args, f"{pool}_hw") or hw
-    model = load_model(args.model)
+    model = model_from_args(args, load_model(args.model))
+    weight_offload, kv_offload = offload_from_args(args)
     platform = platform_from_args(argparse.Namespace(**{**vars(args), "hw": hw}))
     runtime = runtime_from_args(args)
     precision = Precision(
@@ -254,6 +263,8 @@ def _replica_builder(args: argparse.Namespace, policy: str, pool: str | None = N
             config=config,
             runtime=None if runtime.is_ideal else runtime,
             speculation=speculation,
+            weight_offload=weight_offload,
+            kv_offload=kv_offload,
         )
 
     return build, platform
@@ -594,6 +605,14 @@ def _front_end_row(args: argparse.Namespace) -> list[tuple[str, str]]:
     return [("front end per request", f"{_ms(seconds)} ({origin})")]
 
 
+def _offload_row(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """The 'offload to host' line, when a share of weights or KV is in host memory."""
+    weights, kv = offload_from_args(args)
+    if not (weights or kv):
+        return []
+    return [("offload to host", f"weights {weights:.0%}, KV {kv:.0%} (streamed every step)")]
+
+
 def _ms(value: float) -> str:
     return f"{value * 1e3:.1f} ms"
 
@@ -634,6 +653,7 @@ def _print_result(args: argparse.Namespace, workload: Any, result: Any) -> None:
                 "policy": args.policy,
                 "runtime": args.runtime or "ideal",
                 "request_overhead_s": _front_end_s(args),
+                **dict(zip(("weight_offload", "kv_offload"), offload_from_args(args), strict=True)),
                 **_speculation_json(args),
                 **result.to_dict(),
             }
@@ -658,6 +678,7 @@ def _print_result(args: argparse.Namespace, workload: Any, result: Any) -> None:
             ("model / hardware", f"{args.model} on {_replicas(args)}"),
             ("policy, runtime", f"{args.policy}, {args.runtime or 'ideal'}"),
             *_front_end_row(args),
+            *_offload_row(args),
             *_speculation_line(args),
             ("workload", workload.source),
             ("requests (finished)", f"{summary['requests']:.0f} ({summary['finished']:.0f})"),

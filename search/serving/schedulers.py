@@ -88,6 +88,8 @@ def build_replica(
     runtime: RuntimeProfile | None = None,
     cost: StepCost | None = None,
     speculation: Speculation | None = None,
+    weight_offload: float = 0.0,
+    kv_offload: float = 0.0,
 ) -> Replica:
     """A replica sized for ``workload``: step-cost tables cover its largest step and the
     KV cache gets the memory weights and the largest step's activations leave.
@@ -102,7 +104,13 @@ def build_replica(
     ``speculation`` decodes speculatively (`speculative`, continuous policy): the
     target's tables then cover a verify pass of ``max_sequences`` sequences (``k + 1``
     tokens each, all through the LM head), and a draft model's step cost is built on
-    the same platform, precision and mesh, its weights and KV cache beside the target's."""
+    the same platform, precision and mesh, its weights and KV cache beside the target's.
+
+    ``weight_offload`` and ``kv_offload`` keep those shares of the weights and of the KV
+    cache (and recurrent states) in the platform's host memory (`genz.step_cost`): every
+    step also streams them over the host link, taking the larger of device and link time,
+    and the KV cache gets the device memory the offloaded weights free plus its host share.
+    A reused ``cost`` must have been built with the same shares."""
     precision = precision or Precision(weight_bits=model.default_weight_bits)
     parallelism = parallelism or Parallelism()
     if parallelism.dp != 1:
@@ -122,9 +130,15 @@ def build_replica(
             max_tokens=tokens,
             max_sequences=rows,
             runtime=runtime,
+            weight_offload=weight_offload,
+            kv_offload=kv_offload,
         )
     else:
         _check_cost(cost, model, platform, runtime, tokens, rows)
+        if cost.kv_offload != kv_offload or bool(cost.offloaded_weights_bytes) != bool(
+            weight_offload
+        ):
+            raise InputError("the reused step cost was built with other offload shares")
     decoder = None
     if speculation is not None:
         decoder = SpeculativeDecoder(
