@@ -124,12 +124,14 @@ def test_missing_ssm_fields_are_named():
         )
 
 
-def test_codesign_space_refuses_an_ssm_base_by_name():
+def test_codesign_space_refuses_a_pure_ssm_base_by_name():
     from search.codesign import space_from_dict
 
     document = {
         "hardware": {"presets": ["h100-sxm"]},
-        "model": {"base": "bamba-9b"},
+        "model": {"base": "mamba-2.8b"},
     }
-    with pytest.raises(InputError, match=r"uses state-space \(Mamba\) layers"):
+    with pytest.raises(InputError, match=r"'Mamba 2.8B' uses only state-space layers"):
         space_from_dict(document)
+    hybrid = space_from_dict({**document, "model": {"base": "bamba-9b", "attention_layers": 8}})
+    assert hybrid.variants["attention_layers"] == (8,)

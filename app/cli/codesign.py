@@ -111,7 +111,7 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="keep only designs inside the loss law's data domain (no extrapolation) that hold "
         "the dimensions the law cannot price (GQA, FFN ratio, vocab, experts not varied by its "
-        "data) at the base model's value",
+        "data; a hybrid's attention / SSM mix) at the base model's value",
     )
     parser.add_argument(
         "--no-serving-band",

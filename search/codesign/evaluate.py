@@ -27,11 +27,13 @@ from scaling_law import ScalingLaw
 
 from .designs import design_metrics
 from .model import (
+    LAYER_MIX_DIMENSION,
     architecture_fields,
     design_extrapolation,
     design_loss,
     design_training_seconds,
     design_unpriced,
+    layer_mix_ratio,
     mesh_valid,
     model_config,
     training_cost_usd,
@@ -331,6 +333,10 @@ def _finish(
     metrics["extrapolated"] = extrapolated.astype(float)
     metrics.update({f"outside_{name}": mask for name, mask in outside.items()})
     distance, moved = design_unpriced(plan.law, space.model, fields)
+    if LAYER_MIX_DIMENSION in space.variants:
+        counts = values[AXIS[LAYER_MIX_DIMENSION]][points[:, AXIS[LAYER_MIX_DIMENSION]]]
+        distance[LAYER_MIX_DIMENSION] = layer_mix_ratio(space.model, counts)
+        moved = moved | (distance[LAYER_MIX_DIMENSION] != 1.0)
     metrics["unpriced"] = moved.astype(float)
     metrics.update({f"unpriced_{name}": ratio for name, ratio in distance.items()})
     seconds = design_training_seconds(plan.law, space.law, space.training, space.model, fields)

@@ -34,6 +34,7 @@ from .evaluate import (
 from .model import (
     DOMAIN_QUANTITIES,
     FIELDS,
+    LAYER_MIX_DIMENSION,
     PRECISION_MODEL_LABELS,
     architecture_fields,
     model_config,
@@ -92,6 +93,8 @@ LABEL_AXES = {
     "batch": "B",
     "input_tokens": "in",
     "output_tokens": "out",
+    "sliding_window": "sw",
+    "attention_layers": "attn",
 }
 
 
@@ -143,7 +146,7 @@ def design_frame(
     columns["unpriced"] = unpriced
     distances = {
         name: np.asarray(metrics[f"unpriced_{name}"], float)
-        for name in ARCHITECTURE_DIMENSIONS
+        for name in (*ARCHITECTURE_DIMENSIONS, LAYER_MIX_DIMENSION)
         if f"unpriced_{name}" in metrics
     }
     columns.update({f"unpriced_{name}": ratio for name, ratio in distances.items()})

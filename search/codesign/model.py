@@ -317,6 +317,20 @@ def design_unpriced(
     return distance, moved
 
 
+#: The unpriced dimension a hybrid's attention / SSM mix adds: no loss law has an SSM term.
+LAYER_MIX_DIMENSION = "attention_layers"
+
+
+def layer_mix_ratio(model: ModelSpace, attention_layers: Array) -> Array:
+    """Each design's attention layer count over the base's (1 = the base's own mix; NaN
+    counts, i.e. the space does not vary the mix, are the base's): the distance along
+    `LAYER_MIX_DIMENSION`, which the loss law cannot price."""
+    base = model_from_hf_config(dict(model.base_config), default_name=model.base_name)
+    counts = np.asarray(attention_layers, float)
+    own = float(base.num_attention_layers)
+    return np.where(np.isnan(counts), 1.0, counts / own)
+
+
 def design_training_seconds(
     law: ScalingLaw,
     spec: LawSpec,

@@ -13,7 +13,9 @@ Sections and keys (unknown keys are refused by name; paths are relative to the f
     model:       {base: qwen2.5-0.5b, layers: ..., hidden: ..., ffn_ratio: ...,
                   ffn_multiple: 64, head_dim: 64 (or heads: ...), kv_heads: ...,
                   experts: 1, top_k: 1, vocab: ..., sliding_window: [0, 4096] (tokens;
-                  0 full attention; default the base's, `genz.with_sliding_window`)}
+                  0 full attention; default the base's, `genz.with_sliding_window`),
+                  attention_layers: [4, 8, 16] (hybrid bases only: attention layers of
+                  the attention / SSM or linear-attention mix, `genz.with_layer_mix`)}
     precision:   {weight_bits: [16, 8, 4] (or ilp), formats: "16,8,4", kv_bits: 16,
                   activation_bits: 16}
     parallelism: {tp: 1, pp: 1, ep: 1, dp: 1}
@@ -68,6 +70,7 @@ from genz import (
     load_runtime,
     model_from_hf_config,
     models_dir,
+    with_layer_mix,
 )
 from roofline import DesignCost, InputError, Platform, load_platform, load_user_document
 from scaling_law import MfuModel, load_mfu_model
@@ -100,9 +103,10 @@ PRECISION_AXES = ("weight_bits", "kv_bits", "activation_bits")
 #: Workload axes of a space: tokens and batch, decoding modes, images, offload fractions.
 SPACE_WORKLOAD_AXES = (*WORKLOAD_AXES, *MODE_AXES)
 #: Architecture variants of the ``model`` section (`genz.layer_mix`; NaN: unset). The
-#: window leaves parameters (and so the loss law) unchanged. ``attention_layers`` is not
-#: offered: the search refuses state-space bases (the loss law has no SSM term).
-VARIANT_AXES = ("sliding_window",)
+#: window leaves parameters (and so the loss law) unchanged; ``attention_layers`` (the
+#: attention / state-space mix of a hybrid base) is costed by genz but no loss law has an
+#: SSM term, so a design off the base's mix is flagged unpriced (`model.layer_mix_ratio`).
+VARIANT_AXES = ("sliding_window", "attention_layers")
 AXIS_NAMES = (
     "preset",
     *HARDWARE_AXES,
@@ -420,6 +424,7 @@ def _model(section: dict[str, Any], root: Path) -> ModelSpace:
     base_name, config = _base_config(section.get("base"), root)
     base = model_from_hf_config(config, default_name=base_name, origin=f"{where}.base")
     _check_base(base, base_name)
+    _check_hybrid(base, section, where)
     if "heads" in section and "head_dim" in section:
         raise InputError(f"{where}: give heads or head_dim, not both")
     multiple = section.get("ffn_multiple", 64)
@@ -460,8 +465,8 @@ def _check_base(base: ModelConfig, name: str) -> None:
         (base.is_mla, "multi-head latent attention"),
         (base.num_shared_experts > 0, "shared experts"),
         (base.first_dense_layers > 0 or base.moe_layer_freq > 1, "mixed dense/MoE layers"),
-        (base.num_ssm_layers > 0, "state-space (Mamba) layers"),
-        (base.num_linear_layers > 0, "linear-attention (Gated DeltaNet) layers"),
+        (_mixes_layers(base) and not base.num_attention_layers, "only state-space layers"),
+        (base.num_parallel_layers > 0, "parallel attention and Mamba-2 in every layer"),
         (base.attention_output_gate, "gated attention output"),
         (base.vision is not None, "a vision tower"),
     ]
@@ -469,8 +474,34 @@ def _check_base(base: ModelConfig, name: str) -> None:
         if flag:
             raise InputError(
                 f"model.base {name!r} uses {what}, which the co-design search does not vary; "
-                "use a dense or plain-MoE base (Llama, Qwen2, Mistral, Mixtral)"
+                "use a dense or plain-MoE base (Llama, Qwen2, Mistral, Mixtral) or a "
+                "sequential attention / SSM hybrid (nemotron-h-8b, bamba-9b)"
             )
+
+
+def _mixes_layers(base: ModelConfig) -> bool:
+    """Whether the base has state-space or linear-attention layers (a hybrid or pure SSM)."""
+    return base.num_ssm_layers > 0 or base.num_linear_layers > 0
+
+
+def _check_hybrid(base: ModelConfig, section: Mapping[str, Any], where: str) -> None:
+    """A hybrid base (attention with SSM or linear-attention layers) keeps its shape, since
+    its config's layer pattern cannot be rewritten per design: only its attention / SSM
+    mix (``attention_layers``, each value checked by `genz.with_layer_mix`) and window vary.
+    ``attention_layers`` on a base without that mix is refused the same way."""
+    if _mixes_layers(base):
+        given = [name for name in (*MODEL_AXES, "head_dim") if name in section]
+        if given:
+            raise InputError(
+                f"{where}.{given[0]}: the hybrid base {base.name!r} keeps its shape (its "
+                "layer pattern is fixed); vary model.attention_layers, its attention / SSM mix"
+            )
+    if "attention_layers" not in section:
+        return
+    spec = ARCHITECTURE_AXES["attention_layers"]
+    label = f"{where}.attention_layers"
+    for count in ints(section, "attention_layers", where, None, spec.low, spec.high):
+        with_layer_mix(base, attention_layers=count, flags={"attention_layers": label})
 
 
 def _precision(section: dict[str, Any]) -> PrecisionSpace:
