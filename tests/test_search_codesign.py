@@ -179,6 +179,8 @@ def test_packaged_examples_have_the_sizes_their_axes_give() -> None:
     expected = {
         # 2 bandwidths x 3 layer counts x 3 widths x 3 weight widths.
         "edge_quickstart.yaml": 2 * 3 * 3 * 3,
+        # 6 attention / Mamba-2 mixes x 2 weight widths x 2 batches x 2 prompts.
+        "hybrid_space.yaml": 6 * 2 * 2 * 2,
         # 13 layer counts x 13 widths x 3 KV-head counts x 3 FFN ratios x 3 weight widths.
         "orin_space.yaml": 13 * 13 * 3 * 3 * 3,
         # 2 presets x 2 x 2 x 2 scales x (50 x 5 x 2 = 500 architectures) x 4 weight
