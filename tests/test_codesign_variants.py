@@ -7,6 +7,7 @@ import copy
 import dataclasses
 import io
 import json
+import shlex
 
 import pytest
 import yaml
@@ -18,6 +19,7 @@ from scaling_law import load_law, scaling_dir
 from search.codesign import search_designs, space_from_dict
 from search.codesign.frame import design_model, design_platform
 from search.codesign.ilp import design_scenario
+from search.codesign.recommend import write_recommendations
 
 
 def rows_match_predict(document):
@@ -127,6 +129,19 @@ def test_cli_names_the_mix_as_an_unpriced_dimension(tmp_path):
     assert payload["frontier"] and all(
         r["unpriced_attention_layers"] == r["attention_layers"] / 4 for r in payload["frontier"]
     )
+
+
+def test_a_recommended_mix_is_reproduced_by_its_predict_command(hybrid, tmp_path, monkeypatch):
+    (folder,) = write_recommendations(hybrid, tmp_path / "out", top=1)
+    row = hybrid.frontier.iloc[0]
+    command = json.loads((folder / "design.json").read_text())["commands"]["latency_memory"]
+    assert f"--attention-layers {int(row['attention_layers'])}" in command
+    monkeypatch.chdir(folder)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        cli.main([*shlex.split(command)[1:], "--json"])
+    summary = json.loads(out.getvalue())["summary"]
+    assert summary["tpot_s"] == pytest.approx(row["tpot_s"], rel=1e-9)
 
 
 @pytest.mark.parametrize(

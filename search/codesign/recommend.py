@@ -29,7 +29,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from genz import Precision, precision_to_dict
+from genz import ARCHITECTURE_AXES, AXES, MODE_AXES, Precision, precision_to_dict
 from roofline import InputError, Platform
 from scaling_law import ScalingLaw, scaling_dir
 
@@ -187,6 +187,12 @@ def predict_command(row: Mapping[str, Any], runtime: str | None = None) -> str:
     parts += ["--input", str(int(row["input_tokens"])), "--output", str(int(row["output_tokens"]))]
     for axis in ("tp", "pp", "ep", "dp"):
         parts += [f"--{axis}", str(int(row[axis]))]
+    for name in MODE_AXES:  # decoding modes, images, offload: only where not the default
+        if name in row and float(row[name]) != AXES[name].default:
+            parts += [AXES[name].flag, f"{float(row[name]):g}"]
+    for name, spec in ARCHITECTURE_AXES.items():  # window / mix: where the space varies them
+        if name in row:
+            parts += [spec.flag, str(int(row[name]))]
     if runtime is not None:
         parts += ["--runtime", runtime]
     return " ".join(shlex.quote(part) for part in parts)
