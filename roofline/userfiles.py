@@ -7,14 +7,10 @@ Parsing is ``yaml.safe_load`` or ``json.loads`` only (no eval, no pickle); JSON'
 of ``[[[[...]]]]`` would otherwise exhaust Python's recursion limit). Directories,
 FIFOs and devices are refused without being read (a FIFO would block forever).
 Uploads (bytes from the dashboard) go through the same checks as files on disk.
-Successful parses of texts up to `PARSE_CACHE_MAX_CHARS` characters are kept (keyed by
-the text itself, so an edited file is parsed again) and every caller gets its own deep
-copy: pure-Python YAML parsing was most of the time of code that loads presets per row.
 """
 
 from __future__ import annotations
 
-import copy
 import csv
 import functools
 import json
@@ -37,8 +33,6 @@ BYTE_ORDER_MARK = "\ufeff"
 _YAML_FLOAT = re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]+)[eE][-+]?[0-9]+$")
 #: A JSON string literal (brackets inside strings do not nest).
 _JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
-#: Longest text (characters) whose parse is kept for reuse; presets and profiles are smaller.
-PARSE_CACHE_MAX_CHARS = 256_000
 
 
 def read_user_text(path: str | Path, *, kind: str, max_bytes: int) -> tuple[Path, str]:
@@ -97,9 +91,10 @@ def parse_document(text: str, source: str | Path, *, fmt: str) -> Any:
     deeper than `MAX_NESTING_DEPTH` lists/mappings.
     """
     try:
-        if len(text) <= PARSE_CACHE_MAX_CHARS:
-            return copy.deepcopy(_parse_kept(text, fmt))
-        return _parse(text, fmt)
+        if fmt == "json":
+            _check_json_depth(text)
+            return json.loads(text, parse_constant=_reject_constant)
+        return yaml.load(text, Loader=_DepthLimitedLoader)  # a SafeLoader: data only
     except _TooDeep:
         raise InputError(
             f"{source}: lists/mappings nested deeper than {MAX_NESTING_DEPTH} levels; "
@@ -108,19 +103,6 @@ def parse_document(text: str, source: str | Path, *, fmt: str) -> Any:
     except (json.JSONDecodeError, yaml.YAMLError, ValueError) as error:
         first_line = str(error).splitlines()[0] if str(error) else type(error).__name__
         raise InputError(f"{source}: not valid {fmt.upper()} ({first_line})") from None
-
-
-def _parse(text: str, fmt: str) -> Any:
-    if fmt == "json":
-        _check_json_depth(text)
-        return json.loads(text, parse_constant=_reject_constant)
-    return yaml.load(text, Loader=_DepthLimitedLoader)  # a SafeLoader: data only
-
-
-@functools.lru_cache(maxsize=256)
-def _parse_kept(text: str, fmt: str) -> Any:
-    """`_parse`, kept per (text, format); failures raise and are not kept."""
-    return _parse(text, fmt)
 
 
 def load_user_document(
