@@ -10,7 +10,7 @@ import pytest
 
 from app.cli import main
 from genz import Parallelism, Precision, Scenario, load_model, predict
-from roofline import load_platform
+from roofline import InputError, load_platform
 from search.serving import build_replica, run, synthetic_workload
 
 LENGTHS = ["--input", "1024", "--output", "64", "--length-cv", "0"]
@@ -69,3 +69,10 @@ def test_bad_share_is_one_line(flag, value, capsys):
     assert main(args) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and flag in err[0] and "[0, 1]" in err[0]
+
+
+def test_a_reused_step_cost_must_have_the_same_shares(llama8b, h100):
+    workload = synthetic_workload(1.0, 20.0, seed=0)
+    cost = build_replica(llama8b, h100, workload).cost
+    with pytest.raises(InputError, match="other offload shares"):
+        build_replica(llama8b, h100, workload, cost=cost, weight_offload=0.5)

@@ -244,7 +244,7 @@ def _replica_builder(args: argparse.Namespace, policy: str, pool: str | None = N
         kv_capacity_tokens=args.kv_tokens,
         kv_blocks=args.kv_blocks,
         kv_free_fraction=args.kv_free_fraction,
-        request_overhead_s=_front_end_s(args),
+        request_overhead_s=_front_end_s(args, runtime),
         chunk_overhead_s=args.chunk_overhead_ms / 1e3,
         async_scheduling=args.async_scheduling,
     )
@@ -587,11 +587,12 @@ def _write_csv(path: str, columns: dict[str, Any]) -> None:
         )
 
 
-def _front_end_s(args: argparse.Namespace) -> float:
-    """Front-end time per request, s: --request-overhead-ms, else the profile's fitted one."""
+def _front_end_s(args: argparse.Namespace, runtime: Any = None) -> float:
+    """Front-end time per request, s: --request-overhead-ms, else the fitted one of
+    ``runtime`` (the loaded --runtime profile; None: loaded here)."""
     from search.serving import front_end_seconds
 
-    runtime = runtime_from_args(args)
+    runtime = runtime or runtime_from_args(args)
     stated = None if args.request_overhead_ms is None else args.request_overhead_ms / 1e3
     return front_end_seconds(None if runtime.is_ideal else runtime, stated)
 

@@ -134,11 +134,7 @@ def build_replica(
             kv_offload=kv_offload,
         )
     else:
-        _check_cost(cost, model, platform, runtime, tokens, rows)
-        if cost.kv_offload != kv_offload or bool(cost.offloaded_weights_bytes) != bool(
-            weight_offload
-        ):
-            raise InputError("the reused step cost was built with other offload shares")
+        _check_cost(cost, model, platform, runtime, tokens, rows, (weight_offload, kv_offload))
     decoder = None
     if speculation is not None:
         decoder = SpeculativeDecoder(
@@ -208,8 +204,10 @@ def _check_cost(
     runtime: RuntimeProfile | None,
     tokens: int,
     sequences: int,
+    offload: tuple[float, float],
 ) -> None:
-    """Refuse a reused step cost built for another replica or other table sizes."""
+    """Refuse a reused step cost built for another replica, other table sizes or other
+    ``(weight, kv)`` offload shares."""
     wanted = (model.name, platform.name, "ideal" if runtime is None else runtime.name)
     if (cost.model, cost.platform, cost.runtime) != wanted:
         raise InputError(
@@ -226,6 +224,9 @@ def _check_cost(
             f"the step cost given covers {cost.max_tokens} tokens and {cost.max_sequences} "
             f"sequences per step; this workload and scheduler need {tokens} and {sequences}"
         )
+    weight_offload, kv_offload = offload
+    if cost.kv_offload != kv_offload or bool(cost.offloaded_weights_bytes) != bool(weight_offload):
+        raise InputError("the step cost given was built with other offload shares")
 
 
 class _StaticReplica:
