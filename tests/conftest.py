@@ -55,14 +55,15 @@ def ray_local():
 
 
 @pytest.fixture
-def rerun_converter(tmp_path, monkeypatch) -> Callable[[str], bytes]:
-    """``rerun_converter("convert_x.py")`` runs ``benchmarks/convert_x.py --out FILE`` as
-    ``__main__`` (benchmarks/ on the path), asserts it exits 0 and returns FILE's bytes."""
+def rerun_converter(tmp_path, monkeypatch) -> Callable[..., bytes]:
+    """``rerun_converter("convert_x.py", *extra)`` runs ``benchmarks/convert_x.py --out FILE
+    *extra`` as ``__main__`` (benchmarks/ on the path), asserts it exits 0 and returns
+    FILE's bytes."""
 
-    def rerun(script: str) -> bytes:
+    def rerun(script: str, *extra: str) -> bytes:
         out = tmp_path / "converted.csv"
         monkeypatch.syspath_prepend(str(BENCHMARKS))
-        monkeypatch.setattr(sys, "argv", ["convert", "--out", str(out)])
+        monkeypatch.setattr(sys, "argv", ["convert", "--out", str(out), *extra])
         with pytest.raises(SystemExit) as exit_info:
             runpy.run_path(str(BENCHMARKS / script), run_name="__main__")
         assert exit_info.value.code == 0

@@ -4,8 +4,6 @@ on (issue 20, the out-of-source check), in the measurement schema and the store.
 import csv
 import importlib
 import re
-import runpy
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -35,14 +33,12 @@ def _read(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
-def test_rerunning_the_converter_reproduces_the_schema_file_and_the_sidecar(tmp_path, monkeypatch):
-    out, meta = tmp_path / "rows.csv", tmp_path / "meta.csv"
-    argv = ["convert", "--source", str(SOURCE), "--out", str(out), "--meta", str(meta)]
-    monkeypatch.setattr(sys, "argv", argv)
-    with pytest.raises(SystemExit) as exit_info:
-        runpy.run_path(str(BENCHMARKS / "convert_published_runs.py"), run_name="__main__")
-    assert exit_info.value.code == 0
-    assert out.read_bytes() == CSV.read_bytes()
+def test_rerunning_the_converter_reproduces_the_schema_file_and_the_sidecar(
+    tmp_path, rerun_converter
+):
+    meta = tmp_path / "meta.csv"
+    extra = ("--source", str(SOURCE), "--meta", str(meta))
+    assert rerun_converter("convert_published_runs.py", *extra) == CSV.read_bytes()
     assert meta.read_bytes() == META.read_bytes()
 
 
