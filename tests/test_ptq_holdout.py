@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import runpy
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +20,9 @@ from scaling_law.ptq_holdout import (
     within_target,
 )
 
+#: Refits with every exponent held (only c_t fitted): fast, and these tests check the
+#: offsets and the fixed constants' out-of-sample scores, not the refit.
+FAST = ("gamma_d", "gamma_n", "gamma_post")
 #: (model, family, N, D, quant types); INT4 rows are 0.3 bits worse than nominal.
 MODELS = (
     ("a", "f1", 1e9, 1e12, ("Q3_K_M", "Q5_K_M", "INT4-g128")),
@@ -55,7 +60,7 @@ def kumar_rows(scale: dict[str, float] | None = None) -> PtqRows:
 
 
 def test_fixed_constants_score_one_out_of_sample_and_unmeasured_kinds_are_counted() -> None:
-    groups = hold_out(kumar_rows({"c": 2.0}), "model")
+    groups = hold_out(kumar_rows({"c": 2.0}), "model", hold=FAST)
     fixed = held_out_medians(groups, "fixed")
     assert fixed["a"] == pytest.approx(1.0) and fixed["b"] == pytest.approx(1.0)
     assert fixed["c"] == pytest.approx(0.5)  # twice the law's degradation: ratio 0.5
@@ -69,7 +74,9 @@ def test_fixed_constants_score_one_out_of_sample_and_unmeasured_kinds_are_counte
 
 def test_family_hold_out_and_bad_grouping() -> None:
     rows = kumar_rows()
-    groups = hold_out(rows, "family")
+    groups = hold_out(rows, "family", hold=FAST)
+    # c_t refitted on f1 alone, exactly on the law: the refit reproduces Kumar's c_t
+    assert held_out_medians(groups, "refit")["c"] == pytest.approx(1.0, rel=1e-3)
     assert [g.group for g in groups] == ["f1", "f2"]
     assert held_out_medians(groups, "fixed")["c"] == pytest.approx(1.0)
     assert median_ratio_by_model(rows, rows.delta) == {"a": 1.0, "b": 1.0, "c": 1.0}
@@ -77,3 +84,13 @@ def test_family_hold_out_and_bad_grouping() -> None:
         hold_out(rows, "size")
     with pytest.raises(InputError, match="which"):
         held_out_medians(groups, "best")
+
+
+def test_ptq_fit_all_rows_refuses_to_write(monkeypatch, capsys) -> None:
+    """``benchmarks/ptq_fit.py --all-rows`` writes nothing: with --write it stops at once."""
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "ptq_fit.py"
+    monkeypatch.setattr(sys, "argv", ["ptq_fit.py", "--all-rows", "--write", "x.json"])
+    with pytest.raises(SystemExit) as stop:
+        runpy.run_path(str(script), run_name="__main__")
+    assert stop.value.code == 2
+    assert "--all-rows writes nothing" in capsys.readouterr().err
