@@ -187,6 +187,10 @@ def with_sliding_window(
         )
     if not model.num_attention_layers:
         raise InputError(f"{flag}: {model.name} has no attention layers to window")
+    if model.shared_block is not None:
+        raise InputError(
+            f"{flag}: windowed attention in shared transformer blocks (Zamba2) is not modelled"
+        )
     kinds = model.layer_types or (FULL,) * model.num_layers
     if window == 0:
         kinds = tuple(FULL if kind == WINDOW else kind for kind in kinds)
