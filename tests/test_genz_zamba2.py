@@ -240,3 +240,16 @@ def test_requirements_and_oicf_rows():
     assert row.kv_bytes_per_request == pytest.approx(
         S * KV_ELEMENTS * 2 * context + L * STATE * 2, rel=1e-9
     )
+
+
+def test_serve_runs_and_a_lone_request_decodes_at_the_step_cost():
+    from search.serving import SchedulerConfig, build_replica, run, synthetic_workload
+
+    model, h100 = load_model("zamba2-7b"), load_platform("h100-sxm")
+    alone = synthetic_workload(0.01, 10.0, input_tokens=2000, output_tokens=64, length_cv=0.0)
+    replica = build_replica(model, h100, alone, config=SchedulerConfig())
+    lone = run(alone, replica)
+    # its decode steps run at contexts 2,001 ... 2,063: the TPOT lies between those steps
+    first, last = replica.cost.decode_time(1, 2001.0), replica.cost.decode_time(1, 2063.0)
+    assert first < last  # the shared invocations' KV grows with the context
+    assert first <= lone.summary["tpot_s_p50"] <= last
