@@ -151,8 +151,8 @@ class ModelConfig:
             raise InputError(
                 f"layer_types: unknown kind {unknown[0]!r}; accepted: {', '.join(LAYER_KINDS)}"
             )
-        if (self.shared_block is None) != (SHARED not in self.layer_types):
-            raise InputError(f"{SHARED} layers and a shared_block description (Zamba2) go together")
+        if self.shared_block is None and SHARED in self.layer_types:
+            raise InputError(f"{SHARED} layers need a shared_block description (Zamba2)")
         if self.shared_block is not None and (
             self.ffn_on_mixer_layers
             or self.is_moe

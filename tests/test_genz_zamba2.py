@@ -253,3 +253,13 @@ def test_serve_runs_and_a_lone_request_decodes_at_the_step_cost():
     first, last = replica.cost.decode_time(1, 2001.0), replica.cost.decode_time(1, 2063.0)
     assert first < last  # the shared invocations' KV grows with the context
     assert first <= lone.summary["tpot_s_p50"] <= last
+
+
+def test_scaled_twin_keeps_the_shared_attention_width():
+    from genz.scaled_models import scale_model
+
+    model = load_model("zamba2-7b")
+    half = scale_model(model, 0.5)
+    assert half.num_heads * half.head_dim == 2 * half.hidden_size and half.head_dim == HEAD_DIM
+    assert half.shared_block == model.shared_block and half.num_shared_layers > 0
+    assert 0.4 < parameter_count(half).total / parameter_count(model).total < 0.6
