@@ -263,3 +263,17 @@ def test_scaled_twin_keeps_the_shared_attention_width():
     assert half.num_heads * half.head_dim == 2 * half.hidden_size and half.head_dim == HEAD_DIM
     assert half.shared_block == model.shared_block and half.num_shared_layers > 0
     assert 0.4 < parameter_count(half).total / parameter_count(model).total < 0.6
+
+
+def test_zamba2_2_7b_parameter_count_by_hand():
+    model = load_model("zamba2-2.7b")
+    h, d, heads_m, n = 2560, 5120, 80, 64  # 80 Mamba-2 heads of 64, one group
+    conv = d + 2 * n
+    mamba = h * (2 * d + 2 * n + heads_m) + conv * 4 + conv + 3 * heads_m + d + d * h + h
+    block = 3 * (2 * h) ** 2 + 2 * h * h + h * 2 * 10240 + 10240 * h + 2 * h + h
+    invocation = h * h + 128 * (h + 2 * 10240)
+    expected = 54 * mamba + 2 * block + 9 * invocation + 32000 * h + h
+    assert parameter_count(model).total == expected == 2_662_214_560
+    assert [i for i in range(54) if model.layer_kind(i) == "shared_attention"] == [
+        6, 12, 18, 24, 30, 36, 42, 47, 51
+    ]  # fmt: skip
