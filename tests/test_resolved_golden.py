@@ -53,6 +53,10 @@ MODELS = ("llama-2-7b", "llama-3.1-8b", "mixtral-8x7b", "deepseek-v3")
 PLATFORMS = ("h100-sxm", "a100-sxm-80gb", "apple-m2-max-30c", "jetson-agx-orin-64gb")
 #: (model, platform) pairs whose step-cost tables are recorded (a few: each takes ~0.1 s).
 STEP_CASES = (("llama-3.1-8b", "h100-sxm"), ("mixtral-8x7b", "a100-sxm-80gb"))
+#: StepCost's state-operator tables, added after the recording: unset (None) for these
+#: models, which have no state-space or linear-attention layers, and left out of their
+#: digests then.
+STATE_FIELDS = ("state_prefill_s", "state_pass_s", "state_pass_work")
 
 _INHERIT = PhaseProfile(None, 0.55, 2e-3, 1e-4, 0.5)
 _OVERRIDE = PhaseProfile(0.3, None, 1e-3)
@@ -252,7 +256,13 @@ def step_digest(model: Any, platform: Any, runtime: RuntimeProfile | None) -> st
         cost = step_cost(
             model, platform, precision, max_tokens=96, max_sequences=12, runtime=runtime
         )
-        digest.add({name: value for name, value in vars(cost).items() if not name.startswith("_")})
+        digest.add(
+            {
+                name: value
+                for name, value in vars(cost).items()
+                if not name.startswith("_") and not (name in STATE_FIELDS and value is None)
+            }
+        )
     return digest.hex()
 
 
