@@ -41,8 +41,8 @@ from .hf_config import (
     model_from_hf_config,
     models_dir,
 )
-from .layer_mix import with_layer_mix
-from .model import ModelConfig, with_lora
+from .layer_mix import variant_refusal, with_layer_mix
+from .model import LORA_TARGETS, ModelConfig, with_lora
 from .mtp import mtp_draft, mtp_parameters
 from .params import WEIGHT_GROUPS, ParameterCount, parameter_count
 from .partial_offload import PartialOffload, predict_partial_offload
@@ -109,6 +109,7 @@ __all__ = [
     "DEFAULT_INPUT_TOKENS",
     "DEFAULT_OUTPUT_TOKENS",
     "GRID_AXES",
+    "LORA_TARGETS",
     "MAX_CONFIG_BYTES",
     "MESH_AXES",
     "MIN_METRIC_ROWS",
@@ -175,6 +176,7 @@ __all__ = [
     "summarise_weight_bits",
     "tensor_parallel_degrees",
     "use_case",
+    "variant_refusal",
     "weight_bytes_per_device",
     "with_gqa",
     "with_layer_mix",

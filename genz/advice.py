@@ -1,26 +1,41 @@
 """What would fit past the capacity wall: more devices (at TP degrees the model can be
-split over), or fewer bits."""
+split over), fewer bits, a smaller batch, or (on a platform with a host memory link)
+a share of the weights or KV cache offloaded to host memory (`genz.offload`)."""
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from roofline import Platform
+from roofline import InputError, Platform
 
 from .inputs import scenario_inputs
 from .memory import footprint_arrays
 from .model import ModelConfig
+from .offload import offload_terms
 from .scenario import Parallelism, Scenario
 
 
 def footprint_bytes(model: ModelConfig, scenario: Scenario) -> float:
-    """Per-device capacity footprint of ``scenario`` (uniform per-group bits), bytes."""
+    """Per-device capacity footprint of ``scenario`` (uniform per-group bits), bytes: the
+    device's ``(1 - f_w)`` share of the weights and ``(1 - f_kv)`` of the KV cache (the
+    offloaded shares live in host memory) plus the activations."""
+    weights, kv, activations = _footprint_parts(model, scenario)
+    return (1 - scenario.weight_offload) * weights + (1 - scenario.kv_offload) * kv + activations
+
+
+def _footprint_parts(model: ModelConfig, scenario: Scenario) -> tuple[float, float, float]:
+    """Per-device weights, KV cache (final context) and activation bytes, no offload."""
     parts = footprint_arrays(model, scenario_inputs(scenario))
-    return float(sum(part[0] for part in parts.values()))
+    return (
+        float(parts["weights_bytes"][0]),
+        float(parts["kv_cache_bytes"][0]),
+        float(parts["activation_bytes"][0]),
+    )
 
 
 def tensor_parallel_degrees(model: ModelConfig) -> tuple[int, ...]:
@@ -105,8 +120,49 @@ def capacity_suggestions(
             else:
                 high = middle
         suggestions.append(f"reduce batch to {low}")
+    suggestions += _offload_suggestions(model, platform, scenario, capacity)
     if not suggestions:
         suggestions.append(
             "no single change checked here fits; combine more devices with fewer bits"
         )
     return tuple(suggestions)
+
+
+def _offload_suggestions(
+    model: ModelConfig, platform: Platform, scenario: Scenario, capacity: float
+) -> list[str]:
+    """The least share of the weights, and of the KV cache, kept in host memory (in steps
+    of 1 %) that brings the device under ``capacity`` with host memory holding the rest,
+    each with the decode step's host-link time it costs (`genz.offload`); none without
+    a host link."""
+    if platform.host is None:
+        return []
+    weights, kv, activations = _footprint_parts(model, scenario)
+    f_w, f_kv = scenario.weight_offload, scenario.kv_offload
+    over = (1 - f_w) * weights + (1 - f_kv) * kv + activations - capacity
+    found = []
+    for field, label, size, current in (
+        ("weight_offload", "the weights", weights, f_w),
+        ("kv_offload", "the KV cache", kv, f_kv),
+    ):
+        if size <= 0:
+            continue
+        share = math.ceil((current + over / size) * 100 - 1e-9) / 100
+        if not current < share <= 1:
+            continue
+        if field == "weight_offload":
+            candidate = dataclasses.replace(scenario, weight_offload=share)
+        else:
+            candidate = dataclasses.replace(scenario, kv_offload=share)
+        if footprint_bytes(model, candidate) > capacity:
+            continue
+        try:  # host memory must hold the offloaded shares
+            link = offload_terms(model, platform, candidate, weights, kv)
+        except InputError:
+            continue
+        found.append(
+            f"keep {share:.0%} of {label} in host memory (--{field.replace('_', '-')} "
+            f"{share:g}; the link streams it every decode step: "
+            f"{link.decode_link_s * 1e3:.3g} ms)"
+        )
+    return found

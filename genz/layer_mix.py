@@ -43,6 +43,22 @@ def with_layer_mix(
     return model
 
 
+def variant_refusal(model: ModelConfig, name: str) -> str | None:
+    """Why ``model`` refuses every value of the architecture axis ``name``
+    (``sliding_window`` or ``attention_layers``), in one line naming the model; None when
+    it takes some. A front end uses it to disable a control rather than let it fail."""
+    try:
+        if name == "sliding_window":
+            with_sliding_window(model, 0, flag=name)
+        elif name == "attention_layers":
+            _with_attention_layers(model, model.num_attention_layers or 1, name)
+        else:
+            raise ValueError(f"unknown architecture axis {name!r}")
+    except InputError as error:
+        return str(error).removeprefix(f"{name}: ")
+    return None
+
+
 def _with_attention_layers(model: ModelConfig, count: int, label: str) -> ModelConfig:
     # Nemotron-H's MLP-only layers stay where they are: the mix is over the mixer layers.
     mixers = [i for i in range(model.num_layers) if model.layer_kind(i) != MLP]

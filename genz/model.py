@@ -343,6 +343,15 @@ def _check_lora(model: ModelConfig) -> None:
         raise InputError("--lora-rank: LoRA on MLA attention is not modelled")
     if model.shared_block is not None:
         raise InputError("--lora-rank: LoRA on shared transformer blocks (Zamba2) is not modelled")
+    layers = {"qkv": model.num_attention_layers, "o": model.num_attention_layers}
+    layers["ffn"] = model.num_dense_layers
+    for target in model.lora_targets:
+        if not layers[target]:
+            what = "attention" if target != "ffn" else "dense FFN"
+            raise InputError(
+                f"--lora-targets {target}: {model.name} has no {what} layers to adapt "
+                "(adapters on state-space projections and MoE experts are not modelled)"
+            )
 
 
 def with_lora(

@@ -228,6 +228,12 @@ class Prediction:
             "capacity_bytes_per_device": self.capacity.capacity_bytes,
             "fits": self.fits,
             "suggestions": list(self.suggestions),
+            # Decoding mode, images and offload (`genz.MODE_AXES`), after the original keys.
+            "parallel_samples": scenario.parallel_samples,
+            "beam_width": scenario.beam_width,
+            "images": scenario.images,
+            "weight_offload": scenario.weight_offload,
+            "kv_offload": scenario.kv_offload,
         }
 
 
