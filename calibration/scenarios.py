@@ -9,6 +9,10 @@ Columns (header names; only ``model`` and ``hw`` are required)::
     weight_bits, activation_bits, kv_bits                            numbers
     weight_offload, kv_offload                                       fractions in [0, 1]
     sliding_window, attention_layers      integers; empty: the model's (`genz.layer_mix`)
+    lora_rank, lora_adapters, lora_targets   multi-LoRA serving (`genz.with_lora`): rank
+                                          (empty or 0: none), adapters (default 1),
+                                          targets ``qkv+o`` (default; or a quoted
+                                          ``"qkv,o"``) from qkv, o, ffn
 
 A measurement file of ``codesign calibrate`` (`genz.measurements`) is a scenario file
 too: its measured columns (``batch_latency_s``, ``throughput_tok_s``, ``ttft_s``,
@@ -39,6 +43,7 @@ import numpy as np
 from genz import (
     ARCHITECTURE_AXES,
     AXES,
+    LORA_TARGETS,
     ModelConfig,
     Parallelism,
     RuntimeProfile,
@@ -47,6 +52,7 @@ from genz import (
     load_model,
     load_runtime,
     with_layer_mix,
+    with_lora,
 )
 from roofline import InputError, Platform, csv_failure, load_platform, read_user_text
 
@@ -77,9 +83,14 @@ NUMBER_COLUMNS = {
 }
 #: Architecture variants (`genz.ARCHITECTURE_AXES`, integers); empty: the model's own.
 ARCHITECTURE_COLUMNS = tuple(ARCHITECTURE_AXES)
+#: Multi-LoRA serving (`genz.with_lora`): integers (rank 0: no adapters) and the targets.
+LORA_COLUMNS = {"lora_rank": 0, "lora_adapters": 1}
+LORA_TARGETS_COLUMN = "lora_targets"
+DEFAULT_LORA_TARGETS = ("qkv", "o")
 DEFAULTS = {
     **{name: float(value) for name, value in {**INTEGER_COLUMNS, **NUMBER_COLUMNS}.items()},
     **dict.fromkeys(ARCHITECTURE_COLUMNS, np.nan),
+    **{name: float(value) for name, value in LORA_COLUMNS.items()},
 }
 TEXT_COLUMNS = ("model", "hw", "runtime")
 #: Text columns of a measurement file, carried to the output unchanged.
@@ -89,6 +100,8 @@ COLUMNS = (
     *INTEGER_COLUMNS,
     *NUMBER_COLUMNS,
     *ARCHITECTURE_COLUMNS,
+    *LORA_COLUMNS,
+    LORA_TARGETS_COLUMN,
     *NOTE_COLUMNS,
     *MEASURED_METRICS,
 )
@@ -135,10 +148,24 @@ def output_columns(header: tuple[str, ...] = ()) -> list[str]:
     """Output columns of a scenario file with column names ``header``: ``line``, the
     scenario, the predictions, the file's measurement columns (measured values as
     ``measured_<name>``, then the error of each measured time or rate), ``error``."""
+    lora = (
+        [*LORA_COLUMNS, LORA_TARGETS_COLUMN]
+        if set(header) & {*LORA_COLUMNS, LORA_TARGETS_COLUMN}
+        else []
+    )
     notes = [name for name in NOTE_COLUMNS if name in header]
     measured = [f"measured_{name}" for name in MEASURED_METRICS if name in header]
     errors = [error for name, _, error in SCORED_TIMES if name in header]
-    return ["line", *INPUT_OUTPUTS, *SCENARIO_OUTPUTS[:-1], *notes, *measured, *errors, "error"]
+    return [
+        "line",
+        *INPUT_OUTPUTS,
+        *lora,
+        *SCENARIO_OUTPUTS[:-1],
+        *notes,
+        *measured,
+        *errors,
+        "error",
+    ]
 
 
 @dataclass(frozen=True)
@@ -152,6 +179,7 @@ class ScenarioRow:
     values: dict[str, float]
     notes: dict[str, str] = field(default_factory=dict)
     measured: dict[str, float] = field(default_factory=dict)
+    lora_targets: tuple[str, ...] = DEFAULT_LORA_TARGETS
 
 
 def parse_scenarios(
@@ -203,7 +231,8 @@ def _row(line: int, cells: dict[str, str | None], runtime: str | None) -> Scenar
             number = float(cell)
         except ValueError:
             raise InputError(f"{name} must be a number, got {cell!r}") from None
-        if (name in INTEGER_COLUMNS or name in ARCHITECTURE_COLUMNS) and not number.is_integer():
+        integer = name in INTEGER_COLUMNS or name in ARCHITECTURE_COLUMNS or name in LORA_COLUMNS
+        if integer and not number.is_integer():
             raise InputError(f"{name} must be an integer, got {cell!r}")
         values[name] = number
     notes = {name: text(name) for name in NOTE_COLUMNS if text(name)}
@@ -212,7 +241,22 @@ def _row(line: int, cells: dict[str, str | None], runtime: str | None) -> Scenar
             raise InputError(f"{name} is longer than {MAX_TEXT_CHARS} characters")
     measured = {name: _measured(name, text(name)) for name in MEASURED_METRICS if text(name)}
     chosen = runtime or text("runtime") or "ideal"
-    return ScenarioRow(line, text("model"), text("hw"), chosen, values, notes, measured)
+    targets = _lora_targets(text(LORA_TARGETS_COLUMN))
+    return ScenarioRow(line, text("model"), text("hw"), chosen, values, notes, measured, targets)
+
+
+def _lora_targets(cell: str) -> tuple[str, ...]:
+    """The ``lora_targets`` cell: targets joined by ``+`` (or commas in a quoted cell)."""
+    if not cell:
+        return DEFAULT_LORA_TARGETS
+    targets = tuple(part.strip() for part in cell.replace(",", "+").split("+") if part.strip())
+    unknown = [target for target in targets if target not in LORA_TARGETS]
+    if unknown or not targets:
+        raise InputError(
+            f"lora_targets: unknown target {(unknown or [cell])[0]!r}; accepted: "
+            f"{', '.join(LORA_TARGETS)} joined by + (e.g. qkv+o)"
+        )
+    return targets
 
 
 def _measured(name: str, cell: str) -> float:
@@ -231,10 +275,12 @@ def predict_scenarios(rows: list[ScenarioRow]) -> list[dict[str, Any]]:
     """One result mapping per row, in input order: ``line``, the scenario, the
     predictions (SI units; `output_columns`), the row's measurements and their errors."""
     results: list[dict[str, Any]] = [_echo(row) for row in rows]
-    groups: dict[tuple[str, str, str, tuple[float, ...]], list[int]] = {}
+    groups: dict[tuple[str, str, str, tuple[Any, ...]], list[int]] = {}
     for index, row in enumerate(rows):
-        mix = tuple(row.values[name] for name in ARCHITECTURE_COLUMNS)
-        groups.setdefault((row.model, row.hw, row.runtime, mix), []).append(index)
+        mix = tuple(row.values[name] for name in (*ARCHITECTURE_COLUMNS, *LORA_COLUMNS))
+        groups.setdefault((row.model, row.hw, row.runtime, (*mix, row.lora_targets)), []).append(
+            index
+        )
     cache: dict[tuple[str, str], Any] = {}
     for (model_name, hw, runtime_name, mix), indices in groups.items():
         try:
@@ -257,20 +303,34 @@ def predict_scenarios(rows: list[ScenarioRow]) -> list[dict[str, Any]]:
     return results
 
 
-def _variant(model: ModelConfig, mix: tuple[float, ...]) -> ModelConfig:
-    """``model`` with the row's architecture columns (NaN: the model's own)."""
+def _variant(model: ModelConfig, mix: tuple[Any, ...]) -> ModelConfig:
+    """``model`` with the row's architecture columns (NaN: the model's own) and its LoRA
+    adapters (rank 0: none); errors name the column."""
+    *numbers, targets = mix
+    values = dict(zip((*ARCHITECTURE_COLUMNS, *LORA_COLUMNS), numbers, strict=True))
     changes = {
-        name: int(value)
-        for name, value in zip(ARCHITECTURE_COLUMNS, mix, strict=True)
-        if not np.isnan(value)
+        name: int(values[name]) for name in ARCHITECTURE_COLUMNS if not np.isnan(values[name])
     }
-    if not changes:
+    if changes:
+        model = with_layer_mix(
+            model,
+            sliding_window=changes.get("sliding_window"),
+            attention_layers=changes.get("attention_layers"),
+        )
+    rank, adapters = int(values["lora_rank"]), int(values["lora_adapters"])
+    if not rank:
+        if adapters != LORA_COLUMNS["lora_adapters"] or targets != DEFAULT_LORA_TARGETS:
+            raise InputError(
+                "lora_adapters and lora_targets go with lora_rank (the adapters' rank)"
+            )
         return model
-    return with_layer_mix(
-        model,
-        sliding_window=changes.get("sliding_window"),
-        attention_layers=changes.get("attention_layers"),
-    )
+    if adapters < 1:
+        raise InputError(f"lora_adapters must be an integer >= 1, got {adapters}")
+    try:
+        return with_lora(model, rank, adapters, targets)
+    except InputError as error:  # genz names the CLI's flags; a file names its columns
+        text = str(error).replace("--lora-rank", "lora_rank").replace("--lora-", "lora_")
+        raise InputError(text) from None
 
 
 def _check_meshes(
@@ -392,6 +452,8 @@ def _echo(row: ScenarioRow) -> dict[str, Any]:
     for name in ARCHITECTURE_COLUMNS:
         value = row.values[name]
         echo[name] = None if np.isnan(value) else int(value)
+    echo.update({name: int(row.values[name]) for name in LORA_COLUMNS})
+    echo[LORA_TARGETS_COLUMN] = "+".join(row.lora_targets)
     echo.update(row.notes)
     echo.update({f"measured_{name}": value for name, value in row.measured.items()})
     return echo
