@@ -255,11 +255,15 @@ _DESIGN_BUDGETS = (
     WATTS.named("--max-tdp-w", "board power (modelled TDP)"),
     number(0, 1e6, "USD/Mtok").named("--max-usd-per-mtok", "USD per million output tokens"),
 )
-#: Multi-LoRA serving and llama.cpp -ngl offload in ``predict`` (its decoding modes,
-#: offload shares and architecture variants are scenario axes: ``genz.axes``).
-_PREDICT_OPTIONS = (
+#: Multi-LoRA serving (``predict``, ``requirements``) and llama.cpp -ngl offload
+#: (``predict``); decoding modes, offload shares and architecture variants are scenario
+#: axes (``genz.axes``).
+_LORA_OPTIONS = (
     WIDTH.named("--lora-rank", "adapter rank r (at most the model's width)"),
     integer(1, 1_000_000, "adapters").named("--lora-adapters", "distinct adapters resident"),
+)
+_PREDICT_OPTIONS = (
+    *_LORA_OPTIONS,
     LAYERS_OR_NONE.named("--gpu-layers", "layers on the device (at most the model's)"),
 )
 
@@ -292,6 +296,7 @@ FLAG_BOUNDS_BY_COMMAND: dict[tuple[str, str], ValueBound] = {
     **_per_command("recommend", *_DESIGN_BUDGETS),
     **_per_command("oicf", integer(1, 65_536, "requests").named("--batch", "prefill batch")),
     **_per_command("predict", *_PREDICT_OPTIONS),
+    **_per_command("requirements", *_LORA_OPTIONS),
     **_per_command("app", integer(1, 1000, "MB").named("--max-upload-mb", "largest upload")),
     **_per_command(
         "hw design",

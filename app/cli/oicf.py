@@ -100,6 +100,7 @@ def _print_oicf(report: OicfReport) -> None:
             {
                 "use case": row.use_case,
                 "model": row.model,
+                "arch": row.attention,  # GQA+SWA, GQA+SSM, SSM...: windowed and SSM rows
                 "w/kv": f"{row.weight_bits:g}/{row.kv_bits:g}",
                 "OI prefill": f"{row.prefill_oi:.4g}",
                 "OI decode": f"{row.decode_oi:.3g}",

@@ -19,7 +19,6 @@ from genz import (
     predict,
     predict_partial_offload,
     summarise_weight_bits,
-    with_lora,
 )
 from roofline import InputError, Platform, load_platform
 from search.economics import CostModel
@@ -45,8 +44,10 @@ from .runtime_output import (
 from .scenario_args import (
     add_architecture_arguments,
     add_decoding_arguments,
+    add_lora_arguments,
     add_offload_arguments,
     add_scenario_arguments,
+    lora_model_from_args,
     model_from_args,
     scenario_from_args,
 )
@@ -75,16 +76,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--gpu-layers", type=int, default=None, help="layers on the device; the rest on --host-hw"
     )
     ngl.add_argument("--host-hw", help="host CPU preset or YAML that computes the other layers")
-    lora = parser.add_argument_group("multi-LoRA serving (S-LoRA / Punica batching)")
-    lora.add_argument("--lora-rank", type=int, default=None, help="adapter rank r")
-    lora.add_argument(
-        "--lora-adapters", type=int, default=1, help="distinct adapters resident (default 1)"
-    )
-    lora.add_argument(
-        "--lora-targets",
-        default="qkv,o",
-        help="projections with adapters, comma-separated from qkv, o, ffn (default qkv,o)",
-    )
+    add_lora_arguments(parser)
     add_runtime_argument(parser)
     add_scenarios_argument(parser)
     output = parser.add_mutually_exclusive_group()
@@ -141,16 +133,7 @@ def run_predict(args: argparse.Namespace) -> int:
             raise InputError(f"{flag} is required (or give --scenarios FILE)")
     model = load_model(args.model)
     model = model_from_args(args, model)
-    if args.lora_rank is None:  # adapters and targets describe the rank's adapters
-        for flag, value, default in (
-            ("--lora-adapters", args.lora_adapters, 1),
-            ("--lora-targets", args.lora_targets, "qkv,o"),
-        ):
-            if value != default:
-                raise InputError(f"{flag} goes with --lora-rank (the adapters' rank)")
-    else:
-        targets = tuple(part.strip() for part in args.lora_targets.split(",") if part.strip())
-        model = with_lora(model, args.lora_rank, args.lora_adapters, targets)
+    model = lora_model_from_args(args, model)
     platform = platform_from_args(args)
     scenario = scenario_from_args(args, model.default_weight_bits)
     runtime = runtime_from_args(args)
@@ -248,6 +231,26 @@ def precision_label(model: ModelConfig, precision: Precision) -> str:
     )
 
 
+def images_text(model: ModelConfig, scenario: Scenario) -> str:
+    """``' (2 image(s), 1152 image tokens)'`` for a VLM scenario with images, else ''."""
+    if not scenario.images or model.vision is None:
+        return ""
+    tokens = scenario.images * model.vision.tokens_per_image
+    return f" ({scenario.images} image(s), {tokens} image tokens)"
+
+
+def mode_text(scenario: Scenario) -> str:
+    """``', 4 samples per request, KV 50% on host'``: the decoding mode and offload shares
+    that differ from the defaults, '' when none does."""
+    s = scenario
+    return (
+        (f", {s.parallel_samples} samples per request" if s.parallel_samples > 1 else "")
+        + (f", beam width {s.beam_width}" if s.beam_width > 1 else "")
+        + (f", weights {s.weight_offload:.0%} on host" if s.weight_offload else "")
+        + (f", KV {s.kv_offload:.0%} on host" if s.kv_offload else "")
+    )
+
+
 def energy_summary(prediction: Prediction, platform: Platform) -> dict[str, object] | None:
     """Per-device power of each phase (W), J per token (prefill per prompt token, decode
     per generated token, whole request per generated token) and the power model used
@@ -296,19 +299,9 @@ def print_prediction(
         ),
         (
             "scenario",
-            f"batch {s.batch}, {s.input_tokens} in"
-            + (
-                f" ({s.images} image(s), {s.images * model.vision.tokens_per_image} image tokens)"
-                if s.images and model.vision is not None
-                else ""
-            )
-            + f" / {s.output_tokens} out, "
-            f"{precision_label(model, s.precision)}, "
-            f"tp{mesh.tp} pp{mesh.pp} ep{mesh.ep} dp{mesh.dp}"
-            + (f", {s.parallel_samples} samples per request" if s.parallel_samples > 1 else "")
-            + (f", beam width {s.beam_width}" if s.beam_width > 1 else "")
-            + (f", weights {s.weight_offload:.0%} on host" if s.weight_offload else "")
-            + (f", KV {s.kv_offload:.0%} on host" if s.kv_offload else ""),
+            f"batch {s.batch}, {s.input_tokens} in{images_text(model, s)} / {s.output_tokens} "
+            f"out, {precision_label(model, s.precision)}, "
+            f"tp{mesh.tp} pp{mesh.pp} ep{mesh.ep} dp{mesh.dp}{mode_text(s)}",
         ),
         (
             "TTFT",

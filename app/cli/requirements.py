@@ -19,8 +19,10 @@ from .requirements_output import print_economics, requirement_row, workload_text
 from .scenario_args import (
     add_architecture_arguments,
     add_decoding_arguments,
+    add_lora_arguments,
     add_offload_arguments,
     add_scenario_arguments,
+    lora_model_from_args,
     model_from_args,
     scenario_from_args,
 )
@@ -41,6 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_decoding_arguments(parser)
     add_offload_arguments(parser)
     add_architecture_arguments(parser)
+    add_lora_arguments(parser)
     slo = parser.add_argument_group("service-level objectives")
     slo.add_argument("--max-ttft-s", type=float, help="time to first token ceiling, seconds")
     slo.add_argument("--max-tpot-ms", type=float, help="time per output token ceiling, ms")
@@ -84,7 +87,7 @@ def _model(args: argparse.Namespace) -> ModelConfig:
     model = model_from_args(args, model_from_spec(args.model))
     if args.params_scale != 1.0 or args.experts_scale != 1.0:
         model = scale_model(model, args.params_scale, args.experts_scale)
-    return model
+    return lora_model_from_args(args, model)  # adapters on the (scaled) model
 
 
 def _scenario(args: argparse.Namespace, model: ModelConfig) -> tuple[Scenario, bool]:

@@ -10,15 +10,18 @@ from search.economics import Economics
 from search.sizing import Requirement, format_seconds
 
 from ..formatting import human_bytes, print_key_values
-from .predict import precision_label
+from .predict import images_text, mode_text, precision_label
 
 
 def workload_text(args: argparse.Namespace, model: ModelConfig, scenario: Scenario) -> str:
     """``'chat: 1024 in / 256 out, concurrency 1 per replica, bf16 ...'`` for the header."""
     label = f"{args.use_case}: " if args.use_case else ""
+    # Prompt tokens as `predict` prints them: the text's plus the images' (VLMs).
+    images = scenario.images * model.vision.tokens_per_image if model.vision is not None else 0
     return (
-        f"{label}{scenario.input_tokens} in / {scenario.output_tokens} out, "
-        f"concurrency {scenario.batch} per replica, {precision_label(model, scenario.precision)}"
+        f"{label}{scenario.input_tokens + images} in{images_text(model, scenario)} / "
+        f"{scenario.output_tokens} out, concurrency {scenario.batch} per replica, "
+        f"{precision_label(model, scenario.precision)}{mode_text(scenario)}"
     )
 
 

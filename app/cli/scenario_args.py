@@ -27,7 +27,9 @@ from genz import (
     load_use_cases,
     use_case,
     with_layer_mix,
+    with_lora,
 )
+from roofline import InputError
 
 #: Axes of the standard group, in ``--help`` order.
 SCENARIO_AXES = (
@@ -109,6 +111,38 @@ def add_architecture_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("architecture variants")
     for axis in ARCHITECTURE_AXES.values():
         group.add_argument(axis.flag, type=int, default=None, help=axis.help)
+
+
+#: ``--lora-targets`` when not given.
+DEFAULT_LORA_TARGETS = "qkv,o"
+
+
+def add_lora_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--lora-rank``, ``--lora-adapters`` and ``--lora-targets`` (`genz.with_lora`)."""
+    lora = parser.add_argument_group("multi-LoRA serving (S-LoRA / Punica batching)")
+    lora.add_argument("--lora-rank", type=int, default=None, help="adapter rank r")
+    lora.add_argument(
+        "--lora-adapters", type=int, default=1, help="distinct adapters resident (default 1)"
+    )
+    lora.add_argument(
+        "--lora-targets",
+        default=DEFAULT_LORA_TARGETS,
+        help="projections with adapters, comma-separated from qkv, o, ffn (default qkv,o)",
+    )
+
+
+def lora_model_from_args(args: argparse.Namespace, model: ModelConfig) -> ModelConfig:
+    """``model`` serving the ``--lora-*`` adapters (unchanged without ``--lora-rank``)."""
+    if args.lora_rank is None:  # adapters and targets describe the rank's adapters
+        for flag, value, default in (
+            ("--lora-adapters", args.lora_adapters, 1),
+            ("--lora-targets", args.lora_targets, DEFAULT_LORA_TARGETS),
+        ):
+            if value != default:
+                raise InputError(f"{flag} goes with --lora-rank (the adapters' rank)")
+        return model
+    targets = tuple(part.strip() for part in args.lora_targets.split(",") if part.strip())
+    return with_lora(model, args.lora_rank, args.lora_adapters, targets)
 
 
 def model_from_args(args: argparse.Namespace, model: ModelConfig) -> ModelConfig:
