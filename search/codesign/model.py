@@ -113,7 +113,10 @@ def architecture_fields(
         for column, name in enumerate(MODEL_AXES)
     }
     hidden = values["hidden"]
-    if model.heads_from_head_dim:
+    if model.fixed_head_dim:  # a decoupled head width (Gemma-2): heads x width != hidden
+        heads = values["heads"]
+        head_dim = np.full_like(hidden, float(model.fixed_head_dim))
+    elif model.heads_from_head_dim:
         head_dim = values["heads"]
         heads = hidden / head_dim
     else:

@@ -48,7 +48,10 @@ class ModelSpace:
     """Architecture axes around ``base_config`` (a Hugging Face config mapping).
 
     ``heads_from_head_dim``: the ``heads`` axis holds head widths (the file gave
-    ``head_dim``), so heads = hidden / value.
+    ``head_dim``), so heads = hidden / value. ``fixed_head_dim`` (0: unset): every design
+    keeps this head width whatever its hidden size and heads (a base whose heads x
+    head_dim differs from hidden, Gemma-2's 16 x 256 on 3,584, keeps its width unless
+    the file gives ``head_dim``).
     """
 
     base_name: str
@@ -65,6 +68,7 @@ class ModelSpace:
     ffn_multiple: int = 64
     gated_ffn: bool = True
     tie_embeddings: bool = False
+    fixed_head_dim: int = 0
 
 
 def _base_config(name: Any, root: Path) -> tuple[str, dict[str, Any]]:
@@ -97,7 +101,8 @@ def parse_model(section: dict[str, Any], root: Path) -> ModelSpace:
     multiple = section.get("ffn_multiple", 64)
     if isinstance(multiple, bool) or not isinstance(multiple, int) or not 1 <= multiple <= 4096:
         raise InputError(f"{where}.ffn_multiple must be an integer in [1, 4096], got {multiple!r}")
-    by_head_dim = "heads" not in section
+    decoupled = base.num_heads * base.head_dim != base.hidden_size and "head_dim" not in section
+    by_head_dim = "heads" not in section and not decoupled
     if by_head_dim:
         heads = axis(section, "head_dim", where, base.head_dim, 1, 4096, True)
     else:
@@ -119,6 +124,7 @@ def parse_model(section: dict[str, Any], root: Path) -> ModelSpace:
         ffn_multiple=multiple,
         gated_ffn=base.gated_ffn,
         tie_embeddings=base.tie_word_embeddings,
+        fixed_head_dim=base.head_dim if decoupled else 0,
     )
 
 
@@ -137,6 +143,7 @@ def _check_base(base: ModelConfig, name: str) -> None:
         (base.num_parallel_layers > 0, "parallel attention and Mamba-2 in every layer"),
         (base.attention_output_gate, "gated attention output"),
         (base.vision is not None, "a vision tower"),
+        (base.shared_block is not None, "shared transformer blocks (Zamba2)"),
     ]
     for flag, what in unsupported:
         if flag:

@@ -155,8 +155,8 @@ def check_attainable(
 ) -> None:
     """Raise `InputError` when an SLO is beyond what unlimited resources give.
 
-    Unlimited compute, bandwidth, capacity and links on one device leave the
-    per-kernel overheads: no mesh or scale can beat that floor on TTFT or TPOT.
+    Unlimited compute, bandwidth, capacity and links (the host link of offload too) on
+    one device leave the per-kernel overheads: no mesh or scale can beat that floor on TTFT or TPOT.
     Throughput is bounded by ``devices`` such devices each serving its own replica
     (splitting a replica over devices only adds collectives and per-device overheads).
     """
@@ -174,6 +174,16 @@ def check_attainable(
         memory_capacity_scale=UNLIMITED_SCALE,
         link_bandwidth_scale=UNLIMITED_SCALE,
     )
+    if base.host is not None:  # offload: the host link is a resource more devices divide
+        host = base.host
+        unlimited = dataclasses.replace(
+            unlimited,
+            host=dataclasses.replace(
+                host,
+                capacity_bytes=host.capacity_bytes * UNLIMITED_SCALE,
+                link_bandwidth_bytes_per_s=host.link_bandwidth_bytes_per_s * UNLIMITED_SCALE,
+            ),
+        )
     single = dataclasses.replace(scenario, parallelism=Parallelism())
     floor = predict(model, unlimited, single)
     for label, limit, best in (
