@@ -69,11 +69,14 @@ PAGES = (
         EVERY_CONTROL - {"weight_bits", "dp"},
         needs="search.bits.quantizer",
     ),
-    # Request lengths come from the page's traffic, the replica is one (no dp).
+    # Request lengths come from the page's traffic, the replica is one (no dp); `serve`
+    # has no parallel-sampling, beam or image option, so those controls are hidden.
     PageSpec(
         "serving_page.py",
         "Serving",
-        EVERY_CONTROL - {"batch", "input_tokens", "output_tokens", "use_case", "dp"},
+        EVERY_CONTROL
+        - {"batch", "input_tokens", "output_tokens", "use_case", "dp"}
+        - {"parallel_samples", "beam_width", "images"},
         needs="search.serving",
     ),
     # The space file names its own hardware, models and scenario (chosen in the sidebar).

@@ -124,6 +124,8 @@ def replica_step_cost(
         max_tokens=max_tokens,
         max_sequences=max_sequences,
         runtime=runtime_profile(selection.runtime),
+        weight_offload=selection.weight_offload,
+        kv_offload=selection.kv_offload,
     )
 
 
@@ -151,6 +153,8 @@ def _replica(selection: Selection, hw: str | None, policy: str, workload: Worklo
         config=config,
         runtime=runtime_profile(selection.runtime),
         cost=cost,
+        weight_offload=selection.weight_offload,
+        kv_offload=selection.kv_offload,
     )
 
 
@@ -270,6 +274,18 @@ def serve_command(
     parts += ["--wbits", f"{selection.weight_bits:g}", "--abits", f"{selection.activation_bits:g}"]
     parts += ["--kvbits", f"{selection.kv_bits:g}"]
     parts += ["--tp", str(selection.tp), "--pp", str(selection.pp), "--ep", str(selection.ep)]
+    for flag, share in (
+        ("--weight-offload", selection.weight_offload),
+        ("--kv-offload", selection.kv_offload),
+    ):
+        if share:
+            parts += [flag, f"{share:g}"]
+    for flag, variant in (
+        ("--sliding-window", selection.sliding_window),
+        ("--attention-layers", selection.attention_layers),
+    ):
+        if variant is not None:
+            parts += [flag, str(variant)]
     parts += runtime_flags(selection)
     parts += ["--policy", policy, "--use-case", traffic.use_case, "--duration", f"{duration:g}"]
     parts += ["--rate", rate if isinstance(rate, str) else f"{rate:g}", "--seed", str(SEED)]

@@ -7,12 +7,14 @@ from typing import Any
 
 import streamlit as st
 
-from genz import ARCHITECTURE_AXES, AXES, MODE_AXES, ModelConfig
+from genz import ARCHITECTURE_AXES, AXES, MODE_AXES, ModelConfig, variant_refusal
 
 #: The architecture selectboxes' first choice: the model's own window / layer pattern.
 MODEL_OWN = "model's own"
 WINDOW_OPTIONS = (0, 512, 1024, 2048, 4096, 8192, 16384, 32768)
 OFFLOAD_OPTIONS = tuple(round(0.05 * k, 2) for k in range(21))
+WINDOW_LABEL = "Attention window, tokens (0: full attention)"
+MIX_LABEL = "Attention layers (the rest state-space or linear attention)"
 
 
 def own_or_int(value: Any) -> int | None:
@@ -29,11 +31,14 @@ def mode_widgets(bar: Any, model: ModelConfig, controls: frozenset[str]) -> None
         return
     if model.vision is None:
         st.session_state["images"] = 0
-    hybrid = bool(
-        model.num_state_layers and model.num_attention_layers and not model.num_parallel_layers
-    )
-    if not hybrid:
-        st.session_state["attention_layers"] = MODEL_OWN
+    window_refusal = variant_refusal(model, "sliding_window")
+    mix_refusal = variant_refusal(model, "attention_layers")
+    # A value the model refuses or does not offer (another model's choice) resets.
+    state = st.session_state
+    if window_refusal or state.get("sliding_window") not in (MODEL_OWN, *_window_options(model)):
+        state["sliding_window"] = MODEL_OWN
+    if mix_refusal or state.get("attention_layers") not in (MODEL_OWN, *_mix_options(model)):
+        state["attention_layers"] = MODEL_OWN
     box = bar.expander("Decoding, offload, architecture")
     for name in ("parallel_samples", "beam_width", "images"):
         axis = AXES[name]
@@ -49,15 +54,38 @@ def mode_widgets(bar: Any, model: ModelConfig, controls: frozenset[str]) -> None
     for name in ("weight_offload", "kv_offload"):
         if name in shown:
             box.select_slider(AXES[name].help.split(",")[0], OFFLOAD_OPTIONS, key=name)
+    # Window and layer-mix controls: drawn for models with attention (the mix only for
+    # those with state-space or linear-attention layers too), disabled with the model's
+    # one-line refusal when it takes no value (Zamba2's shared blocks, a parallel hybrid).
     if "sliding_window" in shown and model.num_attention_layers:
         box.selectbox(
-            "Attention window, tokens (0: full attention)",
-            [MODEL_OWN, *WINDOW_OPTIONS],
+            WINDOW_LABEL,
+            [MODEL_OWN, *_window_options(model)],
             key="sliding_window",
+            disabled=window_refusal is not None,
+            help=window_refusal,
         )
-    if "attention_layers" in shown and hybrid:
+        if window_refusal:
+            box.caption(f"{WINDOW_LABEL}: {window_refusal}")
+    if "attention_layers" in shown and model.num_attention_layers and model.num_state_layers:
         box.selectbox(
-            "Attention layers (the rest state-space or linear attention)",
-            [MODEL_OWN, *range(1, model.num_layers + 1)],
+            MIX_LABEL,
+            [MODEL_OWN, *_mix_options(model)],
             key="attention_layers",
+            disabled=mix_refusal is not None,
+            help=mix_refusal,
         )
+        if mix_refusal:
+            box.caption(f"{MIX_LABEL}: {mix_refusal}")
+
+
+def _window_options(model: ModelConfig) -> tuple[int, ...]:
+    """`WINDOW_OPTIONS` within the model's context length (`genz.with_sliding_window`)."""
+    limit = model.max_context or WINDOW_OPTIONS[-1]
+    return tuple(window for window in WINDOW_OPTIONS if window <= limit)
+
+
+def _mix_options(model: ModelConfig) -> tuple[int, ...]:
+    """Attention-layer counts of the selectbox: 1 to the model's token-mixer layers (its
+    MLP-only layers stay, as `genz.with_layer_mix` keeps Nemotron-H's)."""
+    return tuple(range(1, model.num_layers - model.num_mlp_layers + 1))

@@ -1,0 +1,73 @@
+"""Issue 23's features in the dashboard: controls a model refuses are disabled with the
+reason shown (Zamba2's window and layer mix), window choices stay within the context,
+and the Serving page hides the decoding modes `serve` lacks and uses the offload shares."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app.dashboard.state import Selection
+
+DASHBOARD = Path(__file__).resolve().parents[1] / "app" / "dashboard" / "main.py"
+
+
+def latency_page(model: str) -> AppTest:
+    at = AppTest.from_file(str(DASHBOARD), default_timeout=60)
+    at.switch_page("latency_page.py")
+    at.session_state["model"] = model
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_zamba2_window_and_mix_controls_are_disabled_with_the_reason():
+    at = latency_page("zamba2-7b")
+    window = at.sidebar.selectbox(key="sliding_window")
+    mix = at.sidebar.selectbox(key="attention_layers")
+    assert window.disabled and mix.disabled
+    captions = " ".join(caption.value for caption in at.sidebar.caption)
+    assert "windowed attention in shared transformer blocks (Zamba2) is not modelled" in captions
+    assert "invokes shared transformer blocks between its Mamba-2 layers" in captions
+    assert not at.error  # the page predicts the model's own pattern
+
+
+def test_a_hybrid_keeps_its_mix_control_and_windows_stay_within_the_context():
+    at = latency_page("jamba-v0.1")
+    mix = at.sidebar.selectbox(key="attention_layers")
+    assert not mix.disabled and mix.options[-1] == "32"
+    gemma = latency_page("gemma-2-9b")  # context 8,192: larger windows are refused
+    window = gemma.sidebar.selectbox(key="sliding_window")
+    assert not window.disabled and window.options[-1] == "8192"
+    assert "attention_layers" not in {w.key for w in gemma.sidebar.selectbox}
+
+
+def test_serving_page_hides_the_modes_serve_lacks_and_passes_offload_and_window():
+    pytest.importorskip("search.serving")
+    from app.dashboard.serving_page import Pools, Traffic, replica_step_cost, serve_command
+    from search.serving import SLO
+
+    at = AppTest.from_file(str(DASHBOARD), default_timeout=60)
+    at.switch_page("serving_page.py")
+    at.session_state["model"] = "llava-1.5-7b"  # a VLM: the images control would show
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    drawn = {
+        w.key
+        for kind in ("number_input", "select_slider", "selectbox")
+        for w in at.sidebar.get(kind)
+    }
+    assert not drawn & {"parallel_samples", "beam_width", "images"}
+    assert {"weight_offload", "kv_offload", "sliding_window"} <= drawn
+    chosen = Selection(model="mistral-7b", weight_offload=0.25, sliding_window=1024)
+    command = shlex.split(serve_command(chosen, "continuous", Traffic(), 2.0, 10, SLO(), Pools()))
+    for flag, value in (("--weight-offload", "0.25"), ("--sliding-window", "1024")):
+        assert command[command.index(flag) + 1] == value
+    offloaded = replica_step_cost(chosen, "h100-sxm", 512, 8)
+    resident = replica_step_cost(
+        Selection(model="mistral-7b", sliding_window=1024), "h100-sxm", 512, 8
+    )
+    assert offloaded.weights_bytes == pytest.approx(0.75 * resident.weights_bytes, rel=1e-12)
