@@ -91,6 +91,26 @@ def test_space_varies_the_window_of_a_local_global_base_with_its_own_head_width(
     assert parameter_count(model).total == parameter_count(gemma).total
 
 
+def test_space_crossing_samples_and_beams_drops_the_points_that_have_both():
+    """Was 'parallel_samples and beam_width cannot both exceed 1' for the whole space."""
+    result = search_designs(
+        space_from_dict(
+            {
+                "hardware": {"presets": ["h100-sxm"]},
+                "model": {"base": "llama-3.1-8b"},
+                "workload": {"batch": 4, "parallel_samples": [1, 4], "beam_width": [1, 2]},
+            }
+        ),
+        keep="feasible",
+    )
+    assert result.evaluated_count == 3  # (1, 1), (4, 1), (1, 2)
+    for row in result.designs.to_dict("records"):
+        assert min(row["parallel_samples"], row["beam_width"]) == 1
+        scenario = design_scenario(row, 16)
+        expected = predict(design_model(result.space, row), H100, scenario)
+        assert row["tpot_s"] == pytest.approx(expected.tpot_s, rel=1e-9)
+
+
 # -- predict --scenarios files ----------------------------------------------------------------
 
 

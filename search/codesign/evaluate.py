@@ -68,6 +68,8 @@ TIMING_COLUMNS = [
     AXIS[name] for name in ("preset", "compute_scale", "bandwidth_scale", "link_bandwidth_scale")
 ]
 SCENARIO_AXES = (*PRECISION_AXES, *MESH_AXES, *SPACE_WORKLOAD_AXES, *VARIANT_AXES)
+#: Axes whose combinations may be invalid points (dropped, not errors).
+_DROPPING_AXES = ("tp", "pp", "ep", "parallel_samples", "beam_width")
 SCENARIO_COLUMNS = [AXIS[name] for name in SCENARIO_AXES]
 REST_AXES = tuple(name for name in AXIS_NAMES if name not in MODEL_AXES)
 GENZ_METRICS = (
@@ -252,12 +254,13 @@ def _evaluate_architecture(
     points: Points,
 ) -> tuple[Points, dict[str, NDArray]]:
     """genz metrics of the points of one architecture (points with meshes the model
-    cannot be split over are dropped)."""
+    cannot be split over, or with both parallel samples and beams, are dropped)."""
     space = plan.space
     fields, _ = architecture_fields(space.model, points[:1, MODEL_COLUMNS])
     row = {name: float(array[0]) for name, array in fields.items()}
-    mesh = {name: values[AXIS[name]][points[:, AXIS[name]]] for name in ("tp", "pp", "ep")}
-    points = points[mesh_valid(fields, mesh["tp"], mesh["pp"], mesh["ep"])]
+    axis = {name: values[AXIS[name]][points[:, AXIS[name]]] for name in _DROPPING_AXES}
+    one_mode = (axis["parallel_samples"] <= 1) | (axis["beam_width"] <= 1)  # `genz.Scenario`
+    points = points[mesh_valid(fields, axis["tp"], axis["pp"], axis["ep"]) & one_mode]
     if len(points) == 0:
         return points, {}
     model = model_config(space.model, row)

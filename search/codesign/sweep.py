@@ -240,7 +240,8 @@ def build_result(plan: Plan, outcome: Outcome, method: str, start: float) -> Cod
         message = (
             f"{STATUS_MESSAGES[2]}: no combination of the model axes gives heads * head_dim = "
             "hidden with kv_heads dividing heads and top_k <= experts, or no mesh has tp <= "
-            "heads, pp <= layers, ep <= experts (and tp*pp*ep*dp in hardware.devices)"
+            "heads, pp <= layers, ep <= experts (and tp*pp*ep*dp in hardware.devices), or "
+            "every workload has both parallel_samples and beam_width above 1"
         )
     elif outcome.feasible == 0:
         status, message = 1, infeasible_message(plan.bounds(), outcome.summary)
