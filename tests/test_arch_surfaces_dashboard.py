@@ -35,10 +35,13 @@ def test_zamba2_window_and_mix_controls_are_disabled_with_the_reason():
     assert not at.error  # the page predicts the model's own pattern
 
 
-def test_a_hybrid_keeps_its_mix_control_and_windows_stay_within_the_context():
+def test_a_hybrid_keeps_its_mix_control():
     at = latency_page("jamba-v0.1")
     mix = at.sidebar.selectbox(key="attention_layers")
     assert not mix.disabled and mix.options[-1] == "32"
+
+
+def test_window_choices_stay_within_the_context():
     gemma = latency_page("gemma-2-9b")  # context 8,192: larger windows are refused
     window = gemma.sidebar.selectbox(key="sliding_window")
     assert not window.disabled and window.options[-1] == "8192"
@@ -71,3 +74,23 @@ def test_serving_page_hides_the_modes_serve_lacks_and_passes_offload_and_window(
         Selection(model="mistral-7b", sliding_window=1024), "h100-sxm", 512, 8
     )
     assert offloaded.weights_bytes == pytest.approx(0.75 * resident.weights_bytes, rel=1e-12)
+
+
+def test_hardware_designer_applies_window_and_samples_and_its_command_agrees(capsys):
+    """The page read the model without its window / layer mix (cached_model), and its
+    `hw design` command had no decoding-mode or architecture flags."""
+    import json
+
+    from app.cli import main
+    from app.dashboard.hardware_page import DesignChoice, design_command, evaluate
+
+    chosen = Selection(
+        model="mistral-7b", input_tokens=16000, sliding_window=1024, parallel_samples=2
+    )
+    plain = Selection(model="mistral-7b", input_tokens=16000, parallel_samples=2)
+    windowed = evaluate(DesignChoice(), chosen)
+    assert windowed.tpot_s < evaluate(DesignChoice(), plain).tpot_s
+    command = shlex.split(design_command(DesignChoice(), chosen))
+    assert main(command[1:]) in (0, None)
+    printed = json.loads(capsys.readouterr().out)["evaluation"]
+    assert printed["tpot_s"] == pytest.approx(windowed.tpot_s, rel=1e-9)

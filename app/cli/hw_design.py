@@ -13,7 +13,13 @@ from typing import Any
 from roofline import InputError
 
 from ..formatting import human_bytes, human_rate, human_seconds, print_json, print_key_values
-from .scenario_args import add_scenario_arguments, scenario_from_args
+from .scenario_args import (
+    add_architecture_arguments,
+    add_decoding_arguments,
+    add_scenario_arguments,
+    model_from_args,
+    scenario_from_args,
+)
 
 DTYPES_HELP = "dense TFLOP/s: one number (bf16) or dtype:value pairs, e.g. bf16:989,fp8:1979"
 
@@ -61,8 +67,14 @@ def add_design_parser(hw_sub: argparse._SubParsersAction) -> None:
     design.add_argument("--force", action="store_true", help="overwrite --out")
     design.add_argument("--json", action="store_true", help="machine-readable output")
     add_scenario_arguments(design, title=SCENARIO_TITLE)
-    group = next(g for g in design._action_groups if g.title == SCENARIO_TITLE)
-    scenario = tuple((a.option_strings[0], a.dest, a.default) for a in group._group_actions)
+    add_decoding_arguments(design)  # a designed device has no host link: no offload flags
+    add_architecture_arguments(design)
+    scenario = tuple(
+        (a.option_strings[0], a.dest, a.default)
+        for g in design._action_groups
+        if g.title in (SCENARIO_TITLE, "decoding mode", "architecture variants")
+        for a in g._group_actions
+    )
     design.set_defaults(func=run_design, scenario_flags=scenario)
 
 
@@ -153,7 +165,7 @@ def run_design(args: argparse.Namespace) -> None:
         from genz import load_model
         from search.economics import evaluate_design
 
-        model = load_model(args.model)
+        model = model_from_args(args, load_model(args.model))
         scenario = scenario_from_args(args, model.default_weight_bits)
         evaluation = evaluate_design(
             design,

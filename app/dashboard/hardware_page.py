@@ -26,8 +26,9 @@ from app.dashboard.common import (
     show_commands,
     tokens_per_s,
 )
-from app.dashboard.state import UPLOADED_CONFIG_NAME, Selection, build_scenario, cached_model
+from app.dashboard.state import UPLOADED_CONFIG_NAME, Selection, build_model, build_scenario
 from app.formatting import human_bytes, human_rate, human_seconds
+from genz import ARCHITECTURE_AXES, AXES
 from roofline import (
     FLAG_BOUNDS_BY_COMMAND,
     HARDWARE_BOUNDS,
@@ -110,6 +111,12 @@ def design_command(choice: DesignChoice, selection: Selection) -> str:
         ("--dp", selection.dp),
     ):
         parts += [flag, f"{value:g}"]
+    for name in ("parallel_samples", "beam_width", "images"):  # only when not the default
+        if getattr(selection, name) != AXES[name].default:
+            parts += [AXES[name].flag, str(getattr(selection, name))]
+    for name, axis in ARCHITECTURE_AXES.items():
+        if getattr(selection, name) is not None:
+            parts += [axis.flag, str(getattr(selection, name))]
     return " ".join(shlex.quote(p) for p in [*parts, "--json"])
 
 
@@ -126,8 +133,7 @@ def scenario_title(selection: Selection) -> str:
 
 def evaluate(choice: DesignChoice, selection: Selection) -> DesignEvaluation:
     """`evaluate_design` of the choice on the sidebar's model and scenario."""
-    model = cached_model(selection.model, selection.model_json)
-    return evaluate_design(choice.design(), model, build_scenario(selection))
+    return evaluate_design(choice.design(), build_model(selection), build_scenario(selection))
 
 
 def sweep_choices(choice: DesignChoice) -> list[DesignChoice]:

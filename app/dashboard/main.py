@@ -52,13 +52,14 @@ PAGES = (
     # Design A is the whole sidebar.
     PageSpec("compare_page.py", "Compare", EVERY_CONTROL),
     # The page builds its own device (no preset, no scale factors) and `hw design` takes
-    # no serving stack: the model and scenario only.
+    # no serving stack: the model and scenario only; a designed device has no host
+    # memory link, so no offload.
     PageSpec(
         "hardware_page.py",
         "Hardware designer",
         EVERY_CONTROL
         - {"hw", "compute_scale", "bw_scale", "capacity_scale", "link_bw_scale"}
-        - {"runtime"},
+        - {"runtime", "weight_offload", "kv_offload"},
     ),
     # Published measurements against out-of-sample predictions: no sidebar input.
     PageSpec("accuracy_page.py", "Accuracy", frozenset()),
