@@ -4,6 +4,7 @@ and the Serving page hides the decoding modes `serve` lacks and uses the offload
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 from pathlib import Path
 
@@ -63,7 +64,7 @@ def test_serving_page_hides_the_modes_serve_lacks_and_passes_offload_and_window(
         for kind in ("number_input", "select_slider", "selectbox")
         for w in at.sidebar.get(kind)
     }
-    assert not drawn & {"parallel_samples", "beam_width", "images"}
+    assert not drawn & {"parallel_samples", "beam_width", "images", "lora_rank"}
     assert {"weight_offload", "kv_offload", "sliding_window"} <= drawn
     chosen = Selection(model="mistral-7b", weight_offload=0.25, sliding_window=1024)
     command = shlex.split(serve_command(chosen, "continuous", Traffic(), 2.0, 10, SLO(), Pools()))
@@ -94,3 +95,28 @@ def test_hardware_designer_applies_window_and_samples_and_its_command_agrees(cap
     assert main(command[1:]) in (0, None)
     printed = json.loads(capsys.readouterr().out)["evaluation"]
     assert printed["tpot_s"] == pytest.approx(windowed.tpot_s, rel=1e-9)
+
+
+def test_lora_selection_equals_its_predict_command(capsys):
+    import json
+
+    from app.cli import main
+    from app.dashboard.state import build_model, build_scenario, predict_command
+    from genz import load_model, predict, with_lora
+    from roofline import load_platform
+
+    chosen = Selection(model="llama-3.1-8b", batch=8, lora_rank=16, lora_adapters=4)
+    chosen = dataclasses.replace(chosen, lora_targets="qkv,o,ffn")
+    model = with_lora(load_model("llama-3.1-8b"), 16, 4, ("qkv", "o", "ffn"))
+    assert build_model(chosen).name == model.name
+    expected = predict(model, load_platform("h100-sxm"), build_scenario(chosen))
+    assert main([*shlex.split(predict_command(chosen))[1:], "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)["summary"]
+    assert summary["tpot_s"] == pytest.approx(expected.tpot_s, rel=1e-9)
+
+
+def test_lora_rank_is_disabled_with_the_reason_for_a_pure_ssm():
+    at = latency_page("mamba-2.8b")
+    assert at.sidebar.number_input(key="lora_rank").disabled
+    captions = " ".join(caption.value for caption in at.sidebar.caption)
+    assert "has no attention layers to adapt" in captions

@@ -15,6 +15,7 @@ from pathlib import Path
 import streamlit as st
 
 from app.dashboard.sidebar import EVERY_CONTROL, keep_sidebar_values, render_sidebar
+from app.dashboard.sidebar_modes import LORA_CONTROLS
 from app.dashboard.state import SELECTION_KEY
 from app.dashboard.warm_up import start_background_imports
 
@@ -59,7 +60,8 @@ PAGES = (
         "Hardware designer",
         EVERY_CONTROL
         - {"hw", "compute_scale", "bw_scale", "capacity_scale", "link_bw_scale"}
-        - {"runtime", "weight_offload", "kv_offload"},
+        - {"runtime", "weight_offload", "kv_offload"}
+        - LORA_CONTROLS,  # nor LoRA flags on `hw design`
     ),
     # Published measurements against out-of-sample predictions: no sidebar input.
     PageSpec("accuracy_page.py", "Accuracy", frozenset()),
@@ -67,17 +69,18 @@ PAGES = (
     PageSpec(
         "precision_page.py",
         "Precision",
-        EVERY_CONTROL - {"weight_bits", "dp"},
+        EVERY_CONTROL - {"weight_bits", "dp"} - LORA_CONTROLS,  # `quantize` has no LoRA
         needs="search.bits.quantizer",
     ),
     # Request lengths come from the page's traffic, the replica is one (no dp); `serve`
-    # has no parallel-sampling, beam or image option, so those controls are hidden.
+    # has no parallel-sampling, beam, image or LoRA option, so those controls are hidden.
     PageSpec(
         "serving_page.py",
         "Serving",
         EVERY_CONTROL
         - {"batch", "input_tokens", "output_tokens", "use_case", "dp"}
-        - {"parallel_samples", "beam_width", "images"},
+        - {"parallel_samples", "beam_width", "images"}
+        - LORA_CONTROLS,
         needs="search.serving",
     ),
     # The space file names its own hardware, models and scenario (chosen in the sidebar).

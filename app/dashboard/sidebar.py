@@ -127,6 +127,10 @@ def render_sidebar(controls: frozenset[str] = EVERY_CONTROL) -> Selection | None
             kv_offload=float(state.kv_offload),
             sliding_window=own_or_int(state.sliding_window),
             attention_layers=own_or_int(state.attention_layers),
+            # A page without the LoRA controls costs the bare model, as its command does.
+            lora_rank=int(state.lora_rank) if "lora_rank" in controls else 0,
+            lora_adapters=int(state.lora_adapters),
+            lora_targets=str(state.lora_targets),
         )
         if "hw" in controls:
             platform_caption(bar, selection)

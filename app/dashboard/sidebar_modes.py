@@ -1,5 +1,6 @@
-"""Sidebar decoding-mode controls: parallel samples, beam width, images, offload fractions
-and the architecture variants (attention window, a hybrid's attention layers)."""
+"""Sidebar decoding-mode controls: parallel samples, beam width, images, offload fractions,
+the architecture variants (attention window, a hybrid's attention layers) and multi-LoRA
+adapters; a control the model refuses is disabled with its one-line reason."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ from typing import Any
 
 import streamlit as st
 
-from genz import ARCHITECTURE_AXES, AXES, MODE_AXES, ModelConfig, variant_refusal
+from genz import ARCHITECTURE_AXES, AXES, MODE_AXES, ModelConfig, variant_refusal, with_lora
+from roofline import InputError
 
 #: The architecture selectboxes' first choice: the model's own window / layer pattern.
 MODEL_OWN = "model's own"
@@ -15,6 +17,10 @@ WINDOW_OPTIONS = (0, 512, 1024, 2048, 4096, 8192, 16384, 32768)
 OFFLOAD_OPTIONS = tuple(round(0.05 * k, 2) for k in range(21))
 WINDOW_LABEL = "Attention window, tokens (0: full attention)"
 MIX_LABEL = "Attention layers (the rest state-space or linear attention)"
+#: Multi-LoRA controls (`genz.with_lora`), by session-state key.
+LORA_CONTROLS = frozenset({"lora_rank", "lora_adapters", "lora_targets"})
+LORA_TARGET_OPTIONS = ("qkv,o", "qkv", "o", "ffn", "qkv,o,ffn")
+LORA_LABEL = "LoRA adapter rank (0: none)"
 
 
 def own_or_int(value: Any) -> int | None:
@@ -26,7 +32,7 @@ def mode_widgets(bar: Any, model: ModelConfig, controls: frozenset[str]) -> None
     """Decoding mode, images, offload and architecture variants (`genz.MODE_AXES`,
     `genz.ARCHITECTURE_AXES`), in one expander; widgets the model cannot use are not
     drawn and keep their defaults."""
-    shown = controls & {*MODE_AXES, *ARCHITECTURE_AXES}
+    shown = controls & {*MODE_AXES, *ARCHITECTURE_AXES, *LORA_CONTROLS}
     if not shown:
         return
     if model.vision is None:
@@ -39,7 +45,10 @@ def mode_widgets(bar: Any, model: ModelConfig, controls: frozenset[str]) -> None
         state["sliding_window"] = MODEL_OWN
     if mix_refusal or state.get("attention_layers") not in (MODEL_OWN, *_mix_options(model)):
         state["attention_layers"] = MODEL_OWN
-    box = bar.expander("Decoding, offload, architecture")
+    lora_refusal = _lora_refusal(model, str(state.get("lora_targets", "qkv,o")))
+    if lora_refusal or not 0 <= int(state.get("lora_rank", 0)) <= model.hidden_size:
+        state["lora_rank"] = 0
+    box = bar.expander("Decoding, offload, architecture, LoRA")
     for name in ("parallel_samples", "beam_width", "images"):
         axis = AXES[name]
         if name in shown and (name != "images" or model.vision is not None):
@@ -77,6 +86,8 @@ def mode_widgets(bar: Any, model: ModelConfig, controls: frozenset[str]) -> None
         )
         if mix_refusal:
             box.caption(f"{MIX_LABEL}: {mix_refusal}")
+    if "lora_rank" in shown:
+        _lora_widgets(box, model, lora_refusal)
 
 
 def _window_options(model: ModelConfig) -> tuple[int, ...]:
@@ -89,3 +100,30 @@ def _mix_options(model: ModelConfig) -> tuple[int, ...]:
     """Attention-layer counts of the selectbox: 1 to the model's token-mixer layers (its
     MLP-only layers stay, as `genz.with_layer_mix` keeps Nemotron-H's)."""
     return tuple(range(1, model.num_layers - model.num_mlp_layers + 1))
+
+
+def _lora_widgets(box: Any, model: ModelConfig, refusal: str | None) -> None:
+    """Rank (0: none, at most the width), adapters resident and targets; the rank is
+    disabled with the model's one-line refusal when the targets adapt nothing."""
+    box.number_input(
+        LORA_LABEL,
+        min_value=0,
+        max_value=model.hidden_size,
+        step=8,
+        key="lora_rank",
+        disabled=refusal is not None,
+        help=refusal or "S-LoRA / Punica batching of adapters of this rank",
+    )
+    box.number_input("LoRA adapters resident", min_value=1, max_value=1000, key="lora_adapters")
+    box.selectbox("LoRA targets", LORA_TARGET_OPTIONS, key="lora_targets")
+    if refusal:
+        box.caption(f"LoRA: {refusal}")
+
+
+def _lora_refusal(model: ModelConfig, targets: str) -> str | None:
+    """Why ``model`` takes no adapters on ``targets`` (one line), None when it does."""
+    try:
+        with_lora(model, 1, 1, tuple(targets.split(",")))
+    except InputError as error:
+        return str(error)
+    return None

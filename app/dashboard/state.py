@@ -42,6 +42,7 @@ from genz import (
     model_from_hf_config,
     predict,
     with_layer_mix,
+    with_lora,
 )
 from roofline import Platform, derive_platform, load_platform, platform_from_dict
 
@@ -96,6 +97,10 @@ class Selection:
     #: Architecture variants (`genz.ARCHITECTURE_AXES`); None: the model's own.
     sliding_window: int | None = None
     attention_layers: int | None = None
+    #: Multi-LoRA serving (`genz.with_lora`): rank (0: none), adapters, comma-joined targets.
+    lora_rank: int = 0
+    lora_adapters: int = 1
+    lora_targets: str = "qkv,o"
 
     @property
     def devices(self) -> int:
@@ -184,9 +189,13 @@ def build_model(selection: Selection) -> ModelConfig:
         model = model_from_hf_config(
             json.loads(selection.model_json), default_name="uploaded", origin=UPLOADED_CONFIG_NAME
         )
-    return with_layer_mix(
+    model = with_layer_mix(
         model, sliding_window=selection.sliding_window, attention_layers=selection.attention_layers
     )
+    if not selection.lora_rank:
+        return model
+    targets = tuple(selection.lora_targets.split(","))
+    return with_lora(model, selection.lora_rank, selection.lora_adapters, targets)
 
 
 def build_scenario(selection: Selection) -> Scenario:
@@ -333,6 +342,10 @@ def predict_command(selection: Selection, **replace: object) -> str:
     for name, axis in ARCHITECTURE_AXES.items():
         if values[name] is not None:
             parts += [axis.flag, _number(values[name])]
+    if selection.lora_rank:
+        parts += ["--lora-rank", str(selection.lora_rank)]
+        parts += ["--lora-adapters", str(selection.lora_adapters)]
+        parts += ["--lora-targets", selection.lora_targets]
     parts += runtime_flags(selection)
     return " ".join(part if part.startswith("<") else shlex.quote(part) for part in parts)
 
