@@ -20,7 +20,8 @@ def add_scenarios_argument(parser: argparse.ArgumentParser) -> None:
         "--scenarios",
         help="CSV of scenarios (model, hw, runtime, batch, input_tokens, output_tokens, tp, "
         "pp, ep, prefill_chunk, weight_bits, activation_bits, kv_bits, parallel_samples, "
-        "beam_width, images, weight_offload, kv_offload, sliding_window, attention_layers; "
+        "beam_width, images, weight_offload, kv_offload, sliding_window, attention_layers, "
+        "lora_rank, lora_adapters, lora_targets (qkv+o); "
         "or a measurement file "
         "of codesign calibrate, whose measured times and rates are scored): one prediction per row in "
         "row order, as CSV (or --json); bad rows reported by line; --runtime replaces every "
