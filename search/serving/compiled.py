@@ -2,15 +2,25 @@
 
 `engine._Engine` is the reference: every feature, in Python. `compiled_loop` runs the
 same loop, statement for statement and floating-point operation for operation, as numba
-functions over flat arrays, for one replica without shared prefixes (open- or
-closed-loop clients, with or without front-end time) and single-step scheduling
-(``continuous`` or ``chunked``; recompute or swap preemption; decode pools' prefilled
-requests included). `eligible` says when it applies; `simulate_pool` uses it then and
-the Python loop otherwise. Results are bit for bit those of the Python loop (tests
-compare both on many configurations), including numpy's pairwise summation where the
-Python loop sums an array with ``ndarray.sum`` (`compiled_loop.pairwise_sum`).
+functions over flat arrays: a pool of one or more replicas with least-loaded or
+round-robin routing (`routing.route`'s rules, routing inside the compiled code), so a
+disaggregated run's prefill pool and its decode pool (requests arriving with their KV
+after the link's transfer time, admitted prefilled) are compiled too; open-loop
+clients on any pool, closed-loop clients on one replica (a pool refuses them), with or
+without front-end time; single-step scheduling (``continuous`` or ``chunked``;
+recompute or swap preemption). `eligible` says when it applies; `simulate_pool` uses
+it then and the Python loop otherwise. Results are bit for bit those of the Python loop
+(tests compare both on many configurations), including numpy's pairwise summation where
+the Python loop sums an array with ``ndarray.sum`` (`compiled_loop.pairwise_sum`).
 
-Numba compiles on first use (about 25 s of CPU on a loaded 2-core machine) and caches
+Left to the Python loop (`eligible` or `simulate` says no): shared prefixes (the prefix
+cache), multi-step scheduling (``scheduler_steps`` > 1), the ``static`` policy,
+speculative decoding, overlap (async) scheduling (`genz.StepCost.host_overlap`), step
+costs not affine in the context (windowed layers, KV offload), steps beyond the
+step-cost tables (the Python loop then says which), and closed-loop clients over
+disaggregated pools (`closed_pools`, which co-simulates both pools step by step).
+
+Numba compiles on first use (about 35 s of CPU on a loaded 2-core machine) and caches
 the machine code in ``__pycache__`` beside `compiled_loop` for later processes. Without
 numba, or with ``CODESIGN_SERVING_CORE=python`` in the environment, the Python loop runs.
 """
@@ -27,7 +37,7 @@ from numpy.typing import NDArray
 from genz import StepCost
 
 from .clients import Clients
-from .compiled_loop import ERROR, STEPS, loop, njit
+from .compiled_loop import ERROR, STEPS, njit, pool
 from .config import SchedulerConfig
 from .workload import Workload
 
@@ -36,16 +46,21 @@ CORE_VARIABLE = "CODESIGN_SERVING_CORE"
 
 
 def eligible(workload: Workload, config: SchedulerConfig, replicas: int) -> bool:
-    """Whether the compiled loop covers this run (module doc)."""
+    """Whether the compiled loop covers this run on ``replicas`` replicas (module doc)."""
     return (
         njit is not None
         and os.environ.get(CORE_VARIABLE, "auto") != "python"
-        and replicas == 1
+        and replicas >= 1
         and config.policy in ("continuous", "chunked")
         and config.scheduler_steps == 1
         and len(workload) > 0
         and bool(np.all(workload.prefixes < 0))
     )
+
+
+#: A replica's run as `simulate` gives it: its timeline rows (n, 4), `records.StepLog`
+#: and `emissions.Emissions`.
+Replica = tuple[NDArray[np.float64], Any, Any]
 
 
 def simulate(
@@ -54,22 +69,27 @@ def simulate(
     config: SchedulerConfig,
     kv_capacity_tokens: int,
     prefilled: bool,
-) -> tuple[dict[str, NDArray[Any] | None], NDArray[np.float64], Any, Any, int] | None:
-    """Run the compiled loop (`eligible` runs only): per-request arrays (first_token_s,
-    finish_s, preemptions, rejected, admitted_s; arrival_s and engine_arrival_s, None as
-    in `clients.Clients`), the timeline rows (n, 4), the
-    `records.StepLog` and `emissions.Emissions` of the run, and its step count. None
-    when a step exceeds the step-cost tables (the Python loop then says which) or the
-    steps are not affine in the context (windowed layers, offload: not
-    `StepCost.affine_in_context`)."""
+    replicas: int = 1,
+    routing: str = "least-loaded",
+) -> tuple[dict[str, NDArray[Any] | None], list[Replica], int] | None:
+    """Run the compiled loop (`eligible` runs only) on ``replicas`` replicas routed by
+    ``routing`` (`routing.route`'s rules): per-request arrays (first_token_s, finish_s,
+    preemptions, rejected, admitted_s; arrival_s and engine_arrival_s, None as in
+    `clients.Clients`), each replica's timeline rows, `records.StepLog` and
+    `emissions.Emissions`, and the step count of all. None when a step exceeds the
+    step-cost tables (the Python loop then says which) or the steps are not affine in
+    the context (windowed layers, offload: not `StepCost.affine_in_context`)."""
     from .emissions import Emissions
     from .records import StepLog
 
     if not cost.affine_in_context:  # windows, offload: the Python loop costs those steps
         return None
     n = len(workload)
+    # A decode pool's requests reach it with their KV: no front end there (`engine`).
     clients = Clients(
-        workload.arrival_s.tolist(), workload.max_concurrency, config.request_overhead_s
+        workload.arrival_s.tolist(),
+        workload.max_concurrency,
+        0.0 if prefilled else config.request_overhead_s,
     )
     arrival = np.array(clients.arrival, float)  # engine times (infinite: not yet sent)
     per = (
@@ -117,7 +137,9 @@ def simulate(
         config.block_tokens - 1,
     )
     link = (float(cost.kv_bytes_per_token), float(config.host_link_bytes_per_s))
-    state, meta, arrays = loop(
+    states, logs = pool(
+        replicas,
+        routing == "least-loaded",
         arrival,
         per,
         tab,
@@ -128,18 +150,20 @@ def simulate(
         link,
         config.preemption == "swap",
     )
-    gaps, counts, singles, run_times, run_ctx, run_gaps, run_counts, timeline = arrays
-    if state[ERROR]:
+    if states[:, ERROR].any():
         return None
-    work = StepLog()
-    work.spool.chunks = [singles]
-    work.runs = [
-        (run_times[a : a + steps], int(d), run_ctx[a : a + steps])
-        for a, steps, d in meta.reshape(-1, 3).tolist()
-    ]
-    emissions = Emissions()
-    emissions.gap_spool.chunks, emissions.count_spool.chunks = [gaps], [counts]
-    emissions.runs = [(run_gaps, run_counts)] if len(run_gaps) else []
+    runs: list[Replica] = []
+    for meta, gaps, counts, singles, run_times, run_ctx, run_gaps, run_counts, timeline in logs:
+        work = StepLog()
+        work.spool.chunks = [singles]
+        work.runs = [
+            (run_times[a : a + steps], int(d), run_ctx[a : a + steps])
+            for a, steps, d in meta.reshape(-1, 3).tolist()
+        ]
+        emissions = Emissions()
+        emissions.gap_spool.chunks, emissions.count_spool.chunks = [gaps], [counts]
+        emissions.runs = [(run_gaps, run_counts)] if len(run_gaps) else []
+        runs.append((timeline.reshape(-1, 4), work, emissions))
     outcome = {
         "first_token_s": per[9],
         "finish_s": per[3],
@@ -149,4 +173,4 @@ def simulate(
         "arrival_s": None if clients.sent is None else per[15],
         "engine_arrival_s": arrival if clients.delay > 0 else None,
     }
-    return outcome, timeline.reshape(-1, 4), work, emissions, int(state[STEPS])
+    return outcome, runs, int(states[:, STEPS].sum())

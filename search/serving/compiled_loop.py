@@ -2,11 +2,14 @@
 `engine._Engine` method (named in its docstring) with the same operations in the same
 order: step costs (`genz.StepCost.step_time` and ``decode_time``), chunks to clients,
 closed-loop sends, joining and leaving the decoding set, preemption, admission, a prefill
-step, a decode run, and the loop. Every jitted function is in this one file: numba keys
+step, a decode run, a replica's loop up to the next arrival (`advance`), and a pool of
+replicas with its routing (`pool`). Every jitted function is in this one file: numba keys
 its on-disk cache on the file of the function compiled, so a callee in another file
 could change without the caller's cached machine code noticing.
-The loop's state is two small arrays (``state``: integers at the indices below;
-``clock``: time and last chunk, s), per-request arrays (``per``) and numba lists."""
+A replica's state is two small arrays (``state``: integers at the indices below;
+``clock``: time and last chunk, s), numba lists (its heap, decoding order, logs, the
+times requests left it, its inbox) and a ring of waiting requests; the per-request
+arrays (``per``) are shared by the replicas of a pool, as `engine._Requests` is."""
 
 from __future__ import annotations
 
@@ -97,8 +100,9 @@ def step_time(
     return total
 
 
-# Integer state (indices into ``state``) and float state (``clock``: time, last chunk).
-KV, D, G, CTX, FRESH, SWAPPED, HEAD, WAITING, STEPS, STAMP, ERROR, PREFILLING = range(12)
+# Integer state (indices into ``state``; NEXT: the next routed request to arrive, an
+# index into the inbox) and float state (``clock``: time, last chunk).
+KV, D, G, CTX, FRESH, SWAPPED, HEAD, WAITING, STEPS, STAMP, ERROR, PREFILLING, NEXT = range(13)
 T, LAST = 0, 1
 
 
@@ -178,7 +182,15 @@ def send_next(t: float, per: Any) -> None:
 
 @jit
 def join_decode(
-    i: int, state: Any, clock: Any, per: Any, heap: Any, order: Any, fresh: Any, slack: int
+    i: int,
+    state: Any,
+    clock: Any,
+    per: Any,
+    heap: Any,
+    order: Any,
+    fresh: Any,
+    slack: int,
+    done_at: Any,
 ) -> None:
     """`engine._Engine.join_decode`: ``i`` has its first token; decode the rest."""
     prompt, output, generated, finish, swapped = per[0], per[1], per[2], per[3], per[4]
@@ -192,6 +204,7 @@ def join_decode(
     if remaining <= 0:
         state[KV] -= context + slack
         finish[i] = clock[T]
+        done_at.append(clock[T])
         send_next(clock[T], per)
         return
     g = state[G]
@@ -214,7 +227,7 @@ def join_decode(
 
 @jit
 def finish_due(
-    state: Any, clock: Any, per: Any, heap: Any, order: Any, fresh: Any, slack: int
+    state: Any, clock: Any, per: Any, heap: Any, order: Any, fresh: Any, slack: int, done_at: Any
 ) -> None:
     """`engine._Engine.finish_due`: sequences whose last token is out leave."""
     output, generated, finish = per[1], per[2], per[3]
@@ -227,6 +240,7 @@ def finish_due(
         generated[i] = output[i]
         state[KV] -= context + slack
         finish[i] = clock[T]
+        done_at.append(clock[T])
         send_next(clock[T], per)
 
 
@@ -275,6 +289,7 @@ def admit(
     taken: Any,
     config: Any,
     link: Any,
+    done_at: Any,
 ) -> int:
     """`engine._Engine.admit`: waiting requests taken FCFS into ``taken`` (id, prompt
     tokens to compute); their count."""
@@ -290,6 +305,7 @@ def admit(
             state[HEAD] = (state[HEAD] + 1) % len(waiting)
             state[WAITING] -= 1
             rejected[i] = True
+            done_at.append(clock[T])
             send_next(clock[T], per)
             continue
         want = need + state[D] * block_tokens
@@ -303,7 +319,7 @@ def admit(
             state[KV] += need
             if preempted[i]:
                 clock[T] += context * link[0] / link[1]
-            join_decode(i, state, clock, per, heap, order, fresh, slack)
+            join_decode(i, state, clock, per, heap, order, fresh, slack, done_at)
             running = state[D] + state[PREFILLING]
             continue
         compute = prompt[i]
@@ -338,6 +354,7 @@ def prefill_step(
     logs: Any,
     done: Any,
     slack: int,
+    done_at: Any,
 ) -> None:
     """`engine._Engine.prefill_step` of the ``m`` chunks (id, new tokens, context after)."""
     prompt, generated, first = per[0], per[2], per[9]
@@ -373,13 +390,13 @@ def prefill_step(
         state[G] += 1
         state[CTX] += d
         state[KV] += d
-        finish_due(state, clock, per, heap, order, fresh, slack)
+        finish_due(state, clock, per, heap, order, fresh, slack, done_at)
     for k in range(finishing):
         i = done[k]
         generated[i] += 1
         if math.isnan(first[i]):
             first[i] = clock[T]
-        join_decode(i, state, clock, per, heap, order, fresh, slack)
+        join_decode(i, state, clock, per, heap, order, fresh, slack, done_at)
 
 
 @jit
@@ -397,6 +414,7 @@ def decode_run(
     config: Any,
     link: Any,
     swap: bool,
+    done_at: Any,
 ) -> None:
     """`engine._Engine.decode_run`: decode-only steps until the next event (``until``:
     the next arrival, infinite when none)."""
@@ -480,7 +498,7 @@ def decode_run(
     state[CTX] += steps * d
     state[KV] += steps * d
     if heap[0][0] <= state[G]:
-        finish_due(state, clock, per, heap, order, fresh, slack)
+        finish_due(state, clock, per, heap, order, fresh, slack, done_at)
 
 
 @jit
@@ -492,7 +510,9 @@ def floats_of(values: Any) -> Any:
 
 
 @jit
-def loop(
+def advance(
+    limit: float,
+    engine: Any,
     arrival: Any,
     per: Any,
     tab: Any,
@@ -502,66 +522,55 @@ def loop(
     config: Any,
     link: Any,
     swap: bool,
-) -> Any:
-    """`engine._Engine.advance` to the end for one replica (module doc)."""
-    n = len(arrival)
+    scratch: Any,
+) -> None:
+    """`engine._Engine.advance`: run replica ``engine``'s steps that start before
+    ``limit`` (the next arrival not yet routed; infinite once all are), or until idle."""
+    state, clock, heap, order, fresh, logs, waiting, pending, done_at, inbox = engine
+    taken, chunks, done = scratch
     prompt, swapped = per[0], per[4]
-    max_sequences, _, capacity, slack = config
-    state = np.zeros(12, np.int64)
-    clock = np.zeros(2)
-    heap = [(0, 0)]
-    heap.pop()
-    order = [0]
-    order.pop()
-    ids = [0]
-    ids.pop()
-    stamps = [0]
-    stamps.pop()
-    fresh = (ids, stamps, np.zeros(n, np.bool_), np.zeros(n), np.zeros(n, np.int64))
-    floats = [0.0]
-    floats.pop()
-    meta_list = [0]
-    meta_list.pop()
-    logs = (
-        floats,
-        floats.copy(),
-        floats.copy(),
-        floats.copy(),
-        floats.copy(),
-        meta_list,
-        floats.copy(),
-        floats.copy(),
-        floats.copy(),
-    )
+    capacity, slack = config[2], config[3]
+    n = len(waiting)
     timeline = logs[8]
-    waiting = np.empty(n, np.int64)
-    taken = np.empty((max_sequences, 2), np.int64)
-    chunks = np.empty((max_sequences, 3), np.int64)
-    done = np.empty(max_sequences, np.int64)
-    pending = np.empty((max_sequences, 2), np.int64)  # chunked: [id, prompt tokens left]
-    k = 0
     while True:
-        if k < n and arrival[k] <= clock[T]:
-            while k < n and arrival[k] <= clock[T]:
+        k = state[NEXT]
+        if k < len(inbox) and arrival[inbox[k]] <= clock[T]:
+            while k < len(inbox) and arrival[inbox[k]] <= clock[T]:
+                i = inbox[k]
                 if prefilled:
-                    swapped[k] = prompt[k]
+                    swapped[i] = prompt[i]
                     state[SWAPPED] += 1
-                waiting[(state[HEAD] + state[WAITING]) % n] = k
+                waiting[(state[HEAD] + state[WAITING]) % n] = i
                 state[WAITING] += 1
                 k += 1
+            state[NEXT] = k
         if not (state[WAITING] or state[D] or state[PREFILLING]):
-            if k >= n or arrival[k] == math.inf:
+            if k >= len(inbox) or arrival[inbox[k]] == math.inf:
                 break
-            clock[T] = max(clock[T], arrival[k])
+            clock[T] = max(clock[T], arrival[inbox[k]])
             continue
-        until = arrival[k] if k < n else math.inf
+        if clock[T] >= limit:
+            break
+        until = arrival[inbox[k]] if k < len(inbox) else limit
         if chunked:
             room = budget - state[D]
             if capacity - state[KV] < state[D]:
                 preempt(state, clock, per, order, fresh, waiting, slack, link, swap)
             else:
                 count = admit(
-                    room, False, state, clock, per, heap, order, fresh, waiting, taken, config, link
+                    room,
+                    False,
+                    state,
+                    clock,
+                    per,
+                    heap,
+                    order,
+                    fresh,
+                    waiting,
+                    taken,
+                    config,
+                    link,
+                    done_at,
                 )
                 for j in range(count):
                     pending[state[PREFILLING], 0] = taken[j, 0]
@@ -569,7 +578,8 @@ def loop(
                     state[PREFILLING] += 1
                 if not state[PREFILLING]:
                     if state[D]:
-                        until = arrival[k] if k < n else math.inf
+                        k = state[NEXT]
+                        until = arrival[inbox[k]] if k < len(inbox) else limit
                         decode_run(
                             until,
                             tab,
@@ -584,6 +594,7 @@ def loop(
                             config,
                             link,
                             swap,
+                            done_at,
                         )
                 else:
                     m = 0
@@ -616,6 +627,7 @@ def loop(
                         logs,
                         done,
                         slack,
+                        done_at,
                     )
         else:
             count = 0
@@ -633,6 +645,7 @@ def loop(
                     taken,
                     config,
                     link,
+                    done_at,
                 )
             if count:
                 for j in range(count):
@@ -652,9 +665,11 @@ def loop(
                     logs,
                     done,
                     slack,
+                    done_at,
                 )
             elif state[D]:
-                until = arrival[k] if k < n else math.inf
+                k = state[NEXT]
+                until = arrival[inbox[k]] if k < len(inbox) else limit
                 decode_run(
                     until,
                     tab,
@@ -669,6 +684,7 @@ def loop(
                     config,
                     link,
                     swap,
+                    done_at,
                 )
         if state[ERROR]:
             break
@@ -676,17 +692,162 @@ def loop(
         timeline.append(float(state[WAITING]))
         timeline.append(float(state[D] + state[PREFILLING]))
         timeline.append(float(state[KV]))
-    meta = np.empty(len(logs[5]), np.int64)
-    for j in range(len(logs[5])):
-        meta[j] = logs[5][j]
-    arrays = (
-        floats_of(logs[0]),
-        floats_of(logs[1]),
-        floats_of(logs[2]),
-        floats_of(logs[3]),
-        floats_of(logs[4]),
-        floats_of(logs[6]),
-        floats_of(logs[7]),
-        floats_of(logs[8]),
+
+
+@jit
+def load(inbox: Any, done_at: Any, at: float) -> int:
+    """`engine._Engine.load`: requests routed to a replica and not finished by ``at``
+    (``done_at`` is sorted: a binary search, as `bisect.bisect_right`)."""
+    lo, hi = 0, len(done_at)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if at < done_at[mid]:
+            hi = mid
+        else:
+            lo = mid + 1
+    return len(inbox) - lo
+
+
+@jit
+def package(engines: Any) -> Any:
+    """Each replica's decode-run meta and logs as arrays (`pool`)."""
+    out = []
+    for engine in engines:
+        logs = engine[5]
+        meta = np.empty(len(logs[5]), np.int64)
+        for j in range(len(logs[5])):
+            meta[j] = logs[5][j]
+        out.append(
+            (
+                meta,
+                floats_of(logs[0]),
+                floats_of(logs[1]),
+                floats_of(logs[2]),
+                floats_of(logs[3]),
+                floats_of(logs[4]),
+                floats_of(logs[6]),
+                floats_of(logs[7]),
+                floats_of(logs[8]),
+            )
+        )
+    return out
+
+
+@jit
+def pool(
+    replicas: int,
+    least_loaded: bool,
+    arrival: Any,
+    per: Any,
+    tab: Any,
+    chunked: bool,
+    prefilled: bool,
+    budget: int,
+    config: Any,
+    link: Any,
+    swap: bool,
+) -> Any:
+    """`engine.simulate_pool` over ``replicas`` replicas (`routing.route`: least-loaded,
+    or round-robin when not ``least_loaded``), each to its end: every replica's integer
+    state (rows), the meta of its decode runs and its logs as arrays (gaps, counts,
+    single steps, run times, run contexts, run gaps, run counts, timeline)."""
+    n = len(arrival)
+    max_sequences = config[0]
+    states = np.zeros((replicas, 13), np.int64)
+    clocks = np.zeros((replicas, 2))
+    waits = np.empty((replicas, n), np.int64)
+    pendings = np.empty((replicas, max_sequences, 2), np.int64)  # chunked: [id, tokens left]
+    fresh_on, fresh_at, fresh_stamp = np.zeros(n, np.bool_), np.zeros(n), np.zeros(n, np.int64)
+    heaps = [[(0, 0)] for _ in range(replicas)]
+    ints = [[0] for _ in range(5 * replicas)]  # order, ids, stamps, meta, inbox per replica
+    # per replica: gaps, counts, single steps, run times, run contexts, the times
+    # requests left (done_at: the slot of the runs' meta, an integer list), run gaps,
+    # run counts, timeline
+    floats = [[0.0] for _ in range(9 * replicas)]
+    for e in range(replicas):
+        heaps[e].pop()
+    for e in range(5 * replicas):
+        ints[e].pop()
+    for e in range(9 * replicas):
+        floats[e].pop()
+    engines = []
+    for e in range(replicas):
+        f = 9 * e
+        logs = (
+            floats[f],
+            floats[f + 1],
+            floats[f + 2],
+            floats[f + 3],
+            floats[f + 4],
+            ints[5 * e + 3],
+            floats[f + 6],
+            floats[f + 7],
+            floats[f + 8],
+        )
+        fresh = (ints[5 * e + 1], ints[5 * e + 2], fresh_on, fresh_at, fresh_stamp)
+        engines.append(
+            (
+                states[e],
+                clocks[e],
+                heaps[e],
+                ints[5 * e],
+                fresh,
+                logs,
+                waits[e],
+                pendings[e],
+                floats[f + 5],
+                ints[5 * e + 4],
+            )
+        )
+    scratch = (
+        np.empty((max_sequences, 2), np.int64),
+        np.empty((max_sequences, 3), np.int64),
+        np.empty(max_sequences, np.int64),
     )
-    return state, meta, arrays
+    if replicas == 1 or not least_loaded:
+        for i in range(n):
+            engines[i % replicas][9].append(i)
+    else:
+        for i in range(n):
+            at = arrival[i]
+            for e in range(replicas):
+                advance(
+                    at,
+                    engines[e],
+                    arrival,
+                    per,
+                    tab,
+                    chunked,
+                    prefilled,
+                    budget,
+                    config,
+                    link,
+                    swap,
+                    scratch,
+                )
+                if states[e, ERROR]:
+                    return states, package(engines)
+            best, fewest = 0, load(engines[0][9], engines[0][8], at)
+            for e in range(1, replicas):
+                count = load(engines[e][9], engines[e][8], at)
+                if count < fewest:
+                    best, fewest = e, count
+            engines[best][9].append(i)
+    for e in range(replicas):
+        advance(
+            math.inf,
+            engines[e],
+            arrival,
+            per,
+            tab,
+            chunked,
+            prefilled,
+            budget,
+            config,
+            link,
+            swap,
+            scratch,
+        )
+        if states[e, ERROR]:
+            break
+    return states, package(engines)

@@ -54,7 +54,7 @@ from .config import SchedulerConfig
 from .emissions import DecodeClock, Emissions
 from .prefix_cache import PrefixCache
 from .records import SPILL_FLOATS, RunRecord, Spool, StepLog, merged_timeline
-from .routing import route
+from .routing import ROUTING, route
 from .speculative import SpeculativeDecoder
 from .workload import Workload
 
@@ -568,10 +568,18 @@ def simulate_pool(
     refuse_closed_pool(workload, replicas)
     if speculative is not None:
         refuse_speculation(config)
-    elif not cost.host_overlap and compiled.eligible(workload, config, replicas):
-        done = compiled.simulate(workload, cost, config, kv_capacity_tokens, prefilled)
+    elif (
+        not cost.host_overlap
+        and routing in ROUTING
+        and compiled.eligible(workload, config, replicas)
+    ):
+        done = compiled.simulate(
+            workload, cost, config, kv_capacity_tokens, prefilled, replicas, routing
+        )
         if done is not None:
-            return _compiled_record(done, workload, cost, kv_capacity_tokens, progress)
+            if progress is not None and replicas == 1:
+                progress(len(workload))
+            return _compiled_record(done, workload, cost, kv_capacity_tokens)
     requests = _Requests(workload, prefilled, 0.0 if prefilled else config.request_overhead_s)
     engines = [
         _Engine(requests, cost, config, kv_capacity_tokens, prefilled, speculative)
@@ -617,18 +625,16 @@ def pool_record(
 
 
 def _compiled_record(
-    done: tuple[dict[str, Any], np.ndarray, StepLog, Emissions, int],
+    done: tuple[dict[str, Any], list[compiled.Replica], int],
     workload: Workload,
     cost: StepCost,
     kv_capacity_tokens: int,
-    progress: Callable[[int], None] | None,
 ) -> RunRecord:
-    """The `RunRecord` of a `compiled.simulate` run (one replica)."""
-    outcome, timeline, work, emissions, steps = done
-    if progress is not None:
-        progress(len(workload))
-    seconds, flop, moved = StepLog.joined([work], cost)
-    itl, counts = Emissions.joined([emissions])
+    """The `RunRecord` of a `compiled.simulate` run (as `pool_record` of its replicas)."""
+    outcome, runs, steps = done
+    timeline = merged_timeline([rows for rows, _, _ in runs])
+    seconds, flop, moved = StepLog.joined([work for _, work, _ in runs], cost)
+    itl, counts = Emissions.joined([emissions for _, _, emissions in runs])
     return RunRecord(
         first_token_s=outcome["first_token_s"],
         finish_s=outcome["finish_s"],
@@ -638,7 +644,7 @@ def _compiled_record(
         waiting=timeline[:, 1].astype(np.int64),
         running=timeline[:, 2].astype(np.int64),
         kv_tokens=timeline[:, 3],
-        kv_capacity_tokens=kv_capacity_tokens,
+        kv_capacity_tokens=kv_capacity_tokens * len(runs),
         steps=steps,
         prefix_hits=np.full(len(workload), -1, np.int8),
         step_s=seconds,

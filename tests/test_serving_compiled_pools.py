@@ -1,0 +1,166 @@
+"""Pools on the compiled loop (`search.serving.compiled`) give the Python loop's run bit
+for bit: every array of the `RunRecord` equal (np.array_equal) for 1, 2 and 3
+replicas under least-loaded and round-robin routing, both policies, recompute and
+swap preemption, Poisson and all-at-once arrivals, front-end time, and disaggregated
+prefill -> decode pools 1:1 and 2:3 (every record of the run)."""
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+
+from genz import load_model
+from roofline import load_platform
+from search.serving import (
+    SchedulerConfig,
+    build_replica,
+    compiled,
+    kv_link,
+    simulate_disaggregated,
+    simulate_pool,
+    synthetic_workload,
+)
+
+pytestmark = pytest.mark.skipif(compiled.njit is None, reason="numba is not installed")
+
+MODEL, PLATFORM = load_model("llama-3.1-8b"), load_platform("h100-sxm")
+#: KV tokens per replica small enough that the matrix's runs preempt.
+TIGHT_KV = 20000
+POLICIES = {
+    "continuous": dict(policy="continuous"),
+    "chunked": dict(policy="chunked", max_batched_tokens=512),
+}
+
+
+def arrivals(kind: str, requests: int, seed: int):
+    """``requests`` chat requests: Poisson at 40/s, or all sent at 0."""
+    rate = 40.0 if kind == "poisson" else math.inf
+    return synthetic_workload(rate, 1.0, seed=seed, requests=requests)
+
+
+def compiled_loop(monkeypatch, run):
+    """``run()``, checking that every pool in it took the compiled loop."""
+    taken = []
+    simulate = compiled.simulate
+
+    def spy(*args):
+        done = simulate(*args)
+        taken.append(done is not None)
+        return done
+
+    monkeypatch.setattr(compiled, "simulate", spy)
+    record = run()
+    monkeypatch.setattr(compiled, "simulate", simulate)
+    assert taken and all(taken)
+    return record
+
+
+def python_loop(monkeypatch, run):
+    """``run()`` with the Python loop forced."""
+    monkeypatch.setenv(compiled.CORE_VARIABLE, "python")
+    try:
+        return run()
+    finally:
+        monkeypatch.delenv(compiled.CORE_VARIABLE)
+
+
+def assert_same(fast, slow):
+    for field in dataclasses.fields(slow):
+        a, b = getattr(fast, field.name), getattr(slow, field.name)
+        if isinstance(b, np.ndarray):
+            assert a.dtype == b.dtype and a.shape == b.shape, field.name
+            assert np.array_equal(a, b, equal_nan=True), field.name
+        else:
+            assert a == b, field.name
+
+
+@pytest.mark.parametrize("kind", ["poisson", "all at once"])
+@pytest.mark.parametrize("preemption", ["recompute", "swap"])
+@pytest.mark.parametrize("policy", list(POLICIES))
+@pytest.mark.parametrize("replicas", [1, 2, 3])
+def test_compiled_pool_equals_python_pool(monkeypatch, replicas, policy, preemption, kind):
+    workload = arrivals(kind, 150 * replicas, seed=replicas)
+    config = SchedulerConfig(**POLICIES[policy], preemption=preemption)
+    replica = build_replica(MODEL, PLATFORM, workload, config=config)
+    assert compiled.eligible(workload, config, replicas)
+
+    def run():
+        return simulate_pool(workload, replica.cost, config, TIGHT_KV, replicas=replicas)
+
+    fast, slow = compiled_loop(monkeypatch, run), python_loop(monkeypatch, run)
+    assert_same(fast, slow)
+    assert slow.preemptions.sum() > 0
+    assert slow.kv_capacity_tokens == TIGHT_KV * replicas
+
+
+@pytest.mark.parametrize("routing", ["least-loaded", "round-robin"])
+def test_compiled_routing_and_front_end_equal_python(monkeypatch, routing):
+    """Front-end time delays the engine arrivals routing goes by; ample KV (no preemption)."""
+    workload = arrivals("poisson", 400, seed=9)
+    config = SchedulerConfig(policy="chunked", max_batched_tokens=1024, request_overhead_s=0.01)
+    replica = build_replica(MODEL, PLATFORM, workload, config=config)
+
+    def run():
+        return simulate_pool(
+            workload,
+            replica.cost,
+            config,
+            replica.kv_capacity_tokens,
+            replicas=2,
+            routing=routing,
+        )
+
+    fast, slow = compiled_loop(monkeypatch, run), python_loop(monkeypatch, run)
+    assert_same(fast, slow)
+    assert slow.engine_arrival_s is not None
+
+
+@pytest.mark.parametrize("kind", ["poisson", "all at once"])
+@pytest.mark.parametrize("pools", [(1, 1), (2, 3)])
+def test_compiled_disaggregated_pools_equal_python(monkeypatch, pools, kind):
+    """Prefill pool, KV transfer over the link, decode pool's prefilled admission (with
+    preemption there), routing in both pools; front-end time in the prefill pool only
+    (the decode pool's requests arrive with their KV, whatever its scheduler says)."""
+    workload = arrivals(kind, 300, seed=4)
+    prefill = build_replica(
+        MODEL,
+        PLATFORM,
+        workload,
+        config=SchedulerConfig(policy="chunked", max_batched_tokens=2048, request_overhead_s=0.005),
+    )
+    decode = dataclasses.replace(
+        build_replica(
+            MODEL,
+            PLATFORM,
+            workload,
+            config=SchedulerConfig(preemption="swap", request_overhead_s=0.005),
+        ),
+        kv_capacity_tokens=TIGHT_KV,
+    )
+    link = kv_link(prefill, decode, *pools)
+
+    def run():
+        return simulate_disaggregated(
+            workload,
+            prefill,
+            decode,
+            link=link,
+            prefill_replicas=pools[0],
+            decode_replicas=pools[1],
+        )
+
+    fast, slow = compiled_loop(monkeypatch, run), python_loop(monkeypatch, run)
+    for part in ("prefill", "decode", "combined"):
+        assert_same(getattr(fast, part), getattr(slow, part))
+    assert np.array_equal(fast.finish_s, slow.finish_s, equal_nan=True)
+    assert slow.decode.preemptions.sum() > 0
+
+
+def test_pools_it_does_not_cover_take_the_python_loop():
+    """Shared prefixes and multi-step scheduling stay in the Python loop, pools or not."""
+    workload = synthetic_workload(5.0, 10.0, seed=1)
+    assert compiled.eligible(workload, SchedulerConfig(), 3)
+    assert not compiled.eligible(workload, SchedulerConfig(scheduler_steps=4), 2)
+    shared = synthetic_workload(5.0, 10.0, seed=1, prefix_share=0.5, prefix_tokens=100)
+    assert not compiled.eligible(shared, SchedulerConfig(), 2)
