@@ -42,16 +42,19 @@ def arrivals(kind: str, requests: int, seed: int):
 def compiled_loop(monkeypatch, run):
     """``run()``, checking that every pool in it took the compiled loop."""
     taken = []
-    simulate = compiled.simulate
 
-    def spy(*args):
-        done = simulate(*args)
-        taken.append(done is not None)
-        return done
+    def spy(simulate):
+        def run_it(*args, **kwargs):
+            done = simulate(*args, **kwargs)
+            taken.append(done is not None)
+            return done
 
-    monkeypatch.setattr(compiled, "simulate", spy)
+        return run_it
+
+    for name in ("simulate", "simulate_closed"):
+        monkeypatch.setattr(compiled, name, spy(getattr(compiled, name)))
     record = run()
-    monkeypatch.setattr(compiled, "simulate", simulate)
+    monkeypatch.undo()
     assert taken and all(taken)
     return record
 
@@ -155,6 +158,56 @@ def test_compiled_disaggregated_pools_equal_python(monkeypatch, pools, kind):
         assert_same(getattr(fast, part), getattr(slow, part))
     assert np.array_equal(fast.finish_s, slow.finish_s, equal_nan=True)
     assert slow.decode.preemptions.sum() > 0
+
+
+CLOSED = {
+    # pools, clients, requests, arrivals, prefill policy, decode KV tokens
+    "1:1, all at once": ((1, 1), 16, 300, math.inf, "continuous", None),
+    "2:3 at a rate, tight decode KV": ((2, 3), 24, 300, 40.0, "chunked", 6000),
+    "2:3, one client": ((2, 3), 1, 90, math.inf, "chunked", None),
+}
+
+
+@pytest.mark.parametrize("name", list(CLOSED))
+def test_compiled_closed_loop_pools_equal_python(monkeypatch, name):
+    """Closed-loop clients over pools (`closed_pools`): sends wait for leaves in the
+    decode pool (or the prefill pool for one-token requests and refusals), the KV
+    link's transfer, routing in both pools: every record of both pools."""
+    pools, clients, requests, rate, policy, decode_kv = CLOSED[name]
+    drawn = synthetic_workload(rate, 1.0, seed=8, requests=requests, max_concurrency=clients)
+    # a few one-token requests leave at the prefill pool; a few prompts too long to fit
+    output = np.where(np.arange(requests) % 17 == 0, 1, drawn.output_tokens)
+    prompt = np.where(np.arange(requests) % 41 == 5, 30000, drawn.input_tokens)
+    workload = dataclasses.replace(drawn, input_tokens=prompt, output_tokens=output)
+    prefill = build_replica(
+        MODEL,
+        PLATFORM,
+        workload,
+        config=SchedulerConfig(**POLICIES[policy], request_overhead_s=0.003),
+    )
+    decode = build_replica(MODEL, PLATFORM, workload, config=SchedulerConfig(preemption="swap"))
+    if decode_kv:
+        decode = dataclasses.replace(decode, kv_capacity_tokens=decode_kv)
+    prefill = dataclasses.replace(prefill, kv_capacity_tokens=28000)
+    link = kv_link(prefill, decode, *pools)
+
+    def run():
+        return simulate_disaggregated(
+            workload,
+            prefill,
+            decode,
+            link=link,
+            prefill_replicas=pools[0],
+            decode_replicas=pools[1],
+        )
+
+    fast, slow = compiled_loop(monkeypatch, run), python_loop(monkeypatch, run)
+    for part in ("prefill", "decode", "combined"):
+        assert_same(getattr(fast, part), getattr(slow, part))
+    assert slow.combined.arrival_s is not None and np.ptp(slow.combined.arrival_s) > 0
+    assert slow.prefill.rejected.sum() > 0
+    if decode_kv:
+        assert slow.decode.preemptions.sum() > 0
 
 
 def test_pools_it_does_not_cover_take_the_python_loop():

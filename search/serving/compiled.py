@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import os
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -37,8 +38,9 @@ from numpy.typing import NDArray
 from genz import StepCost
 
 from .clients import Clients
-from .compiled_loop import ERROR, STEPS, njit, pool
+from .compiled_loop import ERROR, REPORT, STEPS, closed_pools, njit, pool
 from .config import SchedulerConfig
+from .records import WORK_SLICE, RunRecord, merged_timeline
 from .workload import Workload
 
 #: Environment variable that selects the loop: ``python`` forces the reference loop.
@@ -58,11 +60,6 @@ def eligible(workload: Workload, config: SchedulerConfig, replicas: int) -> bool
     )
 
 
-#: A replica's run as `simulate` gives it: its timeline rows (n, 4), `records.StepLog`
-#: and `emissions.Emissions`.
-Replica = tuple[NDArray[np.float64], Any, Any]
-
-
 def simulate(
     workload: Workload,
     cost: StepCost,
@@ -71,27 +68,78 @@ def simulate(
     prefilled: bool,
     replicas: int = 1,
     routing: str = "least-loaded",
-) -> tuple[dict[str, NDArray[Any] | None], list[Replica], int] | None:
-    """Run the compiled loop (`eligible` runs only) on ``replicas`` replicas routed by
-    ``routing`` (`routing.route`'s rules): per-request arrays (first_token_s, finish_s,
-    preemptions, rejected, admitted_s; arrival_s and engine_arrival_s, None as in
-    `clients.Clients`), each replica's timeline rows, `records.StepLog` and
-    `emissions.Emissions`, and the step count of all. None when a step exceeds the
-    step-cost tables (the Python loop then says which) or the steps are not affine in
-    the context (windowed layers, offload: not `StepCost.affine_in_context`)."""
-    from .emissions import Emissions
-    from .records import StepLog
-
+) -> RunRecord | None:
+    """The `RunRecord` of ``workload`` on ``replicas`` replicas routed by ``routing``
+    (`routing.route`'s rules), as `engine.simulate_pool` gives it, from the compiled
+    loop (`eligible` runs only). None when a step exceeds the step-cost tables (the
+    Python loop then says which) or the steps are not affine in the context (windowed
+    layers, offload: not `StepCost.affine_in_context`)."""
     if not cost.affine_in_context:  # windows, offload: the Python loop costs those steps
         return None
-    n = len(workload)
     # A decode pool's requests reach it with their KV: no front end there (`engine`).
-    clients = Clients(
-        workload.arrival_s.tolist(),
-        workload.max_concurrency,
-        0.0 if prefilled else config.request_overhead_s,
+    delay = 0.0 if prefilled else config.request_overhead_s
+    clients, per = _requests(workload, prefilled, delay, report=False)
+    states, logs = pool(
+        replicas,
+        routing == "least-loaded",
+        per[13],
+        per,
+        *_pool_terms(cost, config, kv_capacity_tokens, prefilled),
     )
+    if states[:, ERROR].any():
+        return None
+    return _record(per, clients, states, logs, cost, kv_capacity_tokens)
+
+
+def simulate_closed(
+    workload: Workload,
+    prefill: tuple[StepCost, SchedulerConfig, int],
+    decode: tuple[StepCost, SchedulerConfig, int],
+    transfer_s: NDArray[np.float64],
+    replicas: tuple[int, int],
+    routing: str,
+) -> tuple[RunRecord, RunRecord] | None:
+    """`closed_pools.simulate_closed_pools`' two records (prefill pool, decode pool)
+    from the compiled loop (`compiled_loop.closed_pools`); None as `simulate`."""
+    if not (prefill[0].affine_in_context and decode[0].affine_in_context):
+        return None
+    n = len(workload)
+    output = workload.output_tokens.astype(np.int64)
+    one_token = replace(workload, output_tokens=np.ones(n, np.int64))
+    first, per_a = _requests(one_token, False, prefill[1].request_overhead_s, report=True)
+    # arrival times set when the KV cache reaches the decode pool
+    waiting = Workload(
+        np.full(n, math.inf), workload.input_tokens, output, np.zeros(n, np.int64), workload.source
+    )
+    second, per_b = _requests(waiting, True, 0.0, report=True)
+    states_a, logs_a, states_b, logs_b = closed_pools(
+        replicas,
+        routing == "least-loaded",
+        per_a,
+        per_b,
+        _pool_terms(*prefill, False),
+        _pool_terms(*decode, True),
+        np.asarray(transfer_s, float),
+        output,
+    )
+    if states_a[:, ERROR].any() or states_b[:, ERROR].any():
+        return None
+    return (
+        _record(per_a, first, states_a, logs_a, prefill[0], prefill[2]),
+        _record(per_b, second, states_b, logs_b, decode[0], decode[2]),
+    )
+
+
+def _requests(
+    workload: Workload, prefilled: bool, delay: float, report: bool
+) -> tuple[Clients, tuple[Any, ...]]:
+    """The clients of ``workload`` (front-end time ``delay``, s) and the per-request
+    arrays the compiled loop shares between a pool's replicas (`engine._Requests`);
+    ``report``: leaves are logged (`compiled_loop.REPORT`), not sent."""
+    n = len(workload)
+    clients = Clients(workload.arrival_s.tolist(), workload.max_concurrency, delay)
     arrival = np.array(clients.arrival, float)  # engine times (infinite: not yet sent)
+    concurrency = -1.0 if clients.concurrency is None else float(clients.concurrency)
     per = (
         workload.input_tokens.astype(np.int64),  # prompt (grows on recompute)
         workload.output_tokens.astype(np.int64),
@@ -109,15 +157,20 @@ def simulate(
         arrival,
         np.array(clients.earliest, float),
         np.array(clients.arrival if clients.sent is None else clients.sent, float),
-        np.array(
-            [
-                clients.front_free,
-                clients.delay,
-                -1.0 if clients.concurrency is None else float(clients.concurrency),
-            ]
-        ),
-        np.array([clients.unsent], np.int64),
+        np.array([clients.front_free, clients.delay, REPORT if report else concurrency]),
+        np.array([clients.unsent, 0], np.int64),  # next unsent, leaves logged
+        np.zeros(n if report else 0),  # leave times
+        np.zeros(n if report else 0, np.int64),  # leave ids
     )
+    return clients, per
+
+
+def _pool_terms(
+    cost: StepCost, config: SchedulerConfig, kv_capacity_tokens: int, prefilled: bool
+) -> tuple[Any, ...]:
+    """A pool's terms as `compiled_loop.advance` takes them: cost tables, chunked,
+    prefilled, token budget, (max sequences, block tokens, KV capacity tokens, slack),
+    (KV bytes per token, host link bytes/s), swap preemption."""
     tab = tuple(
         np.ascontiguousarray(a, float)
         for a in (
@@ -137,11 +190,7 @@ def simulate(
         config.block_tokens - 1,
     )
     link = (float(cost.kv_bytes_per_token), float(config.host_link_bytes_per_s))
-    states, logs = pool(
-        replicas,
-        routing == "least-loaded",
-        arrival,
-        per,
+    return (
         tab,
         config.policy == "chunked",
         prefilled,
@@ -150,27 +199,68 @@ def simulate(
         link,
         config.preemption == "swap",
     )
-    if states[:, ERROR].any():
-        return None
-    runs: list[Replica] = []
-    for meta, gaps, counts, singles, run_times, run_ctx, run_gaps, run_counts, timeline in logs:
-        work = StepLog()
-        work.spool.chunks = [singles]
-        work.runs = [
-            (run_times[a : a + steps], int(d), run_ctx[a : a + steps])
-            for a, steps, d in meta.reshape(-1, 3).tolist()
-        ]
-        emissions = Emissions()
-        emissions.gap_spool.chunks, emissions.count_spool.chunks = [gaps], [counts]
-        emissions.runs = [(run_gaps, run_counts)] if len(run_gaps) else []
-        runs.append((timeline.reshape(-1, 4), work, emissions))
-    outcome = {
-        "first_token_s": per[9],
-        "finish_s": per[3],
-        "preemptions": per[10],
-        "rejected": per[11],
-        "admitted_s": per[12],
-        "arrival_s": None if clients.sent is None else per[15],
-        "engine_arrival_s": arrival if clients.delay > 0 else None,
-    }
-    return outcome, runs, int(states[:, STEPS].sum())
+
+
+def _record(
+    per: tuple[Any, ...],
+    clients: Clients,
+    states: NDArray[np.int64],
+    logs: list[tuple[NDArray[Any], ...]],
+    cost: StepCost,
+    kv_capacity_tokens: int,
+) -> RunRecord:
+    """`engine.pool_record` of a compiled pool: ``logs`` per replica (`compiled_loop.
+    package`: runs' meta, gaps, counts, single steps, run times, run contexts, run gaps,
+    run counts, timeline)."""
+    timeline = merged_timeline([replica[8].reshape(-1, 4) for replica in logs])
+    seconds, flop, moved = _work(logs, cost)
+    # `emissions.Emissions.joined`: each replica's chunk gaps, then its runs'
+    itl = np.concatenate([replica[1] for replica in logs] + [replica[6] for replica in logs])
+    counts = np.concatenate([replica[2] for replica in logs] + [replica[7] for replica in logs])
+    return RunRecord(
+        first_token_s=per[9],
+        finish_s=per[3],
+        preemptions=per[10],
+        rejected=per[11],
+        timeline_s=timeline[:, 0],
+        waiting=timeline[:, 1].astype(np.int64),
+        running=timeline[:, 2].astype(np.int64),
+        kv_tokens=timeline[:, 3],
+        kv_capacity_tokens=kv_capacity_tokens * len(logs),
+        steps=int(states[:, STEPS].sum()),
+        prefix_hits=np.full(len(per[0]), -1, np.int8),
+        step_s=seconds,
+        step_flop=flop,
+        step_bytes=moved,
+        itl_s=itl,
+        itl_count=counts,
+        arrival_s=None if clients.sent is None else per[15],
+        admitted_s=per[12],
+        engine_arrival_s=per[13] if clients.delay > 0 else None,
+    )
+
+
+def _work(
+    logs: list[tuple[NDArray[Any], ...]], cost: StepCost
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """`records.StepLog.joined` of the replicas' logs, with the decode runs' sequence
+    counts spread from their meta (start, steps, sequences) without a Python object per
+    run: the single steps of every replica, then the runs of every replica, costed by
+    `genz.StepCost.step_work` in the same slices."""
+    single = np.concatenate([replica[3].reshape(-1, 7) for replica in logs])
+    first = len(single)
+    seconds = np.concatenate([single[:, 0]] + [replica[4] for replica in logs])
+    flop, moved = np.empty(len(seconds)), np.empty(len(seconds))
+    for a in range(0, first, WORK_SLICE):
+        rows = single[a : a + WORK_SLICE]
+        b = a + len(rows)
+        flop[a:b], moved[a:b] = cost.step_work(*(rows[:, k] for k in range(1, 7)))
+    contexts = np.concatenate([replica[5] for replica in logs])
+    meta = np.concatenate([replica[0] for replica in logs]).reshape(-1, 3)
+    sequences = np.repeat(meta[:, 2].astype(float), meta[:, 1])
+    for a in range(0, len(contexts), WORK_SLICE):
+        d, c = sequences[a : a + WORK_SLICE], contexts[a : a + WORK_SLICE]
+        zero = np.zeros(len(d))
+        b = first + a + len(d)
+        flop[first + a : b], moved[first + a : b] = cost.step_work(zero, zero, zero, d, c, d)
+    return seconds, flop, moved

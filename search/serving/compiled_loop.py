@@ -162,14 +162,19 @@ def leave_decode(i: int, state: Any, per: Any, order: Any, fresh: Any) -> int:
     return context
 
 
+#: ``per[16][2]`` (the concurrency) of the pools `closed_pools` runs: leaves are logged.
+REPORT = -2
+
+
 @jit
-def send_next(t: float, per: Any) -> None:
-    """`clients.Clients.send_next`: a closed-loop client is free at ``t``: the next
-    request is sent (``per[13:18]``: engine arrivals, earliest and actual send times,
-    [front end free, front-end time, concurrency or -1], [next unsent])."""
+def send(t: float, per: Any) -> None:
+    """`clients.Clients.send_next` of closed-loop clients: a client is free at ``t``:
+    the next request is sent (``per[13:18]``: engine arrivals, earliest and actual send
+    times, [front end free, front-end time, concurrency or -1 or `REPORT`], [next
+    unsent, leaves logged])."""
     arrival, earliest, sent, clients, unsent = per[13], per[14], per[15], per[16], per[17]
     k = unsent[0]
-    if clients[2] < 0 or k >= len(arrival):
+    if k >= len(arrival):
         return
     sent[k] = max(earliest[k], t)
     seen = sent[k]
@@ -178,6 +183,20 @@ def send_next(t: float, per: Any) -> None:
         clients[0] = seen
     arrival[k] = seen
     unsent[0] = k + 1
+
+
+@jit
+def send_next(i: int, t: float, per: Any) -> None:
+    """`engine._Requests.left`: request ``i`` left its replica at ``t``: a closed-loop
+    client sends the next request (`send`); in `closed_pools`' pools the leave is
+    logged instead (``per[18]``, ``per[19]``: time and id), as ``on_leave`` does."""
+    clients, count = per[16], per[17]
+    if clients[2] == REPORT:
+        per[18][count[1]] = t
+        per[19][count[1]] = i
+        count[1] += 1
+    elif clients[2] >= 0:
+        send(t, per)
 
 
 @jit
@@ -205,7 +224,7 @@ def join_decode(
         state[KV] -= context + slack
         finish[i] = clock[T]
         done_at.append(clock[T])
-        send_next(clock[T], per)
+        send_next(i, clock[T], per)
         return
     g = state[G]
     joined_step[i], joined_ctx[i], joined_due[i] = g, context, g + remaining
@@ -241,7 +260,7 @@ def finish_due(
         state[KV] -= context + slack
         finish[i] = clock[T]
         done_at.append(clock[T])
-        send_next(clock[T], per)
+        send_next(i, clock[T], per)
 
 
 @jit
@@ -306,7 +325,7 @@ def admit(
             state[WAITING] -= 1
             rejected[i] = True
             done_at.append(clock[T])
-            send_next(clock[T], per)
+            send_next(i, clock[T], per)
             continue
         want = need + state[D] * block_tokens
         if capacity - state[KV] < want:
@@ -734,25 +753,9 @@ def package(engines: Any) -> Any:
 
 
 @jit
-def pool(
-    replicas: int,
-    least_loaded: bool,
-    arrival: Any,
-    per: Any,
-    tab: Any,
-    chunked: bool,
-    prefilled: bool,
-    budget: int,
-    config: Any,
-    link: Any,
-    swap: bool,
-) -> Any:
-    """`engine.simulate_pool` over ``replicas`` replicas (`routing.route`: least-loaded,
-    or round-robin when not ``least_loaded``), each to its end: every replica's integer
-    state (rows), the meta of its decode runs and its logs as arrays (gaps, counts,
-    single steps, run times, run contexts, run gaps, run counts, timeline)."""
-    n = len(arrival)
-    max_sequences = config[0]
+def replicas_of(replicas: int, n: int, max_sequences: int) -> Any:
+    """The state of ``replicas`` idle replicas of one pool for ``n`` requests: their
+    integer states (rows) and each replica's bundle (`advance`'s ``engine``)."""
     states = np.zeros((replicas, 13), np.int64)
     clocks = np.zeros((replicas, 2))
     waits = np.empty((replicas, n), np.int64)
@@ -799,14 +802,57 @@ def pool(
                 ints[5 * e + 4],
             )
         )
-    scratch = (
+    return states, engines
+
+
+@jit
+def scratch_of(max_sequences: int) -> Any:
+    """Buffers a pool's replicas share (`advance`): taken, chunks, finishing ids."""
+    return (
         np.empty((max_sequences, 2), np.int64),
         np.empty((max_sequences, 3), np.int64),
         np.empty(max_sequences, np.int64),
     )
+
+
+@jit
+def route_to(engines: Any, least_loaded: bool, routed: int, i: int, at: float) -> None:
+    """`routing.route`'s choice for request ``i`` arriving at ``at`` (the ``routed``-th
+    routed to this pool): least-loaded (lowest index on a tie) or round-robin."""
+    best = routed % len(engines)
+    if least_loaded and len(engines) > 1:
+        best, fewest = 0, load(engines[0][9], engines[0][8], at)
+        for e in range(1, len(engines)):
+            count = load(engines[e][9], engines[e][8], at)
+            if count < fewest:
+                best, fewest = e, count
+    engines[best][9].append(i)
+
+
+@jit
+def pool(
+    replicas: int,
+    least_loaded: bool,
+    arrival: Any,
+    per: Any,
+    tab: Any,
+    chunked: bool,
+    prefilled: bool,
+    budget: int,
+    config: Any,
+    link: Any,
+    swap: bool,
+) -> Any:
+    """`engine.simulate_pool` over ``replicas`` replicas (`routing.route`: least-loaded,
+    or round-robin when not ``least_loaded``), each to its end: every replica's integer
+    state (rows) and its logs as arrays (`package`)."""
+    n = len(arrival)
+    states, engines = replicas_of(replicas, n, config[0])
+    scratch = scratch_of(config[0])
     if replicas == 1 or not least_loaded:
-        for i in range(n):
-            engines[i % replicas][9].append(i)
+        for e in range(replicas):
+            for i in range(e, n, replicas):
+                engines[e][9].append(i)
     else:
         for i in range(n):
             at = arrival[i]
@@ -827,12 +873,7 @@ def pool(
                 )
                 if states[e, ERROR]:
                     return states, package(engines)
-            best, fewest = 0, load(engines[0][9], engines[0][8], at)
-            for e in range(1, replicas):
-                count = load(engines[e][9], engines[e][8], at)
-                if count < fewest:
-                    best, fewest = e, count
-            engines[best][9].append(i)
+            route_to(engines, True, i, i, at)
     for e in range(replicas):
         advance(
             math.inf,
@@ -851,3 +892,130 @@ def pool(
         if states[e, ERROR]:
             break
     return states, package(engines)
+
+
+@jit
+def next_start(engine: Any, arrival: Any) -> float:
+    """`closed_pools._next_start`: when the replica's next loop iteration starts, s
+    (infinite: nothing to do)."""
+    state, clock, inbox = engine[0], engine[1], engine[9]
+    if state[WAITING] or state[D] or state[PREFILLING]:
+        return clock[T]
+    k = state[NEXT]
+    if k < len(inbox):
+        return max(clock[T], arrival[inbox[k]])
+    return math.inf
+
+
+@jit
+def closed_pools(
+    replicas: Any,
+    least_loaded: bool,
+    per_a: Any,
+    per_b: Any,
+    pool_a: Any,
+    pool_b: Any,
+    transfer: Any,
+    output: Any,
+) -> Any:
+    """`closed_pools._ClosedPools.run`: closed-loop clients over a prefill pool (``a``:
+    one-token requests) and a decode pool (``b``: prefilled), ``replicas`` (prefill,
+    decode) replicas, each pool's (cost tables, chunked, prefilled, budget, limits,
+    link, swap) in ``pool_a`` / ``pool_b``; ``transfer`` the KV transfer time of each
+    request (s), ``output`` its output tokens. Each pool's states and logs (`pool`)."""
+    n = len(output)
+    tab_a, chunked_a, prefilled_a, budget_a, config_a, link_a, swap_a = pool_a
+    tab_b, chunked_b, prefilled_b, budget_b, config_b, link_b, swap_b = pool_b
+    states_a, engines_a = replicas_of(replicas[0], n, config_a[0])
+    states_b, engines_b = replicas_of(replicas[1], n, config_b[0])
+    scratch_a, scratch_b = scratch_of(config_a[0]), scratch_of(config_b[0])
+    arrival_a, arrival_b = per_a[13], per_b[13]
+    rejected, unsent, logged_a, logged_b = per_a[11], per_a[17], per_a[17], per_b[17]
+    queue_a = [(0.0, 0)]  # requests known to arrive at each pool: (time, id) heaps
+    queue_a.pop()
+    for k in range(unsent[0]):
+        queue_a.append((arrival_a[k], k))
+    heapq.heapify(queue_a)
+    queue_b = queue_a.copy()
+    queue_b.clear()
+    leaves = queue_b.copy()  # (time, id) not yet released to the clients
+    routed_a = routed_b = seen_a = seen_b = 0
+    total = replicas[0] + replicas[1]
+    while True:
+        now, first = math.inf, -1
+        for e in range(total):
+            if e < replicas[0]:
+                start = next_start(engines_a[e], arrival_a)
+            else:
+                start = next_start(engines_b[e - replicas[0]], arrival_b)
+            if start < now:
+                now, first = start, e
+        while len(leaves) and leaves[0][0] <= now:  # a client is free: it sends
+            k = unsent[0]
+            send(heapq.heappop(leaves)[0], per_a)
+            if unsent[0] > k:
+                heapq.heappush(queue_a, (arrival_a[k], k))
+        due_a = queue_a[0][0] if len(queue_a) else math.inf
+        due_b = queue_b[0][0] if len(queue_b) else math.inf
+        if due_a <= due_b and due_a < math.inf and due_a <= now:
+            at, i = heapq.heappop(queue_a)
+            route_to(engines_a, least_loaded, routed_a, i, at)
+            routed_a += 1
+            continue
+        if due_b < due_a and due_b <= now:
+            at, i = heapq.heappop(queue_b)
+            arrival_b[i] = at
+            route_to(engines_b, least_loaded, routed_b, i, at)
+            routed_b += 1
+            continue
+        if now == math.inf:
+            break
+        limit = np.nextafter(now, math.inf)
+        if first < replicas[0]:
+            engine = engines_a[first]
+            advance(
+                limit,
+                engine,
+                arrival_a,
+                per_a,
+                tab_a,
+                chunked_a,
+                prefilled_a,
+                budget_a,
+                config_a,
+                link_a,
+                swap_a,
+                scratch_a,
+            )
+            for j in range(seen_a, logged_a[1]):  # closed_pools' prefill_left
+                t, i = per_a[18][j], per_a[19][j]
+                if rejected[i]:
+                    heapq.heappush(leaves, (t, i))
+                    continue
+                heapq.heappush(queue_b, (t + transfer[i], i))
+                if output[i] == 1:  # its first token was its last: the client is free
+                    heapq.heappush(leaves, (t, i))
+            seen_a = logged_a[1]
+        else:
+            engine = engines_b[first - replicas[0]]
+            advance(
+                limit,
+                engine,
+                arrival_b,
+                per_b,
+                tab_b,
+                chunked_b,
+                prefilled_b,
+                budget_b,
+                config_b,
+                link_b,
+                swap_b,
+                scratch_b,
+            )
+            for j in range(seen_b, logged_b[1]):  # closed_pools' decode_left
+                if output[per_b[19][j]] > 1:
+                    heapq.heappush(leaves, (per_b[18][j], per_b[19][j]))
+            seen_b = logged_b[1]
+        if engine[0][ERROR]:
+            break
+    return states_a, package(engines_a), states_b, package(engines_b)

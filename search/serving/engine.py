@@ -41,7 +41,6 @@ import math
 from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 
@@ -573,13 +572,13 @@ def simulate_pool(
         and routing in ROUTING
         and compiled.eligible(workload, config, replicas)
     ):
-        done = compiled.simulate(
+        record = compiled.simulate(
             workload, cost, config, kv_capacity_tokens, prefilled, replicas, routing
         )
-        if done is not None:
+        if record is not None:
             if progress is not None and replicas == 1:
                 progress(len(workload))
-            return _compiled_record(done, workload, cost, kv_capacity_tokens)
+            return record
     requests = _Requests(workload, prefilled, 0.0 if prefilled else config.request_overhead_s)
     engines = [
         _Engine(requests, cost, config, kv_capacity_tokens, prefilled, speculative)
@@ -621,40 +620,6 @@ def pool_record(
         arrival_s=None if requests.clients.sent is None else np.asarray(requests.clients.sent),
         admitted_s=np.asarray(requests.admitted, float),
         engine_arrival_s=requests.clients.engine_arrivals(),
-    )
-
-
-def _compiled_record(
-    done: tuple[dict[str, Any], list[compiled.Replica], int],
-    workload: Workload,
-    cost: StepCost,
-    kv_capacity_tokens: int,
-) -> RunRecord:
-    """The `RunRecord` of a `compiled.simulate` run (as `pool_record` of its replicas)."""
-    outcome, runs, steps = done
-    timeline = merged_timeline([rows for rows, _, _ in runs])
-    seconds, flop, moved = StepLog.joined([work for _, work, _ in runs], cost)
-    itl, counts = Emissions.joined([emissions for _, _, emissions in runs])
-    return RunRecord(
-        first_token_s=outcome["first_token_s"],
-        finish_s=outcome["finish_s"],
-        preemptions=outcome["preemptions"],
-        rejected=outcome["rejected"],
-        timeline_s=timeline[:, 0],
-        waiting=timeline[:, 1].astype(np.int64),
-        running=timeline[:, 2].astype(np.int64),
-        kv_tokens=timeline[:, 3],
-        kv_capacity_tokens=kv_capacity_tokens * len(runs),
-        steps=steps,
-        prefix_hits=np.full(len(workload), -1, np.int8),
-        step_s=seconds,
-        step_flop=flop,
-        step_bytes=moved,
-        itl_s=itl,
-        itl_count=counts,
-        arrival_s=outcome["arrival_s"],
-        admitted_s=outcome["admitted_s"],
-        engine_arrival_s=outcome["engine_arrival_s"],
     )
 
 
