@@ -38,7 +38,26 @@ from numpy.typing import NDArray
 from genz import StepCost
 
 from .clients import Clients
-from .compiled_loop import ERROR, REPORT, STEPS, closed_pools, njit, pool
+from .compiled_loop import (
+    ADMITTED,
+    ARRIVAL,
+    EARLIEST,
+    ERROR,
+    FINISH,
+    FIRST,
+    GENERATED,
+    OUTPUT,
+    OUTSIDE,
+    PREEMPTIONS,
+    PROMPT,
+    REJECTED,
+    REPORT,
+    SENT,
+    STEPS,
+    closed_pools,
+    njit,
+    pool,
+)
 from .config import SchedulerConfig
 from .records import WORK_SLICE, RunRecord, merged_timeline
 from .workload import Workload
@@ -82,7 +101,7 @@ def simulate(
     states, logs = pool(
         replicas,
         routing == "least-loaded",
-        per[13],
+        per[1][ARRIVAL],
         per,
         *_pool_terms(cost, config, kv_capacity_tokens, prefilled),
     )
@@ -138,29 +157,21 @@ def _requests(
     ``report``: leaves are logged (`compiled_loop.REPORT`), not sent."""
     n = len(workload)
     clients = Clients(workload.arrival_s.tolist(), workload.max_concurrency, delay)
-    arrival = np.array(clients.arrival, float)  # engine times (infinite: not yet sent)
     concurrency = -1.0 if clients.concurrency is None else float(clients.concurrency)
+    ints = np.zeros((10, n), np.int64)  # rows: compiled_loop.PROMPT ... LEFT_ID
+    ints[PROMPT], ints[OUTPUT] = workload.input_tokens, workload.output_tokens
+    ints[GENERATED] = 1 if prefilled else 0
+    ints[OUTSIDE] = -1  # context while the KV is outside (-1: not)
+    floats = np.full((8, n), math.nan)  # rows: compiled_loop.FINISH ... LEFT_AT
+    floats[ARRIVAL] = clients.arrival  # engine times (infinite: not yet sent)
+    floats[EARLIEST] = clients.earliest
+    floats[SENT] = clients.arrival if clients.sent is None else clients.sent
     per = (
-        workload.input_tokens.astype(np.int64),  # prompt (grows on recompute)
-        workload.output_tokens.astype(np.int64),
-        np.full(n, 1 if prefilled else 0, np.int64),  # generated
-        np.full(n, math.nan),  # finish
-        np.full(n, -1, np.int64),  # swapped: context while the KV is outside (-1: not)
-        np.zeros(n, np.int64),  # step joined
-        np.zeros(n, np.int64),  # context then
-        np.zeros(n, np.int64),  # step it finishes
-        np.zeros(n, np.bool_),  # decoding
-        np.full(n, math.nan),  # first token
-        np.zeros(n, np.int64),  # preemptions
-        np.zeros(n, np.bool_),  # rejected
-        np.full(n, math.nan),  # admitted
-        arrival,
-        np.array(clients.earliest, float),
-        np.array(clients.arrival if clients.sent is None else clients.sent, float),
+        ints,
+        floats,
+        np.zeros((3, n), np.bool_),  # DECODING, REJECTED, FRESH_ON
         np.array([clients.front_free, clients.delay, REPORT if report else concurrency]),
         np.array([clients.unsent, 0], np.int64),  # next unsent, leaves logged
-        np.zeros(n if report else 0),  # leave times
-        np.zeros(n if report else 0, np.int64),  # leave ids
     )
     return clients, per
 
@@ -217,26 +228,27 @@ def _record(
     # `emissions.Emissions.joined`: each replica's chunk gaps, then its runs'
     itl = np.concatenate([replica[1] for replica in logs] + [replica[6] for replica in logs])
     counts = np.concatenate([replica[2] for replica in logs] + [replica[7] for replica in logs])
+    ints, floats, flags = per[0], per[1], per[2]
     return RunRecord(
-        first_token_s=per[9],
-        finish_s=per[3],
-        preemptions=per[10],
-        rejected=per[11],
+        first_token_s=floats[FIRST],
+        finish_s=floats[FINISH],
+        preemptions=ints[PREEMPTIONS],
+        rejected=flags[REJECTED],
         timeline_s=timeline[:, 0],
         waiting=timeline[:, 1].astype(np.int64),
         running=timeline[:, 2].astype(np.int64),
         kv_tokens=timeline[:, 3],
         kv_capacity_tokens=kv_capacity_tokens * len(logs),
         steps=int(states[:, STEPS].sum()),
-        prefix_hits=np.full(len(per[0]), -1, np.int8),
+        prefix_hits=np.full(ints.shape[1], -1, np.int8),
         step_s=seconds,
         step_flop=flop,
         step_bytes=moved,
         itl_s=itl,
         itl_count=counts,
-        arrival_s=None if clients.sent is None else per[15],
-        admitted_s=per[12],
-        engine_arrival_s=per[13] if clients.delay > 0 else None,
+        arrival_s=None if clients.sent is None else floats[SENT],
+        admitted_s=floats[ADMITTED],
+        engine_arrival_s=floats[ARRIVAL] if clients.delay > 0 else None,
     )
 
 

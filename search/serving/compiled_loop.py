@@ -104,6 +104,14 @@ def step_time(
 # index into the inbox) and float state (``clock``: time, last chunk).
 KV, D, G, CTX, FRESH, SWAPPED, HEAD, WAITING, STEPS, STAMP, ERROR, PREFILLING, NEXT = range(13)
 T, LAST = 0, 1
+# Rows of the per-request arrays a pool's replicas share (``per``: integers, floats,
+# flags, then the clients' [front end free, front-end time, concurrency or -1 or
+# `REPORT`] and [next unsent, leaves logged]); few arrays, as every array a kernel
+# takes costs two atomic reference-count updates per call.
+PROMPT, OUTPUT, GENERATED, OUTSIDE, JOINED, JOINED_CTX, DUE, PREEMPTIONS = range(8)
+FRESH_STAMP, LEFT_ID = 8, 9  # OUTSIDE: context while the KV is outside (-1: not)
+FINISH, FIRST, ADMITTED, ARRIVAL, EARLIEST, SENT, FRESH_AT, LEFT_AT = range(8)
+DECODING, REJECTED, FRESH_ON = range(3)
 
 
 @jit
@@ -123,20 +131,30 @@ def decode_time(tab: Any, d: int, context: float) -> float:
 
 
 @jit
-def emit(at: float, sequences: int, state: Any, clock: Any, fresh: Any, logs: Any) -> None:
-    """`emissions.DecodeClock.emit`: every decoding sequence receives a chunk at ``at``."""
-    gaps, counts = logs[0], logs[1]
-    ids, stamps, fresh_on, fresh_at, fresh_stamp = fresh
+def emit(
+    at: float,
+    sequences: int,
+    state: Any,
+    clock: Any,
+    per: Any,
+    fresh: Any,
+    gaps: Any,
+    counts: Any,
+) -> None:
+    """`emissions.DecodeClock.emit`: every decoding sequence receives a chunk at ``at``
+    (its gap and count logged in ``gaps`` and ``counts``)."""
+    ids, stamps = fresh
+    ints, floats, flags = per[0], per[1], per[2]
     count = sequences - state[FRESH]
     if count > 0:
         gaps.append(at - clock[LAST])
         counts.append(float(count))
     for k in range(len(ids)):
         i = ids[k]
-        if fresh_on[i] and fresh_stamp[i] == stamps[k]:
-            gaps.append(at - fresh_at[i])
+        if flags[FRESH_ON, i] and ints[FRESH_STAMP, i] == stamps[k]:
+            gaps.append(at - floats[FRESH_AT, i])
             counts.append(1.0)
-            fresh_on[i] = False
+            flags[FRESH_ON, i] = False
     ids.clear()
     stamps.clear()
     state[FRESH] = 0
@@ -144,14 +162,13 @@ def emit(at: float, sequences: int, state: Any, clock: Any, fresh: Any, logs: An
 
 
 @jit
-def leave_decode(i: int, state: Any, per: Any, order: Any, fresh: Any) -> int:
+def leave_decode(i: int, state: Any, per: Any, order: Any) -> int:
     """`engine._Engine.leave_decode`: ``i`` leaves the decoding set; its context now."""
-    joined_step, joined_ctx, in_decode = per[5], per[6], per[8]
-    in_decode[i] = False
-    context = joined_ctx[i] + state[G] - joined_step[i]
-    fresh_on = fresh[2]
-    if fresh_on[i]:
-        fresh_on[i] = False
+    ints, flags = per[0], per[2]
+    flags[DECODING, i] = False
+    context = ints[JOINED_CTX, i] + state[G] - ints[JOINED, i]
+    if flags[FRESH_ON, i]:
+        flags[FRESH_ON, i] = False
         state[FRESH] -= 1
     for k in range(len(order)):
         if order[k] == i:
@@ -162,26 +179,24 @@ def leave_decode(i: int, state: Any, per: Any, order: Any, fresh: Any) -> int:
     return context
 
 
-#: ``per[16][2]`` (the concurrency) of the pools `closed_pools` runs: leaves are logged.
+#: ``per[3][2]`` (the concurrency) of the pools `closed_pools` runs: leaves are logged.
 REPORT = -2
 
 
 @jit
 def send(t: float, per: Any) -> None:
     """`clients.Clients.send_next` of closed-loop clients: a client is free at ``t``:
-    the next request is sent (``per[13:18]``: engine arrivals, earliest and actual send
-    times, [front end free, front-end time, concurrency or -1 or `REPORT`], [next
-    unsent, leaves logged])."""
-    arrival, earliest, sent, clients, unsent = per[13], per[14], per[15], per[16], per[17]
+    the next request is sent (engine arrival, send time; the clients' state)."""
+    floats, clients, unsent = per[1], per[3], per[4]
     k = unsent[0]
-    if k >= len(arrival):
+    if k >= floats.shape[1]:
         return
-    sent[k] = max(earliest[k], t)
-    seen = sent[k]
+    floats[SENT, k] = max(floats[EARLIEST, k], t)
+    seen = floats[SENT, k]
     if clients[1] != 0:  # Clients.front_end
-        seen = max(sent[k], clients[0]) + clients[1]
+        seen = max(floats[SENT, k], clients[0]) + clients[1]
         clients[0] = seen
-    arrival[k] = seen
+    floats[ARRIVAL, k] = seen
     unsent[0] = k + 1
 
 
@@ -189,11 +204,11 @@ def send(t: float, per: Any) -> None:
 def send_next(i: int, t: float, per: Any) -> None:
     """`engine._Requests.left`: request ``i`` left its replica at ``t``: a closed-loop
     client sends the next request (`send`); in `closed_pools`' pools the leave is
-    logged instead (``per[18]``, ``per[19]``: time and id), as ``on_leave`` does."""
-    clients, count = per[16], per[17]
+    logged instead (rows LEFT_AT, LEFT_ID: time and id), as ``on_leave`` does."""
+    clients, count = per[3], per[4]
     if clients[2] == REPORT:
-        per[18][count[1]] = t
-        per[19][count[1]] = i
+        per[1][LEFT_AT, count[1]] = t
+        per[0][LEFT_ID, count[1]] = i
         count[1] += 1
     elif clients[2] >= 0:
         send(t, per)
@@ -212,32 +227,31 @@ def join_decode(
     done_at: Any,
 ) -> None:
     """`engine._Engine.join_decode`: ``i`` has its first token; decode the rest."""
-    prompt, output, generated, finish, swapped = per[0], per[1], per[2], per[3], per[4]
-    joined_step, joined_ctx, joined_due = per[5], per[6], per[7]
-    context = prompt[i]
-    if swapped[i] >= 0:
-        context = swapped[i]
-        swapped[i] = -1
+    ints, floats, flags = per[0], per[1], per[2]
+    context = ints[PROMPT, i]
+    if ints[OUTSIDE, i] >= 0:
+        context = ints[OUTSIDE, i]
+        ints[OUTSIDE, i] = -1
         state[SWAPPED] -= 1
-    remaining = output[i] - generated[i]
+    remaining = ints[OUTPUT, i] - ints[GENERATED, i]
     if remaining <= 0:
         state[KV] -= context + slack
-        finish[i] = clock[T]
+        floats[FINISH, i] = clock[T]
         done_at.append(clock[T])
         send_next(i, clock[T], per)
         return
     g = state[G]
-    joined_step[i], joined_ctx[i], joined_due[i] = g, context, g + remaining
-    per[8][i] = True
-    ids, stamps, fresh_on, fresh_at, fresh_stamp = fresh
-    if not fresh_on[i]:
+    ints[JOINED, i], ints[JOINED_CTX, i], ints[DUE, i] = g, context, g + remaining
+    flags[DECODING, i] = True
+    ids, stamps = fresh
+    if not flags[FRESH_ON, i]:
         state[STAMP] += 1
-        fresh_on[i] = True
-        fresh_stamp[i] = state[STAMP]
+        flags[FRESH_ON, i] = True
+        ints[FRESH_STAMP, i] = state[STAMP]
         ids.append(i)
         stamps.append(state[STAMP])
         state[FRESH] += 1
-    fresh_at[i] = clock[T]
+    floats[FRESH_AT, i] = clock[T]
     heapq.heappush(heap, (g + remaining, i))
     order.append(i)
     state[D] += 1
@@ -249,16 +263,15 @@ def finish_due(
     state: Any, clock: Any, per: Any, heap: Any, order: Any, fresh: Any, slack: int, done_at: Any
 ) -> None:
     """`engine._Engine.finish_due`: sequences whose last token is out leave."""
-    output, generated, finish = per[1], per[2], per[3]
-    joined_due, in_decode = per[7], per[8]
+    ints, floats, flags = per[0], per[1], per[2]
     while len(heap) > 0 and heap[0][0] <= state[G]:
         due, i = heapq.heappop(heap)
-        if not in_decode[i] or joined_due[i] != due:  # stale: it was preempted
+        if not flags[DECODING, i] or ints[DUE, i] != due:  # stale: it was preempted
             continue
-        context = leave_decode(i, state, per, order, fresh)
-        generated[i] = output[i]
+        context = leave_decode(i, state, per, order)
+        ints[GENERATED, i] = ints[OUTPUT, i]
         state[KV] -= context + slack
-        finish[i] = clock[T]
+        floats[FINISH, i] = clock[T]
         done_at.append(clock[T])
         send_next(i, clock[T], per)
 
@@ -276,19 +289,19 @@ def preempt(
     swap: bool,
 ) -> None:
     """`engine._Engine.preempt`: evict the most recently admitted decoding sequence."""
-    prompt, generated, swapped, joined_step, preempted = per[0], per[2], per[4], per[5], per[10]
+    ints = per[0]
     victim = order[len(order) - 1]
-    joined = joined_step[victim]
-    context = leave_decode(victim, state, per, order, fresh)
-    generated[victim] += state[G] - joined
+    joined = ints[JOINED, victim]
+    context = leave_decode(victim, state, per, order)
+    ints[GENERATED, victim] += state[G] - joined
     state[KV] -= context + slack
-    preempted[victim] += 1
+    ints[PREEMPTIONS, victim] += 1
     if swap:
-        swapped[victim] = context
+        ints[OUTSIDE, victim] = context
         state[SWAPPED] += 1
         clock[T] += context * link[0] / link[1]  # engine._Engine.transfer_s
     else:
-        prompt[victim] = context + 1
+        ints[PROMPT, victim] = context + 1
     state[HEAD] = (state[HEAD] - 1) % len(waiting)
     waiting[state[HEAD]] = victim
     state[WAITING] += 1
@@ -314,42 +327,43 @@ def admit(
     tokens to compute); their count."""
     max_sequences, block_tokens, capacity, slack = config
     running = state[D] + state[PREFILLING]
-    prompt, swapped, rejected, admitted, preempted = per[0], per[4], per[11], per[12], per[10]
+    ints, floats, flags = per[0], per[1], per[2]
     count = 0
     while state[WAITING] > 0 and running + count < max_sequences:
         i = waiting[state[HEAD]]
-        context = swapped[i] if swapped[i] >= 0 else prompt[i]
+        outside = ints[OUTSIDE, i]
+        context = outside if outside >= 0 else ints[PROMPT, i]
         need = context + slack
         if need > capacity:  # can never fit: refuse rather than block
             state[HEAD] = (state[HEAD] + 1) % len(waiting)
             state[WAITING] -= 1
-            rejected[i] = True
+            flags[REJECTED, i] = True
             done_at.append(clock[T])
             send_next(i, clock[T], per)
             continue
         want = need + state[D] * block_tokens
         if capacity - state[KV] < want:
             break
-        if swapped[i] >= 0:  # KV comes back from host (or arrived from the prefill pool)
+        if outside >= 0:  # KV comes back from host (or arrived from the prefill pool)
             state[HEAD] = (state[HEAD] + 1) % len(waiting)
             state[WAITING] -= 1
-            if math.isnan(admitted[i]):
-                admitted[i] = clock[T]
+            if math.isnan(floats[ADMITTED, i]):
+                floats[ADMITTED, i] = clock[T]
             state[KV] += need
-            if preempted[i]:
+            if ints[PREEMPTIONS, i]:
                 clock[T] += context * link[0] / link[1]
             join_decode(i, state, clock, per, heap, order, fresh, slack, done_at)
             running = state[D] + state[PREFILLING]
             continue
-        compute = prompt[i]
+        compute = ints[PROMPT, i]
         if whole and count and compute > room:
             break
         if not whole and room <= 0:
             break
         state[HEAD] = (state[HEAD] + 1) % len(waiting)
         state[WAITING] -= 1
-        if math.isnan(admitted[i]):
-            admitted[i] = clock[T]
+        if math.isnan(floats[ADMITTED, i]):
+            floats[ADMITTED, i] = clock[T]
         state[KV] += need
         taken[count, 0] = i
         taken[count, 1] = compute
@@ -376,7 +390,7 @@ def prefill_step(
     done_at: Any,
 ) -> None:
     """`engine._Engine.prefill_step` of the ``m`` chunks (id, new tokens, context after)."""
-    prompt, generated, first = per[0], per[2], per[9]
+    ints, floats = per[0], per[1]
     tokens = 0.0
     ctx = 0.0
     pairs = 0.0
@@ -386,7 +400,7 @@ def prefill_step(
         tokens += q
         ctx += c
         pairs += q * c - q * (q - 1) / 2
-        if c == prompt[i]:
+        if c == ints[PROMPT, i]:
             done[finishing] = i
             finishing += 1
     d = state[D] if decode else 0
@@ -405,16 +419,16 @@ def prefill_step(
     clock[T] += seconds
     state[STEPS] += 1
     if decode and d:
-        emit(clock[T], d, state, clock, fresh, logs)
+        emit(clock[T], d, state, clock, per, fresh, logs[0], logs[1])
         state[G] += 1
         state[CTX] += d
         state[KV] += d
         finish_due(state, clock, per, heap, order, fresh, slack, done_at)
     for k in range(finishing):
         i = done[k]
-        generated[i] += 1
-        if math.isnan(first[i]):
-            first[i] = clock[T]
+        ints[GENERATED, i] += 1
+        if math.isnan(floats[FIRST, i]):
+            floats[FIRST, i] = clock[T]
         join_decode(i, state, clock, per, heap, order, fresh, slack, done_at)
 
 
@@ -463,7 +477,7 @@ def decode_run(
         singles.append(float(d))
         singles.append(float(base + d))
         singles.append(float(d))
-        emit(start + first, d, state, clock, fresh, logs)
+        emit(start + first, d, state, clock, per, fresh, gaps, counts)
         while taken < steps and start + elapsed < until:
             taken += 1
             context = base + d * taken
@@ -505,7 +519,7 @@ def decode_run(
         run_meta.append(at)
         run_meta.append(used)
         run_meta.append(d)
-        emit(start + run_times[at], d, state, clock, fresh, logs)
+        emit(start + run_times[at], d, state, clock, per, fresh, gaps, counts)
         if used > 1:
             for k in range(at + 1, at + used):
                 run_gaps.append(run_times[k])
@@ -547,7 +561,7 @@ def advance(
     ``limit`` (the next arrival not yet routed; infinite once all are), or until idle."""
     state, clock, heap, order, fresh, logs, waiting, pending, done_at, inbox = engine
     taken, chunks, done = scratch
-    prompt, swapped = per[0], per[4]
+    ints = per[0]
     capacity, slack = config[2], config[3]
     n = len(waiting)
     timeline = logs[8]
@@ -557,7 +571,7 @@ def advance(
             while k < len(inbox) and arrival[inbox[k]] <= clock[T]:
                 i = inbox[k]
                 if prefilled:
-                    swapped[i] = prompt[i]
+                    ints[OUTSIDE, i] = ints[PROMPT, i]
                     state[SWAPPED] += 1
                 waiting[(state[HEAD] + state[WAITING]) % n] = i
                 state[WAITING] += 1
@@ -624,7 +638,8 @@ def advance(
                         q = min(left, room)
                         room -= q
                         pending[e, 1] -= q
-                        chunks[m, 0], chunks[m, 1], chunks[m, 2] = i, q, prompt[i] - pending[e, 1]
+                        chunks[m, 0], chunks[m, 1] = i, q
+                        chunks[m, 2] = ints[PROMPT, i] - pending[e, 1]
                         m += 1
                     kept = 0
                     for e in range(state[PREFILLING]):
@@ -669,7 +684,7 @@ def advance(
             if count:
                 for j in range(count):
                     i = taken[j, 0]
-                    chunks[j, 0], chunks[j, 1], chunks[j, 2] = i, taken[j, 1], prompt[i]
+                    chunks[j, 0], chunks[j, 1], chunks[j, 2] = i, taken[j, 1], ints[PROMPT, i]
                 prefill_step(
                     chunks,
                     count,
@@ -760,46 +775,45 @@ def replicas_of(replicas: int, n: int, max_sequences: int) -> Any:
     clocks = np.zeros((replicas, 2))
     waits = np.empty((replicas, n), np.int64)
     pendings = np.empty((replicas, max_sequences, 2), np.int64)  # chunked: [id, tokens left]
-    fresh_on, fresh_at, fresh_stamp = np.zeros(n, np.bool_), np.zeros(n), np.zeros(n, np.int64)
     heaps = [[(0, 0)] for _ in range(replicas)]
-    ints = [[0] for _ in range(5 * replicas)]  # order, ids, stamps, meta, inbox per replica
+    int_lists = [[0] for _ in range(5 * replicas)]  # order, ids, stamps, meta, inbox per replica
     # per replica: gaps, counts, single steps, run times, run contexts, the times
     # requests left (done_at: the slot of the runs' meta, an integer list), run gaps,
     # run counts, timeline
-    floats = [[0.0] for _ in range(9 * replicas)]
+    float_lists = [[0.0] for _ in range(9 * replicas)]
     for e in range(replicas):
         heaps[e].pop()
     for e in range(5 * replicas):
-        ints[e].pop()
+        int_lists[e].pop()
     for e in range(9 * replicas):
-        floats[e].pop()
+        float_lists[e].pop()
     engines = []
     for e in range(replicas):
         f = 9 * e
         logs = (
-            floats[f],
-            floats[f + 1],
-            floats[f + 2],
-            floats[f + 3],
-            floats[f + 4],
-            ints[5 * e + 3],
-            floats[f + 6],
-            floats[f + 7],
-            floats[f + 8],
+            float_lists[f],
+            float_lists[f + 1],
+            float_lists[f + 2],
+            float_lists[f + 3],
+            float_lists[f + 4],
+            int_lists[5 * e + 3],
+            float_lists[f + 6],
+            float_lists[f + 7],
+            float_lists[f + 8],
         )
-        fresh = (ints[5 * e + 1], ints[5 * e + 2], fresh_on, fresh_at, fresh_stamp)
+        fresh = (int_lists[5 * e + 1], int_lists[5 * e + 2])
         engines.append(
             (
                 states[e],
                 clocks[e],
                 heaps[e],
-                ints[5 * e],
+                int_lists[5 * e],
                 fresh,
                 logs,
                 waits[e],
                 pendings[e],
-                floats[f + 5],
-                ints[5 * e + 4],
+                float_lists[f + 5],
+                int_lists[5 * e + 4],
             )
         )
     return states, engines
@@ -929,8 +943,8 @@ def closed_pools(
     states_a, engines_a = replicas_of(replicas[0], n, config_a[0])
     states_b, engines_b = replicas_of(replicas[1], n, config_b[0])
     scratch_a, scratch_b = scratch_of(config_a[0]), scratch_of(config_b[0])
-    arrival_a, arrival_b = per_a[13], per_b[13]
-    rejected, unsent, logged_a, logged_b = per_a[11], per_a[17], per_a[17], per_b[17]
+    arrival_a, arrival_b = per_a[1][ARRIVAL], per_b[1][ARRIVAL]
+    rejected, unsent, logged_a, logged_b = per_a[2][REJECTED], per_a[4], per_a[4], per_b[4]
     queue_a = [(0.0, 0)]  # requests known to arrive at each pool: (time, id) heaps
     queue_a.pop()
     for k in range(unsent[0]):
@@ -988,7 +1002,7 @@ def closed_pools(
                 scratch_a,
             )
             for j in range(seen_a, logged_a[1]):  # closed_pools' prefill_left
-                t, i = per_a[18][j], per_a[19][j]
+                t, i = per_a[1][LEFT_AT, j], per_a[0][LEFT_ID, j]
                 if rejected[i]:
                     heapq.heappush(leaves, (t, i))
                     continue
@@ -1013,8 +1027,8 @@ def closed_pools(
                 scratch_b,
             )
             for j in range(seen_b, logged_b[1]):  # closed_pools' decode_left
-                if output[per_b[19][j]] > 1:
-                    heapq.heappush(leaves, (per_b[18][j], per_b[19][j]))
+                if output[per_b[0][LEFT_ID, j]] > 1:
+                    heapq.heappush(leaves, (per_b[1][LEFT_AT, j], per_b[0][LEFT_ID, j]))
             seen_b = logged_b[1]
         if engine[0][ERROR]:
             break
