@@ -770,7 +770,9 @@ def package(engines: Any) -> Any:
 @jit
 def replicas_of(replicas: int, n: int, max_sequences: int) -> Any:
     """The state of ``replicas`` idle replicas of one pool for ``n`` requests: their
-    integer states (rows) and each replica's bundle (`advance`'s ``engine``)."""
+    integer states and clocks (rows), each replica's bundle (`advance`'s ``engine``),
+    and apart (for routing, without taking every reference of a bundle) each one's
+    inbox and the times requests left it."""
     states = np.zeros((replicas, 13), np.int64)
     clocks = np.zeros((replicas, 2))
     waits = np.empty((replicas, n), np.int64)
@@ -816,7 +818,9 @@ def replicas_of(replicas: int, n: int, max_sequences: int) -> Any:
                 int_lists[5 * e + 4],
             )
         )
-    return states, engines
+    inboxes = [int_lists[5 * e + 4] for e in range(replicas)]
+    lefts = [float_lists[9 * e + 5] for e in range(replicas)]
+    return states, clocks, engines, inboxes, lefts
 
 
 @jit
@@ -830,17 +834,17 @@ def scratch_of(max_sequences: int) -> Any:
 
 
 @jit
-def route_to(engines: Any, least_loaded: bool, routed: int, i: int, at: float) -> None:
+def route_to(inboxes: Any, lefts: Any, least_loaded: bool, routed: int, i: int, at: float) -> None:
     """`routing.route`'s choice for request ``i`` arriving at ``at`` (the ``routed``-th
     routed to this pool): least-loaded (lowest index on a tie) or round-robin."""
-    best = routed % len(engines)
-    if least_loaded and len(engines) > 1:
-        best, fewest = 0, load(engines[0][9], engines[0][8], at)
-        for e in range(1, len(engines)):
-            count = load(engines[e][9], engines[e][8], at)
+    best = routed % len(inboxes)
+    if least_loaded and len(inboxes) > 1:
+        best, fewest = 0, load(inboxes[0], lefts[0], at)
+        for e in range(1, len(inboxes)):
+            count = load(inboxes[e], lefts[e], at)
             if count < fewest:
                 best, fewest = e, count
-    engines[best][9].append(i)
+    inboxes[best].append(i)
 
 
 @jit
@@ -861,12 +865,12 @@ def pool(
     or round-robin when not ``least_loaded``), each to its end: every replica's integer
     state (rows) and its logs as arrays (`package`)."""
     n = len(arrival)
-    states, engines = replicas_of(replicas, n, config[0])
+    states, _, engines, inboxes, lefts = replicas_of(replicas, n, config[0])
     scratch = scratch_of(config[0])
     if replicas == 1 or not least_loaded:
         for e in range(replicas):
             for i in range(e, n, replicas):
-                engines[e][9].append(i)
+                inboxes[e].append(i)
     else:
         for i in range(n):
             at = arrival[i]
@@ -887,7 +891,7 @@ def pool(
                 )
                 if states[e, ERROR]:
                     return states, package(engines)
-            route_to(engines, True, i, i, at)
+            route_to(inboxes, lefts, True, i, i, at)
     for e in range(replicas):
         advance(
             math.inf,
@@ -909,15 +913,14 @@ def pool(
 
 
 @jit
-def next_start(engine: Any, arrival: Any) -> float:
-    """`closed_pools._next_start`: when the replica's next loop iteration starts, s
+def next_start(states: Any, clocks: Any, e: int, inbox: Any, arrival: Any) -> float:
+    """`closed_pools._next_start`: when replica ``e``'s next loop iteration starts, s
     (infinite: nothing to do)."""
-    state, clock, inbox = engine[0], engine[1], engine[9]
-    if state[WAITING] or state[D] or state[PREFILLING]:
-        return clock[T]
-    k = state[NEXT]
+    if states[e, WAITING] or states[e, D] or states[e, PREFILLING]:
+        return clocks[e, T]
+    k = states[e, NEXT]
     if k < len(inbox):
-        return max(clock[T], arrival[inbox[k]])
+        return max(clocks[e, T], arrival[inbox[k]])
     return math.inf
 
 
@@ -940,8 +943,8 @@ def closed_pools(
     n = len(output)
     tab_a, chunked_a, prefilled_a, budget_a, config_a, link_a, swap_a = pool_a
     tab_b, chunked_b, prefilled_b, budget_b, config_b, link_b, swap_b = pool_b
-    states_a, engines_a = replicas_of(replicas[0], n, config_a[0])
-    states_b, engines_b = replicas_of(replicas[1], n, config_b[0])
+    states_a, clocks_a, engines_a, inboxes_a, lefts_a = replicas_of(replicas[0], n, config_a[0])
+    states_b, clocks_b, engines_b, inboxes_b, lefts_b = replicas_of(replicas[1], n, config_b[0])
     scratch_a, scratch_b = scratch_of(config_a[0]), scratch_of(config_b[0])
     arrival_a, arrival_b = per_a[1][ARRIVAL], per_b[1][ARRIVAL]
     rejected, unsent, logged_a, logged_b = per_a[2][REJECTED], per_a[4], per_a[4], per_b[4]
@@ -959,9 +962,10 @@ def closed_pools(
         now, first = math.inf, -1
         for e in range(total):
             if e < replicas[0]:
-                start = next_start(engines_a[e], arrival_a)
+                start = next_start(states_a, clocks_a, e, inboxes_a[e], arrival_a)
             else:
-                start = next_start(engines_b[e - replicas[0]], arrival_b)
+                b = e - replicas[0]
+                start = next_start(states_b, clocks_b, b, inboxes_b[b], arrival_b)
             if start < now:
                 now, first = start, e
         while len(leaves) and leaves[0][0] <= now:  # a client is free: it sends
@@ -973,13 +977,13 @@ def closed_pools(
         due_b = queue_b[0][0] if len(queue_b) else math.inf
         if due_a <= due_b and due_a < math.inf and due_a <= now:
             at, i = heapq.heappop(queue_a)
-            route_to(engines_a, least_loaded, routed_a, i, at)
+            route_to(inboxes_a, lefts_a, least_loaded, routed_a, i, at)
             routed_a += 1
             continue
         if due_b < due_a and due_b <= now:
             at, i = heapq.heappop(queue_b)
             arrival_b[i] = at
-            route_to(engines_b, least_loaded, routed_b, i, at)
+            route_to(inboxes_b, lefts_b, least_loaded, routed_b, i, at)
             routed_b += 1
             continue
         if now == math.inf:
