@@ -9,9 +9,10 @@ the steadier figure), whether the two runs are identical (every `RunRecord`
 array), and the ratio to the target. The compiled loop is loaded (or compiled, the
 first time on a machine) by a warm-up run of 50 requests, timed apart. Then the same
 requests on a colocated pool of four replicas and on disaggregated pools of two prefill
-and two decode replicas (least-loaded routing in each pool; continuous batching): the
-simulation's records on both loops, their ratio, whether every record is identical,
-and the compiled time against the same 2 s target.
+and two decode replicas (least-loaded routing in each pool; continuous batching), the
+latter also with 64 closed-loop clients: the simulation's records on both loops, their
+ratio, whether every record is identical, and the compiled time against the same 2 s
+target.
 Last, the simulations the dashboard's Serving page runs per slider move (one replica,
 continuous batching: 60 s of Poisson chat arrivals at each of the rate curve's 7 multiples
 of the rate set; the rates `dashboard_slider_latency.py` moves through), compiled and
@@ -55,6 +56,9 @@ TARGET_S = 2.0
 #: The Serving page's rate-curve multiples and the rates the slider benchmark moves through.
 RATE_MULTIPLES = (0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0)
 PAGE_RATES = (7.3, 11.9, 17.1, 23.7, 31.3)
+#: Closed-loop clients of the last pools row (each sends at the later of its request's
+#: arrival time and its previous request's end).
+CLIENTS = 64
 
 
 def same_records(a: object, b: object) -> bool:
@@ -144,9 +148,11 @@ def timed(simulate: Callable[[], Any]) -> tuple[Any, float, float]:
 
 def pools(workload: Workload, replica: Replica, no_peer: bool) -> None:
     """A colocated pool of 4 replicas and disaggregated 2 prefill + 2 decode pools
-    (least-loaded routing): the simulation (records) on both loops, their ratio, whether
-    every record is identical, and the ratio of the compiled time to the target."""
+    (least-loaded routing), open-loop and with `CLIENTS` closed-loop clients: the
+    simulation (records) on both loops, their ratio, whether every record is identical,
+    and the ratio of the compiled time to the target."""
     link = kv_link(replica, replica, 2, 2)
+    closed = dataclasses.replace(workload, max_concurrency=CLIENTS)
     runs: dict[str, Callable[[], list[Any]]] = {
         "4 replicas": lambda: [simulate_replica(workload, replica, replicas=4)],
         "2 prefill + 2 decode": lambda: [
@@ -154,6 +160,15 @@ def pools(workload: Workload, replica: Replica, no_peer: bool) -> None:
             for both in [
                 simulate_disaggregated(
                     workload, replica, replica, link=link, prefill_replicas=2, decode_replicas=2
+                )
+            ]
+            for part in ("prefill", "decode", "combined")
+        ],
+        f"2 + 2, {CLIENTS} clients": lambda: [
+            getattr(both, part)
+            for both in [
+                simulate_disaggregated(
+                    closed, replica, replica, link=link, prefill_replicas=2, decode_replicas=2
                 )
             ]
             for part in ("prefill", "decode", "combined")
