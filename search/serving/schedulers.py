@@ -339,6 +339,7 @@ def simulate_static(
     if isinstance(replicas, bool) or not isinstance(replicas, int) or replicas < 1:
         raise InputError(f"replicas must be an integer >= 1, got {replicas!r}")
     refuse_closed_pool(workload, replicas)
+    refuse_modes(workload, "static batching")
     n = len(workload)
     first, finish = np.full(n, math.nan), np.full(n, math.nan)
     rejected = np.zeros(n, bool)
@@ -375,6 +376,15 @@ def simulate_static(
         admitted_s=np.fmin.reduce([engine.admitted for engine in engines]),
         engine_arrival_s=clients.engine_arrivals(),
     )
+
+
+def refuse_modes(workload: Workload, what: str) -> None:
+    """Samples and beams are simulated with continuous batching (chunked or not) only."""
+    if workload.sequences > 1:
+        label = "samples" if workload.samples > 1 else "beams"
+        raise InputError(
+            f"{label} > 1 is simulated with the continuous or chunked policy, not {what}"
+        )
 
 
 def simulate_replica(
@@ -530,6 +540,7 @@ def simulate_disaggregated(
     then run in one event loop (`closed_pools.simulate_closed_pools`), and
     ``combined.arrival_s`` holds the send times.
     """
+    refuse_modes(workload, "disaggregated pools")
     if decode.model.name != prefill.model.name:
         raise InputError(
             f"the pools must serve one model, got {prefill.model.name} and {decode.model.name}"
