@@ -73,6 +73,26 @@ def test_low_load_equals_predict_after_one_prefill(h100, llama, mode, axis, n):
     )
 
 
+@pytest.mark.parametrize("mode", ["samples", "beams"])
+def test_windowed_groups_past_the_window_decode_at_predicts_tpot(h100, mode):
+    # Mistral 7B past its 4,096 window: every decode step of n sequences costs the same,
+    # predict's batch-n TPOT; the group's KV stops growing at the window too.
+    mistral = load_model("mistral-7b")
+    workload = synthetic_workload(0.01, 300.0, input_tokens=6000, output_tokens=64,
+                                  length_cv=0.0, seed=1)  # fmt: skip
+    grouped = replace(workload, **{mode: 4})
+    replica = build_replica(mistral, h100, grouped)
+    result = run(grouped, replica)
+    axis = "parallel_samples" if mode == "samples" else "beam_width"
+    expected = predict(mistral, h100, Scenario(1, 6000, 64, **{axis: 4}))
+    assert result.summary["tpot_s_p50"] == pytest.approx(expected.tpot_s, rel=1e-9)
+    # All-windowed: at admission the 4 samples share the prompt's last window (4,097 of
+    # the 257 blocks' 4,112 tokens) and each has a block of slack (15): 4,157, then 3 a
+    # step as shared blocks slide out (module doc of `occupancy`); the timeline's last
+    # point with the group running is its admission.
+    assert result.kv_occupancy.max() * replica.kv_capacity_tokens == pytest.approx(4097 + 4 * 15)
+
+
 def test_a_group_shares_its_prompts_whole_blocks(h100, llama):
     # 4 samples of a 1,000-token prompt: 992 tokens (62 whole blocks) stored once, each
     # sample its copy of the last partial block (8 tokens) and one block of slack (15):
@@ -93,12 +113,21 @@ def _at_once(prompt, output, requests):
                               length_cv=0.0, requests=requests)  # fmt: skip
 
 
-def test_groups_are_swapped_not_recomputed(h100, llama):
+@pytest.mark.parametrize(("name", "prompt", "policy"), [
+    ("llama-3.1-8b", 800, "continuous"), ("gemma-2-9b", 4000, "continuous"),
+    ("gemma-2-9b", 4000, "chunked"), ("mistral-7b", 3900, "chunked"),
+])  # fmt: skip
+def test_groups_are_swapped_not_recomputed(h100, name, prompt, policy):
     # vLLM recomputes single-sequence groups only: beams preempted go to host and back.
-    workload = replace(synthetic_workload(20.0, 3.0, input_tokens=800, output_tokens=400,
+    # The windowed ones cross the window while decoding; every unit comes back.
+    workload = replace(synthetic_workload(20.0, 3.0, input_tokens=prompt, output_tokens=400,
                                           seed=3), beams=4)  # fmt: skip
-    config = SchedulerConfig(kv_blocks=600, preemption="recompute")
-    record = simulate_replica(workload, build_replica(llama, h100, workload, config=config))
+    blocks = 600 if prompt < 1000 else 4000
+    config = SchedulerConfig(
+        policy=policy, kv_blocks=blocks, preemption="recompute", max_batched_tokens=2048
+    )
+    replica = build_replica(load_model(name), h100, workload, config=config)
+    record = simulate_replica(workload, replica)
     assert record.preemptions.sum() > 0 and np.all(np.isfinite(record.finish_s))
     assert record.kv_tokens.max() <= record.kv_capacity_tokens and record.kv_tokens[-1] == 0
 
@@ -161,3 +190,19 @@ def test_a_swapped_request_that_cannot_grow_even_alone_is_rejected(
     config = SchedulerConfig(kv_capacity_tokens=capacity, preemption="swap")
     record = simulate_replica(workload, build_replica(llama, h100, workload, config=config))
     assert record.rejected.all() and record.preemptions.min() >= 1
+
+
+def test_windowed_group_grows_by_n_then_n_minus_one(h100):
+    # Mistral 7B (every layer windowed, w' = 4,096: K = 4,112 - 15 = 4,097), 4 samples of a
+    # 4,000-token prompt (250 whole blocks, all in the window): 4,000 shared + 4 x 15 at
+    # admission; + 4 a step until the window is full (97 steps), then + 3 a step while the
+    # shared blocks slide out. Blocks of 8 decode steps put a timeline point every 8.
+    mistral = load_model("mistral-7b")
+    workload = replace(_at_once(4000, 300, 1), samples=4)
+    config = SchedulerConfig(scheduler_steps=8)
+    record = simulate_replica(workload, build_replica(mistral, h100, workload, config=config))
+    held = record.kv_tokens[record.running > 0]
+    steps = 8 * np.arange(len(held))
+    expected = 4000 + 4 * 15 + 4 * np.minimum(steps, 97) + 3 * np.maximum(steps - 97, 0)
+    np.testing.assert_array_equal(held, expected)
+    assert len(held) > 30

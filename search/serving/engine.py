@@ -163,7 +163,12 @@ class _Engine:
             return context - self.prefix_tokens[i] if self.prefix[i] >= 0 else context
         units, prefix = self.occupancy.units, self.prefix_tokens[i] if self.prefix[i] >= 0 else 0
         own = units(context) - units(prefix) if prefix else units(context)
-        return self.occupancy.group(own, self.occupancy.shared(self.r.prompt[i] - prefix))
+        return self.occupancy.group(own, self.shared(i), context)
+
+    def shared(self, i: int) -> int:
+        """Tokens of ``i``'s own prompt blocks its sequences share (`occupancy`)."""
+        prefix = self.prefix_tokens[i] if self.prefix[i] >= 0 else 0
+        return self.occupancy.shared(self.r.prompt[i] - prefix)
 
     def prefix_units(self, i: int) -> int:
         """KV units of ``i``'s shared prefix when resident."""
@@ -180,7 +185,7 @@ class _Engine:
         if self.plain:
             return 1
         context = self.swapped.get(i, self.prompt[i]) if self.swapped else self.prompt[i]
-        return self.occupancy.step_units(context)
+        return self.occupancy.step_units(context, self.shared(i))
 
     def rate(self) -> int:
         """KV units the decoding set adds in its next decode step."""
@@ -237,7 +242,8 @@ class _Engine:
         self.clock.fresh[i] = self.t
         heapq.heappush(self.heap, (g + remaining, i))
         self.order.append(i)
-        self.occupancy.join(i, g, context)
+        if not self.plain:
+            self.occupancy.join(i, g, context, self.shared(i))
         self.d += self.n
         self.ctx_sum += self.n * context
 

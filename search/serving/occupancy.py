@@ -29,9 +29,12 @@ Sequences per request ``n`` (``--samples`` or ``--beams``): the request is one g
 ``n`` sequences in lockstep (one prefill, the same output length). They share the whole
 blocks of the prompt the request owns (``S = floor(own prompt / b) x b`` tokens), stored
 once; each has its own copy of the prompt's last partial block (copy-on-write) and of
-its generated tokens. The group reserves ``n x one sequence - (n - 1) x full x S``: the
-windowed layers' blocks are counted per sequence (an upper bound: the prompt's blocks
-still inside the window are shared until they slide out).
+its generated tokens. On full layers the group holds ``n (c + s) - (n - 1) S``; on windowed
+layers ``n min(c + s, W) - (n - 1) clip(S + K - c, 0, S)`` with ``K = W - s``: the shared
+blocks are held once while in the window and slide out one token a step from ``c = K``
+on, each sequence's window filling with its own tokens instead (so the group grows by
+``n``, then ``n - 1``, then 0 tokens a step on those layers), as `genz.memory` counts
+``n kept - (n - 1) shared``.
 """
 
 from __future__ import annotations
@@ -65,9 +68,11 @@ class Occupancy:
         self.cap = held - slack if self.windowed else 0  # c at which windowed layers stop
         self.slack = sequences * slack * self.unit  # a group's last blocks, units
         self.bytes_per_unit = cost.kv_bytes_per_token / self.unit
-        self.under = 0  # decoding groups whose windowed layers still grow
-        self.crossings: list[tuple[int, int]] = []  # (step the group stops growing, id)
-        self.stops: dict[int, int] = {}  # id -> that step
+        self.windowed_rate = 0  # units the decoding groups' windowed layers add a step
+        self.rates: dict[int, int] = {}  # group -> its share of that
+        # (step, group, its join count, units a step less from then on)
+        self.events: list[tuple[int, int, int, int]] = []
+        self.joins: dict[int, int] = {}  # group -> times it joined (older events: stale)
 
     @property
     def plain(self) -> bool:
@@ -81,13 +86,17 @@ class Occupancy:
             return self.full * context + self.windowed * min(context, self.cap)
         return self.full * context
 
-    def group(self, own: int, shared_tokens: int) -> int:
-        """Units of a group whose sequences each own ``own`` units and share the
-        ``shared_tokens`` whole prompt blocks (module doc), slack left out."""
+    def group(self, own: int, shared_tokens: int, context: int) -> int:
+        """Units of a group at ``context`` whose sequences each own ``own`` units and
+        share the ``shared_tokens`` whole prompt blocks (module doc), slack left out."""
         n = self.sequences
         if n == 1:
             return own
-        return n * own - (n - 1) * self.full * shared_tokens
+        shared = self.full * shared_tokens
+        if self.windowed:
+            in_window = min(max(shared_tokens + self.cap - context, 0), shared_tokens)
+            shared += self.windowed * in_window
+        return n * own - (n - 1) * shared
 
     def shared(self, own_prompt: int) -> int:
         """Tokens of the whole blocks of a prompt of ``own_prompt`` tokens (a group's
@@ -96,41 +105,64 @@ class Occupancy:
 
     # -- the decoding set's growth --------------------------------------------------
 
-    def join(self, i: int, step: int, context: int) -> None:
+    def _windowed_steps(self, context: int, shared_tokens: int) -> list[tuple[int, int]]:
+        """A group's windowed growth from ``context`` on: ``(tokens from now, units a
+        step)`` for each phase (module doc: ``n``, then ``n - 1`` while shared blocks
+        slide out, then none)."""
+        n, cap = self.sequences, self.cap
+        shared = shared_tokens if n > 1 else 0
+        phases = []
+        if context < cap:
+            phases.append((cap - context, n * self.windowed))
+        if shared and context < cap + shared:
+            phases.append((cap + shared - max(context, cap), (n - 1) * self.windowed))
+        return phases
+
+    def step_units(self, context: int, shared_tokens: int) -> int:
+        """Units a group at ``context`` adds in one decode step."""
+        phases = self._windowed_steps(context, shared_tokens) if self.windowed else []
+        return self.sequences * self.full + (phases[0][1] if phases else 0)
+
+    def join(self, i: int, step: int, context: int, shared_tokens: int) -> None:
         """Group ``i`` joins the decoding set at ``step`` with ``context`` tokens."""
-        if self.windowed and context < self.cap:
-            stop = step + self.cap - context
-            self.under += 1
-            self.stops[i] = stop
-            heapq.heappush(self.crossings, (stop, i))
+        if not self.windowed:
+            return
+        phases = self._windowed_steps(context, shared_tokens)
+        if not phases:
+            return
+        join = self.joins[i] = self.joins.get(i, 0) + 1
+        at = step
+        for index, (length, units) in enumerate(phases):
+            at += length
+            after = phases[index + 1][1] if index + 1 < len(phases) else 0
+            heapq.heappush(self.events, (at, i, join, units - after))
+        self.rates[i] = phases[0][1]
+        self.windowed_rate += phases[0][1]
 
     def drop(self, i: int) -> None:
-        """Group ``i`` leaves the decoding set."""
-        if self.stops.pop(i, None) is not None:  # still growing (`grow` pops the rest)
-            self.under -= 1
-
-    def step_units(self, context: int) -> int:
-        """Units a group at ``context`` adds in one decode step."""
-        return self.sequences * (self.full + (self.windowed if context < self.cap else 0))
+        """Group ``i`` leaves the decoding set (its pending events go stale)."""
+        self.windowed_rate -= self.rates.pop(i, 0)
 
     def rate(self, sequences: int) -> int:
         """Units the decoding set of ``sequences`` adds in its next step."""
-        return self.full * sequences + self.windowed * self.sequences * self.under
+        return self.full * sequences + self.windowed_rate
 
     def grow(self, step: int, steps: int, sequences: int) -> int:
         """Units the decoding set (``sequences``, at ``step``) adds over ``steps`` steps;
-        groups whose windowed layers fill up on the way stop growing there."""
+        groups whose windowed layers fill up on the way grow less from there."""
         added = self.full * sequences * steps
         if not self.windowed:
             return added
-        end, crossings, stops = step + steps, self.crossings, self.stops
-        per_group = self.windowed * self.sequences
-        added += per_group * self.under * steps
-        while crossings and crossings[0][0] <= end:
-            stop, i = heapq.heappop(crossings)
-            if stops.get(i) != stop:  # stale: the group left or re-joined
+        end, events, rates = step + steps, self.events, self.rates
+        added += self.windowed_rate * steps
+        while events and events[0][0] <= end:
+            at, i, join, less = heapq.heappop(events)
+            rate = rates.get(i)
+            if rate is None or join != self.joins[i]:  # stale: the group left or re-joined
                 continue
-            del stops[i]
-            self.under -= 1
-            added -= per_group * (end - stop)
+            rates[i] = rate - less
+            if not rates[i]:
+                del rates[i]
+            self.windowed_rate -= less
+            added -= less * (end - at)
         return added
