@@ -106,3 +106,22 @@ def test_windowed_accounting_balances_under_preemption(h100, policy, preemption)
     assert record.kv_tokens.max() <= record.kv_capacity_tokens
     # every sequence gave back what it reserved: the resident prefix is all that is left
     assert record.kv_tokens[-1] == 1000
+
+
+def test_static_batches_and_kv_transfers_keep_the_window_only(h100):
+    # Static batching pads rows to the longest (32,768 + 64): Mistral's windowed layers
+    # keep 4,096 of them, so 83,840 tokens of cache hold floor(83,840 / 4,096) = 20 rows.
+    from search.serving import kv_link, kv_transfer
+
+    mistral = load_model("mistral-7b")
+    workload = _at_once(32_768, 64, 30)
+    config = SchedulerConfig(policy="static", kv_blocks=5240, max_sequences=24)
+    replica = build_replica(mistral, h100, workload, config=config)
+    record = simulate_replica(workload, replica)
+    assert record.running.max() == 83_840 // 4096 == 20
+    # A 32k prompt's KV crossing to a decode pool is one window: 4,096 x 131,072 B.
+    decode = build_replica(mistral, h100, workload)
+    link = kv_link(replica, decode, bandwidth_bytes_per_s=50e9)
+    size, seconds = kv_transfer(workload, replica, decode, link)
+    assert size[0] == 4096 * 131_072
+    assert seconds[0] == pytest.approx(4096 * 131_072 / 50e9 + link.latency_s, rel=1e-12)
