@@ -8,7 +8,10 @@ of decode-only steps between events (an arrival that can be admitted, a completi
 exhaustion) are costed as one array of steps (`genz.StepCost.decode_times`), short ones
 step by step with the decode set's constant terms looked up once
 (`genz.StepCost.decode_terms`). What the loop logs goes to compact buffers
-(`records.Spool`).
+(`records.Spool`). KV is counted in `occupancy` units (tokens for a model without
+windowed layers and one sequence per request): windowed layers hold at most their window
+in blocks, and the samples or beams of a request (one group in the loop, decoding in
+lockstep) share their prompt's whole blocks.
 
 Prefix cache (vLLM's automatic prefix caching): a replica keeps the KV of every shared
 prefix it has computed, in the same paged budget as the sequences. A request whose
