@@ -27,7 +27,7 @@ def _at_once(prompt: int, output: int, requests: int):
 
 
 def test_non_windowed_runs_are_bit_identical_to_main(monkeypatch):
-    from tests.serving_golden import GOLDEN, records
+    from serving_golden import GOLDEN, records
 
     monkeypatch.setenv("CODESIGN_SERVING_CORE", "python")
     pinned = json.loads(GOLDEN.read_text())
