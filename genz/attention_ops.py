@@ -36,7 +36,8 @@ def attention_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
     pairs = q * shape.context - q * (q - 1) / 2
     a_bytes = shape.activation_bits / 8
     kv_bytes = shape.kv_bits / 8
-    ops = [elementwise_terms("attn_norm", OperatorKind.NORM, layers, tokens * h, 4.0, shape)]
+    width = model.attention_input_size  # 2h into a Zamba2 shared block
+    ops = [elementwise_terms("attn_norm", OperatorKind.NORM, layers, tokens * width, 4.0, shape)]
     attention_bits = elementwise_max(shape.activation_bits, shape.kv_bits)
     if model.is_mla:
         qk_head = model.qk_nope_head_dim + model.qk_rope_head_dim
@@ -112,7 +113,9 @@ def attention_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
         kv_heads = elementwise_max(model.num_kv_heads / t, 1.0)
         gate_heads = heads if model.attention_output_gate else 0.0
         qkv_n = (heads + gate_heads + 2 * kv_heads) * d
-        ops.append(gemm_terms("qkv_proj", "attn_qkv", layers, tokens, float(h), qkv_n, shape))
+        ops.append(gemm_terms("qkv_proj", "attn_qkv", layers, tokens, float(width), qkv_n, shape))
+        if model.shared_block is not None:
+            ops.extend(shared_attention_ops(model, shape, layers, tokens))
         if "qkv" in model.lora_targets:
             ops.append(lora_terms("lora_qkv", "attn_qkv", layers, tokens, h + qkv_n, model, shape))
         kv_elements = 2 * kv_heads * d
@@ -169,4 +172,22 @@ def attention_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
     return ops
 
 
-#: Scan FLOP per state element per token: Mamba-1 discretises per element (exp(dt A):
+def shared_attention_ops(
+    model: ModelConfig, shape: PassShape, layers: float, tokens: Array
+) -> list[OpTerms]:
+    """Per-invocation weights of Zamba2's shared blocks on the attention side: the q, k
+    and v adapters (when enabled; 3 down-projections 2h -> r, 3 up-projections r -> 2h,
+    the up-projections' output split over tp) and the linear h -> h that feeds the
+    block's output into the Mamba-2 layer (output split over tp)."""
+    shared = model.shared_block
+    assert shared is not None
+    h, width = float(model.hidden_size), float(model.attention_input_size)
+    r = float(shared.adapter_rank)
+    ops = []
+    if shared.attention_adapters:
+        ops.append(gemm_terms("qkv_adapter_down", "attn_qkv", 3 * layers, tokens, width, r, shape))
+        ops.append(
+            gemm_terms("qkv_adapter_up", "attn_qkv", 3 * layers, tokens, r, width / shape.tp, shape)
+        )
+    ops.append(gemm_terms("shared_linear", "attn_out", layers, tokens, h, h / shape.tp, shape))
+    return ops

@@ -40,6 +40,11 @@ def dense_ffn_ops(model: ModelConfig, shape: PassShape) -> list[OpTerms]:
         ),
         gemm_terms("ffn_down", "ffn_down", layers, tokens, width, h, shape),
     ]
+    shared = model.shared_block
+    if shared is not None and shared.mlp_adapters:  # Zamba2: one per invocation
+        r = float(shared.adapter_rank)
+        ops.append(gemm_terms("ffn_adapter_down", "ffn_up_gate", layers, tokens, h, r, shape))
+        ops.append(gemm_terms("ffn_adapter_up", "ffn_up_gate", layers, tokens, r, up_n, shape))
     if "ffn" in model.lora_targets:  # one adapter pair per FFN matrix
         widths = (ffn_matrices(model) - 1) * (h + width) + (width + h)
         ops.append(lora_terms("lora_ffn", "ffn_up_gate", layers, tokens, widths, model, shape))

@@ -34,6 +34,7 @@ from .layer_kinds import (
 )
 from .linear_attention import LINEAR_KEYS, linear_attention_from_config
 from .model import ModelConfig, require_int
+from .shared_block import ZAMBA2_KEYS, zamba2_fields
 from .vision import vision_from_config
 
 logger = logging.getLogger(__name__)
@@ -117,6 +118,8 @@ LAYER_KIND_KEYS = {
     # Gated DeltaNet linear-attention layers (Qwen3-Next)
     "full_attention_interval",
     *LINEAR_KEYS,
+    # Zamba2's Mamba-2 backbone and shared transformer blocks (`genz.shared_block`)
+    *ZAMBA2_KEYS,
 }
 OUR_KEYS = {
     "_name",
@@ -201,6 +204,8 @@ def model_from_hf_config(
             f"{origin}: architectures must be a list of names, got {architectures!r:.60}"
         )
     model_type = str(config.get("model_type", ""))
+    if model_type == "zamba2":
+        return _in_file(origin, ModelConfig, **_zamba2(config, default_name, origin))
     architecture = " ".join(config.get("architectures") or [])
     pure_ssm = model_type in PURE_SSM_TYPES
     required = ["hidden_size", "num_hidden_layers", "vocab_size"]
@@ -306,6 +311,17 @@ def model_from_hf_config(
         published_active_params=config.get("_published_active_params"),
         source=str(config.get("_source", origin)),
     )
+
+
+def _zamba2(config: dict[str, Any], default_name: str, origin: str) -> dict[str, Any]:
+    """`ModelConfig` fields of a Zamba2 config (`genz.shared_block.zamba2_fields`) and ours."""
+    return {
+        **zamba2_fields(config, origin),
+        "name": str(config.get("_name", default_name)),
+        "default_weight_bits": float(config.get("_weight_bits", 16.0)),
+        "published_params": config.get("_published_params"),
+        "source": str(config.get("_source", origin)),
+    }
 
 
 def _moe_layout(config: dict[str, Any], num_experts: int, origin: str) -> tuple[int, int, int]:

@@ -9,7 +9,8 @@ windowed), Gemma-2's alternation (even layers local), Gemma-3's
 parallel in every layer, ``mamba_d_ssm`` its d_inner), Nemotron-H's ``hybrid_override_pattern`` (Mamba-2, attention and
 MLP-only layers, each with one sublayer) and pure Mamba / Mamba-2 models
 (``model_type`` ``mamba``, ``falcon_mamba``, ``mamba2``), Qwen3-Next's
-``full_attention_interval`` (every n-th layer full attention, linear attention elsewhere). `SSMConfig` holds one
+``full_attention_interval`` (every n-th layer full attention, linear attention elsewhere); Zamba2's
+shared-block layers are read by `genz.shared_block`. `SSMConfig` holds one
 state-space layer's shapes; its parameter and state counts are documented in
 docs/model.md ("State-space layers").
 """
@@ -28,7 +29,10 @@ SSM = "mamba"
 LINEAR = "linear_attention"
 MLP = "mlp"  # a layer with an FFN and no token mixer (Nemotron-H's "-")
 PARALLEL = "hybrid"  # attention and Mamba-2 side by side in one layer (Falcon-H1)
-LAYER_KINDS = (FULL, WINDOW, SSM, LINEAR, MLP, PARALLEL)
+#: A Mamba-2 layer preceded by an invocation of a shared transformer block (Zamba2's
+#: ``hybrid`` layers, `genz.shared_block`); read from a ``zamba2`` config only.
+SHARED = "shared_attention"
+LAYER_KINDS = (FULL, WINDOW, SSM, LINEAR, MLP, PARALLEL, SHARED)
 #: ``layer_types`` spellings accepted, and the kind each means.
 LAYER_TYPE_NAMES = {
     "full_attention": FULL,

@@ -47,6 +47,11 @@ def _with_attention_layers(model: ModelConfig, count: int, label: str) -> ModelC
     # Nemotron-H's MLP-only layers stay where they are: the mix is over the mixer layers.
     mixers = [i for i in range(model.num_layers) if model.layer_kind(i) != MLP]
     layers = len(mixers)
+    if model.shared_block is not None:
+        raise InputError(
+            f"{label}: {model.name} invokes shared transformer blocks between its Mamba-2 "
+            "layers (Zamba2): their placement is the published layers_block_type, not a mix"
+        )
     if model.num_parallel_layers:
         raise InputError(
             f"{label}: {model.name} runs attention and Mamba-2 side by side in every layer "

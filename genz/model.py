@@ -18,8 +18,9 @@ from typing import Any
 
 from roofline import InputError
 
-from .layer_kinds import FULL, LINEAR, MLP, PARALLEL, SSM, WINDOW, SSMConfig
+from .layer_kinds import FULL, LAYER_KINDS, LINEAR, MLP, PARALLEL, SHARED, SSM, WINDOW, SSMConfig
 from .linear_attention import LinearAttentionConfig
+from .shared_block import SharedBlockConfig
 from .vision import VisionConfig
 
 
@@ -40,6 +41,10 @@ class ModelConfig:
     yields a per-channel sigmoid gate of its output (Qwen3-Next), doubling its width.
     ``ffn_on_mixer_layers`` False (Nemotron-H): each layer holds one sublayer, a token
     mixer or (``mlp`` layers) an FFN. ``intermediate_size`` 0 with no experts: no FFN (pure Mamba).
+    ``shared_block`` (Zamba2, `genz.shared_block`): the ``shared_attention`` layers run a
+    shared transformer block (attention over a 2h-wide input, ``head_dim`` 2h / heads,
+    and the FFN) before their Mamba-2 mixer; its weights are stored ``num_blocks`` times,
+    not once per invocation.
     """
 
     name: str
@@ -73,6 +78,7 @@ class ModelConfig:
     layer_types: tuple[str, ...] = ()
     ssm: SSMConfig | None = None
     linear_attention: LinearAttentionConfig | None = None
+    shared_block: SharedBlockConfig | None = None
     attention_output_gate: bool = False
     ffn_on_mixer_layers: bool = True
     moe_layer_offset: int = 0
@@ -140,11 +146,23 @@ class ModelConfig:
             raise InputError(
                 f"layer_types must name {self.num_layers} layers, got {len(self.layer_types)}"
             )
-        unknown = sorted(set(self.layer_types) - {FULL, WINDOW, SSM, LINEAR, MLP, PARALLEL})
+        unknown = sorted(set(self.layer_types) - set(LAYER_KINDS))
         if unknown:
             raise InputError(
-                f"layer_types: unknown kind {unknown[0]!r}; accepted: "
-                f"{FULL}, {WINDOW}, {SSM}, {LINEAR}, {MLP}, {PARALLEL}"
+                f"layer_types: unknown kind {unknown[0]!r}; accepted: {', '.join(LAYER_KINDS)}"
+            )
+        if self.shared_block is None and SHARED in self.layer_types:
+            raise InputError(f"{SHARED} layers need a shared_block description (Zamba2)")
+        if self.shared_block is not None and (
+            self.ffn_on_mixer_layers
+            or self.is_moe
+            or self.is_mla
+            or self.num_window_layers
+            or self.num_heads * self.head_dim != 2 * self.hidden_size
+        ):
+            raise InputError(
+                "a shared-block (Zamba2) model needs ffn_on_mixer_layers False, no experts, "
+                "no MLA, no windowed layers and num_heads x head_dim = 2 x hidden_size"
             )
         if self.num_mlp_layers and self.ffn_on_mixer_layers:
             raise InputError(
@@ -182,13 +200,26 @@ class ModelConfig:
     @cached_property
     def num_ssm_layers(self) -> int:
         """Layers with a state-space (Mamba) mixer, alone or beside attention."""
-        return sum(1 for kind in self.layer_types if kind in (SSM, PARALLEL))
+        return sum(1 for kind in self.layer_types if kind in (SSM, PARALLEL, SHARED))
 
     @cached_property
     def num_parallel_layers(self) -> int:
         """Layers running attention and a Mamba-2 mixer side by side (Falcon-H1): they
         count as attention layers and as state-space layers."""
         return sum(1 for kind in self.layer_types if kind == PARALLEL)
+
+    @cached_property
+    def num_shared_layers(self) -> int:
+        """Layers that invoke a shared transformer block before their Mamba-2 mixer
+        (Zamba2): they count as attention layers (each invocation keeps its own KV
+        cache), as state-space layers and as FFN layers."""
+        return sum(1 for kind in self.layer_types if kind == SHARED)
+
+    @property
+    def attention_input_size(self) -> int:
+        """Width of the attention blocks' input: 2h for Zamba2's shared blocks (hidden
+        state and original embedding concatenated), h otherwise."""
+        return 2 * self.hidden_size if self.shared_block is not None else self.hidden_size
 
     @cached_property
     def num_linear_layers(self) -> int:
@@ -208,7 +239,7 @@ class ModelConfig:
     @property
     def num_attention_layers(self) -> int:
         """Layers with softmax attention, full or windowed (they keep a KV cache)."""
-        ssm_only = self.num_ssm_layers - self.num_parallel_layers
+        ssm_only = self.num_ssm_layers - self.num_parallel_layers - self.num_shared_layers
         return self.num_layers - ssm_only - self.num_linear_layers - self.num_mlp_layers
 
     @property
@@ -251,11 +282,14 @@ class ModelConfig:
 
     @property
     def num_dense_layers(self) -> int:
-        """Layers with a dense FFN (0 without an FFN; only the ``mlp`` layers when
-        ``ffn_on_mixer_layers`` is False)."""
+        """Layers with a dense FFN (0 without an FFN; only the ``mlp`` layers and the
+        shared-block invocations when ``ffn_on_mixer_layers`` is False)."""
         if not self.has_ffn:
             return 0
-        ffn_layers = self.num_layers if self.ffn_on_mixer_layers else self.num_mlp_layers
+        if self.ffn_on_mixer_layers:
+            ffn_layers = self.num_layers
+        else:
+            ffn_layers = self.num_mlp_layers + self.num_shared_layers
         return ffn_layers - self.num_moe_layers
 
     @property
@@ -307,6 +341,8 @@ def _check_lora(model: ModelConfig) -> None:
         )
     if model.is_mla:
         raise InputError("--lora-rank: LoRA on MLA attention is not modelled")
+    if model.shared_block is not None:
+        raise InputError("--lora-rank: LoRA on shared transformer blocks (Zamba2) is not modelled")
 
 
 def with_lora(

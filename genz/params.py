@@ -10,6 +10,10 @@ their own: their input projections
 (in_proj; Mamba-1's x_proj and dt_proj; Gated DeltaNet's in_proj_qkvz and in_proj_ba)
 count as ``attn_qkv``, out_proj as ``attn_out`` (the mixer's input and output matrices)
 and the small vectors (convolution, A, D, dt bias, inner norms) as ``norms``; attention groups count attention layers only.
+
+Zamba2's shared transformer blocks (`genz.shared_block`) count their attention, FFN and
+norm weights once per stored block; each invocation adds its linear (``attn_out``) and
+adapters (``attn_qkv``, ``ffn_up_gate``).
 """
 
 from __future__ import annotations
@@ -54,7 +58,7 @@ class ParameterCount:
 
 def attention_params_per_layer(model: ModelConfig) -> dict[str, float]:
     """Parameters of one attention block by group (biases included where present)."""
-    h = model.hidden_size
+    h = model.attention_input_size  # 2h into a Zamba2 shared block
     if model.is_mla:
         qk_head = model.qk_nope_head_dim + model.qk_rope_head_dim
         if model.q_lora_rank:
@@ -76,7 +80,7 @@ def attention_params_per_layer(model: ModelConfig) -> dict[str, float]:
     return {
         "attn_qkv": h * (q_width + gate + kv_width) + bias,
         "attn_kv_up": 0.0,
-        "attn_out": q_width * h,
+        "attn_out": q_width * model.hidden_size,
     }
 
 
@@ -93,8 +97,11 @@ def parameter_count(model: ModelConfig) -> ParameterCount:
     groups = {
         name: 0.0 for name in ("ffn_up_gate", "ffn_down", "experts", "shared_experts", "router")
     }
-    groups.update({name: value * model.num_attention_layers for name, value in attention.items()})
-    dense_layers = model.num_dense_layers
+    shared = model.shared_block
+    # A shared block's weights are stored once per block, however often it runs.
+    attention_copies = shared.num_blocks if shared else model.num_attention_layers
+    groups.update({name: value * attention_copies for name, value in attention.items()})
+    dense_layers = shared.num_blocks if shared else model.num_dense_layers
     groups["ffn_up_gate"] = dense_layers * (matrices - 1) * h * model.intermediate_size
     groups["ffn_down"] = dense_layers * model.intermediate_size * h
     moe_layers = model.num_moe_layers
@@ -103,6 +110,11 @@ def parameter_count(model: ModelConfig) -> ParameterCount:
     groups["shared_experts"] = moe_layers * model.num_shared_experts * expert_params
     groups["router"] = moe_layers * h * model.num_experts
     groups["norms"] = (model.norms_per_layer * model.num_layers + 1) * h
+    if shared is not None:  # per block: the 2h input norm and the h pre-FFN norm
+        groups["norms"] += shared.num_blocks * 3 * h
+        extra = shared.invocation_params(h, model.intermediate_size)
+        for name, value in extra.items():
+            groups[name] += model.num_shared_layers * value
     if model.ssm is not None:
         mixer = model.ssm.params(h)
         groups["attn_qkv"] += model.num_ssm_layers * mixer["in"]

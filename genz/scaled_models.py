@@ -70,7 +70,9 @@ def scale_model(
     group = math.gcd(model.num_heads, 8) if shared_kv else model.num_kv_heads
     heads = max(group, round(model.num_heads * width / group) * group)
     head_ratio = heads / model.num_heads
-    if model.hidden_size == model.num_heads * model.head_dim:
+    if model.shared_block is not None:  # Zamba2: heads x head width = 2h, width kept
+        hidden = heads * model.head_dim // 2
+    elif model.hidden_size == model.num_heads * model.head_dim:
         hidden = heads * model.head_dim
     else:
         hidden = _round_to(model.hidden_size * head_ratio, WIDTH_QUANTUM)
@@ -187,6 +189,10 @@ def with_sliding_window(
         )
     if not model.num_attention_layers:
         raise InputError(f"{flag}: {model.name} has no attention layers to window")
+    if model.shared_block is not None:
+        raise InputError(
+            f"{flag}: windowed attention in shared transformer blocks (Zamba2) is not modelled"
+        )
     kinds = model.layer_types or (FULL,) * model.num_layers
     if window == 0:
         kinds = tuple(FULL if kind == WINDOW else kind for kind in kinds)

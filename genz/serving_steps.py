@@ -19,6 +19,16 @@ their FLOP and bytes depend on (found by probing the graph, not by name):
   graph is affine in these aggregates, checked on construction) and the step pays
   ``max(compute, memory) + overhead`` per operator over all its sequences at once.
 
+*State* operators (the scans of state-space and linear-attention layers) are token
+operators whose prefill bytes also count a fixed state per sequence: written by every
+prompt chunk, and read too by a chunk that continues its sequence. Their prefill-form
+compute, memory and overhead are tabulated at every ``T`` for one sequence (one state
+written), plus each operator's memory time of one more state; a step of ``T`` tokens
+whose ``n`` prompt chunks make ``k = n (1 + [C > T_prefill])`` state passes (chunks taken
+alike, as for the windowed sums) pays, in the prefill form, ``max(compute[T], memory[T]
++ (k T / T_prefill - 1) x state) + overhead[T]`` per operator: the prefill pass of ``T``
+tokens in chunks of the step's size, which the blend then weighs by the prefill share.
+
 Prefill-form and decode-form passes are costed separately (they differ for MLA and in
 runtime efficiencies); a mixed step blends the two by its prefill share of tokens
 (exact for pure steps, which reproduce `genz.predict`'s TTFT and TPOT). Contexts
@@ -49,6 +59,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from roofline import InputError
+
+from .state_steps import state_lists, state_passes, state_prefill_time, state_prefill_times
 
 #: `StepCost.kv_capacity_tokens` of a model with no per-token cache (a pure SSM).
 UNBOUNDED_KV_TOKENS = 10**15
@@ -96,6 +108,13 @@ class StepCost:
     #: the runtime's fixed cost (``fixed_step_s + fixed_sequence_s x sequences``, host
     #: time) and the rest (device time), not their sum.
     host_overlap: bool = False
+    #: Prefill form of the state operators (module doc): compute, memory and overhead
+    #: seconds at every token count for one sequence, shape (3, operators, max_tokens + 1),
+    #: and per operator the memory seconds of one more state pass (operators,).
+    state_prefill_s: NDArray[np.float64] | None = None
+    state_pass_s: NDArray[np.float64] | None = None
+    #: Per-device FLOP and bytes of one more state pass over the state operators (2,).
+    state_pass_work: NDArray[np.float64] | None = None
 
     @property
     def max_tokens(self) -> int:
@@ -140,8 +159,11 @@ class StepCost:
         tp, d, rows, tokens, w = self._step_arrays(prefill_tokens, decode_sequences, emitting)
         ctx, pairs = np.asarray(prefill_context_sum, float), np.asarray(prefill_pairs_sum, float)
         dctx, seqs = np.asarray(decode_context_sum, float), np.asarray(sequences, float)
+        prefill_token = self.token_time_s[0][tokens]
+        if self.state_prefill_s is not None:
+            prefill_token = prefill_token + self._state_times(tokens, tp, ctx, d, seqs)
         total = self._combine(
-            (self.token_time_s[0][tokens], self.token_time_s[1][tokens]),
+            (prefill_token, self.token_time_s[1][tokens]),
             (self.head_time_s[0][rows], self.head_time_s[1][rows]),
             w,
             (tp, ctx, pairs),
@@ -222,11 +244,18 @@ class StepCost:
 
     @property
     def affine_in_context(self) -> bool:
-        """True when a decode step's time is affine in the decode context sum (no
-        windowed layer, no offload, no host overlap), so `decode_terms` may be inlined as
-        ``compute + slope x sum``; False: call `decode_time` / `decode_times`, which cap
-        the windowed terms, take the host-link time of offload and overlap host work."""
-        return not self.window_tokens and not self.host_link_bytes_per_s and not self.host_overlap
+        """True when a step's time is the token tables plus terms affine in the context
+        sums (no windowed layer, no offload, no host overlap, no state operators), so
+        `decode_terms` may be inlined as ``compute + slope x sum`` and a loop may cost
+        steps from the tables alone; False: call `step_time` / `decode_time` /
+        `decode_times`, which cap the windowed terms, take the host-link time of offload,
+        overlap host work and count the state passes of prompt chunks."""
+        return (
+            not self.window_tokens
+            and not self.host_link_bytes_per_s
+            and not self.host_overlap
+            and self.state_prefill_s is None
+        )
 
     def step_time(
         self,
@@ -251,6 +280,14 @@ class StepCost:
         except IndexError:
             self._check(tokens, emitting)
             raise
+        if prefill_tokens and self.state_prefill_s is not None:
+            token = (
+                token[0]
+                + self._state_time(
+                    tokens, prefill_tokens, prefill_context_sum, decode_sequences, sequences
+                ),
+                token[1],
+            )
         device = self._combine(
             token,
             head,
@@ -386,16 +423,45 @@ class StepCost:
         dctx = np.asarray(decode_context_sum, float)
         seqs = np.asarray(emitting if sequences is None else sequences, float)
         (_, w_ctx, w_pairs), (_, w_dctx) = self.windowed_sums(tp, ctx, pairs, d, dctx, seqs)
+        extra = 0.0 * tp  # state passes beyond the tables' one per prefill-form pass
+        if self.state_pass_work is not None:
+            extra = np.where(tp > 0, state_passes(tp, ctx, d, seqs) - w, 0.0)
         out = []
         for q in (0, 1):
             token, head = self.token_work[q], self.head_work[q]
             total = w * (token[0][tokens] + head[0][rows]) + v * (token[1][tokens] + head[1][rows])
+            if self.state_pass_work is not None:
+                total = total + extra * self.state_pass_work[q]
             for kind, (c, p, dc) in enumerate(((ctx, pairs, dctx), (w_ctx, w_pairs, w_dctx))):
                 pre, dec = self.context_work[q][0][kind], self.context_work[q][1][kind]
                 total = total + w * pre[0] + v * dec[0]
                 total = total + pre[1] * tp + pre[2] * c + pre[3] * p + dec[1] * d + dec[2] * dc
             out.append(np.where(tokens > 0, total, 0.0))
         return out[0], out[1]
+
+    #: State passes of a step's prompt chunks (`genz.state_steps.state_passes`).
+    state_passes = staticmethod(state_passes)
+
+    def _state_times(
+        self, tokens: NDArray[np.int64], tp: Any, ctx: Any, d: Any, seqs: Any
+    ) -> NDArray[np.float64]:
+        """Prefill-form time of the state operators at each step (module doc), seconds."""
+        assert self.state_prefill_s is not None and self.state_pass_s is not None
+        return state_prefill_times(
+            self.state_prefill_s, self.state_pass_s, tokens, state_passes(tp, ctx, d, seqs), tp
+        )
+
+    def _state_time(
+        self, tokens: int, prefill_tokens: int, context_sum: float, decode: int, sequences: int
+    ) -> float:
+        """`_state_times` of one step with prompt tokens, in plain Python arithmetic."""
+        passes = state_passes(prefill_tokens, context_sum, decode, sequences)
+        return state_prefill_time(self._state_lists, tokens, passes * tokens / prefill_tokens - 1.0)
+
+    @cached_property
+    def _state_lists(self) -> list[tuple[list[float], list[float], list[float], float]]:
+        assert self.state_prefill_s is not None and self.state_pass_s is not None
+        return state_lists(self.state_prefill_s, self.state_pass_s)
 
     def _step_arrays(
         self, prefill_tokens: ArrayLike, decode_sequences: ArrayLike, emitting: ArrayLike

@@ -156,6 +156,30 @@ def _classify(
     return context, head, windowed
 
 
+def _state_operators(
+    model: ModelConfig, resolved: ResolvedProfile, inputs: GridInputs, token: NDArray[np.bool_]
+) -> tuple[NDArray[np.bool_], Array, Array]:
+    """Mask of the state operators among the token operators (their prefill memory
+    grows with the sequences at a fixed token count: a state written per sequence), the
+    memory seconds of one more state pass per state operator and the per-device FLOP and
+    bytes of one more over all of them; the growth is checked to be linear."""
+    whole = _probe(model, resolved, inputs, "prefill", 1.0, 64.0, 64.0)
+    split = _probe(model, resolved, inputs, "prefill", 2.0, 32.0, 32.0)
+    four = _probe(model, resolved, inputs, "prefill", 4.0, 16.0, 16.0)
+    one, two, many = whole.memory_s[:, 0], split.memory_s[:, 0], four.memory_s[:, 0]
+    state = token & ~np.isclose(one, two, rtol=1e-12, atol=0.0)
+    per_pass = (two - one)[state]
+    if not np.allclose(many[state] - one[state], 3.0 * per_pass, rtol=FIT_TOLERANCE, atol=0.0):
+        raise RuntimeError("a state operator's prefill memory is not linear in the sequences")
+    work = np.array(
+        [
+            float(np.sum((split.flop - whole.flop)[state, 0])),
+            float(np.sum((split.bytes - whole.bytes)[state, 0])),
+        ]
+    )
+    return state, per_pass, work
+
+
 def _fit(values: Array, features: Array) -> Array:
     """Exact affine coefficients of each operator's ``values`` (operators x probes)."""
     coef, *_ = np.linalg.lstsq(features, values.T, rcond=None)
@@ -215,6 +239,7 @@ def step_cost(
     inputs = resolved.stored(nominal)
     context, head, windowed = _classify(model, resolved, inputs)
     token = ~context & ~head
+    state_ops, state_pass_s, state_pass_work = _state_operators(model, resolved, inputs, token)
     tokens = np.arange(max_tokens + 1, dtype=float)
     rows = np.arange(max_sequences + 1, dtype=float)
     token_tables: list[Array] = []
@@ -225,21 +250,29 @@ def step_cost(
     token_work = np.zeros((2, 2, len(tokens)))
     head_work = np.zeros((2, 2, len(rows)))
     context_work = np.zeros((2, 2, 2, 4))  # quantity, form, full / windowed, feature
+    # Prefill form of the state operators: compute, memory, overhead at every T.
+    state_prefill = np.zeros((3, int(state_ops.sum()), len(tokens)))
     forms = (("prefill", _PREFILL_PROBES), ("decode", _DECODE_PROBES))
     for f, (form, probes) in enumerate(forms):
         # Token operators see T tokens (prefill: one sequence of T; decode: T sequences),
-        # probed in slices so a long table never holds every operator at once.
+        # probed in slices so a long table never holds every operator at once. In the
+        # prefill form the state operators are tabulated apart (module doc of
+        # `genz.serving_steps`); a decode pass of T sequences writes T states, as a step.
+        timed_tokens = token & ~state_ops if form == "prefill" else token
         table = np.zeros(len(tokens))
         for start in range(0, len(tokens), TABLE_SLICE):
             part = tokens[start : start + TABLE_SLICE]
             if form == "prefill":
                 probe = _probe(model, resolved, inputs, form, 1.0, part, part)
+                for i, terms in enumerate((probe.compute_s, probe.memory_s, probe.overhead_s)):
+                    state_prefill[i, :, start : start + TABLE_SLICE] = terms[state_ops]
             else:
                 probe = _probe(model, resolved, inputs, form, part, 1.0, 1.0)
-            table[start : start + TABLE_SLICE] = probe.time_s[token].sum(axis=0)
+            table[start : start + TABLE_SLICE] = probe.time_s[timed_tokens].sum(axis=0)
             for q, values in enumerate((probe.flop, probe.bytes)):
                 token_work[q, f, start : start + TABLE_SLICE] = values[token].sum(axis=0)
         token_tables.append(np.where(tokens > 0, table, 0.0))
+        state_prefill[:, :, 0] = 0.0
         token_work[:, f, 0] = 0.0
         by_rows = _probe(model, resolved, inputs, form, rows, 1.0, 1.0)
         head_tables.append(np.where(rows > 0, by_rows.time_s[head].sum(axis=0), 0.0))
@@ -318,6 +351,9 @@ def step_cost(
         head_work=head_work,
         context_work=context_work,
         runtime="ideal" if runtime is None else runtime.name,
+        state_prefill_s=state_prefill if state_ops.any() else None,
+        state_pass_s=state_pass_s if state_ops.any() else None,
+        state_pass_work=state_pass_work if state_ops.any() else None,
     )
 
 

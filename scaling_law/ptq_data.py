@@ -104,6 +104,51 @@ def ptq_published_path() -> Path:
     return scaling_dir() / "ptq" / "published" / "ptq_published.csv"
 
 
+def ptq_overtrained_path() -> Path:
+    """The shipped table of over-trained models (Llama-3.x, Gemma-2; issue #27),
+    ``data/scaling/ptq/published/ptq_overtrained.csv`` (written by
+    ``python benchmarks/ptq_transcribe.py``)."""
+    return scaling_dir() / "ptq" / "published" / "ptq_overtrained.csv"
+
+
+def concat_rows(*tables: PtqRows) -> PtqRows:
+    """The rows of every table, in order (``path`` is the first table's)."""
+    if not tables:
+        raise InputError("concat_rows needs at least one PTQ table")
+
+    def text(name: str) -> tuple[str, ...]:
+        return tuple(value for table in tables for value in getattr(table, name))
+
+    def numbers(name: str) -> Array:
+        return np.concatenate([getattr(table, name) for table in tables])
+
+    return PtqRows(
+        text("model"),
+        text("family"),
+        text("quant_type"),
+        numbers("params"),
+        numbers("tokens"),
+        numbers("bits"),
+        numbers("ppl_16"),
+        numbers("ppl_quant"),
+        text("source"),
+        text("source_table"),
+        text("date_read"),
+        tables[0].path,
+    )
+
+
+def load_all_ptq_rows() -> PtqRows:
+    """Both shipped tables: `ptq_published_path` then `ptq_overtrained_path`. One model
+    must have one (N, D) across them (checked)."""
+    rows = concat_rows(load_ptq_rows(ptq_published_path()), load_ptq_rows(ptq_overtrained_path()))
+    for model in dict.fromkeys(rows.model):
+        mine = np.array([name == model for name in rows.model])
+        if np.ptp(rows.params[mine]) > 0 or np.ptp(rows.tokens[mine]) > 0:
+            raise InputError(f"PTQ tables: model {model!r} has more than one params/tokens value")
+    return rows
+
+
 def load_ptq_rows(path: str | Path | None = None) -> PtqRows:
     """Read and validate a PTQ table (default: the shipped one).
 

@@ -3,20 +3,24 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from roofline import InputError
-from scaling_law import KUMAR_PTQ, predict_delta
-from scaling_law.ptq_data import PtqRows, load_ptq_rows
+from scaling_law import KUMAR_PTQ, predict_delta, ptq_data
+from scaling_law.ptq_data import PtqRows, load_all_ptq_rows, load_ptq_rows
 from scaling_law.ptq_fit import fittable
 from scaling_law.ptq_formats import (
+    format_kind,
     is_legacy,
+    kind_offsets,
     legacy_bits_offset,
     legacy_offsets_by_model,
     with_effective_bits,
+    with_kind_offsets,
 )
 
 
@@ -75,3 +79,65 @@ def test_published_rows_legacy_formats_are_worth_fewer_bits() -> None:
         before = np.median(predict_delta(KUMAR_PTQ, rows)[mine] / rows.delta[mine])
         after = np.median(predict_delta(KUMAR_PTQ, adjusted)[mine] / adjusted.delta[mine])
         assert before < 0.85 and 0.8 <= after <= 1.25
+
+
+def test_format_kinds() -> None:
+    names = ["Q4_K_M", "Q4_0", "Q4_K_S+imatrix", "IQ4_XS", "IQ2_M+imatrix", "INT4-g128"]
+    assert [format_kind(n) for n in names] == [
+        "k-quant",
+        "legacy",
+        "k-quant+imatrix",
+        "i-quant",
+        "i-quant",
+        "INT4-g128",
+    ]
+
+
+def with_kinds(offsets: dict[str, float]) -> PtqRows:
+    """One model: k-quants on ln delta = -1 - bits, one row per other kind ``offset`` worse."""
+    names = ["Q3_K_M", "Q5_K_M", *offsets]
+    bits = np.array([3.0, 5.0, *[4.25] * len(offsets)])
+    effective = bits - np.array([0.0, 0.0, *offsets.values()])
+    n = len(names)
+    return PtqRows(
+        ("m",) * n,
+        ("f",) * n,
+        tuple(names),
+        np.full(n, 7e9),
+        np.full(n, 2e12),
+        bits,
+        np.full(n, 5.0),
+        5.0 * np.exp(np.exp(-1.0 - effective)),
+        ("s",) * n,
+        ("t",) * n,
+        ("2026-12-04",) * n,
+        Path("synthetic.csv"),
+    )
+
+
+def test_every_kind_offset_is_recovered_and_applied() -> None:
+    true = {"INT4-g128": 0.3, "IQ4_XS": -0.4, "Q4_0": 0.6}
+    rows = with_kinds(true)
+    offsets = kind_offsets(rows)
+    assert offsets == pytest.approx(
+        {"k-quant": 0.0, "INT4-g128": 0.3, "i-quant": -0.4, "legacy": 0.6}
+    )
+    placed, ok = with_kind_offsets(rows, {"k-quant": 0.0, "legacy": 0.6})
+    assert ok.tolist() == [True, True, False, False, True]
+    assert placed.bits[-1] == pytest.approx(4.25 - 0.6)
+
+
+def test_overtrained_table_is_what_the_transcription_writes(rerun_converter) -> None:
+    shipped = Path(__file__).resolve().parents[1] / "data/scaling/ptq/published/ptq_overtrained.csv"
+    assert rerun_converter("ptq_transcribe.py") == shipped.read_bytes()
+    rows = load_all_ptq_rows()
+    assert len(rows) == 91 and len(set(rows.model)) == 10
+    assert {"Llama-3.2 1B", "Llama-3 70B", "Gemma-2 9B"} <= set(rows.model)
+
+
+def test_one_model_one_n_and_d_across_tables(tmp_path, monkeypatch) -> None:
+    rows = with_kinds({"INT4-g128": 0.3})
+    clash = dataclasses.replace(rows, params=np.array([7e9, 8e9, 7e9]))
+    monkeypatch.setattr(ptq_data, "load_ptq_rows", lambda path: clash)
+    with pytest.raises(InputError, match="more than one params/tokens"):
+        ptq_data.load_all_ptq_rows()

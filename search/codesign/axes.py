@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from genz import AXES, Axis
 from roofline import InputError
 
 MAX_AXIS_VALUES = 4096
@@ -110,3 +111,14 @@ def ints(
 ) -> tuple[int, ...]:
     """A whole-number axis as ints."""
     return tuple(int(v) for v in axis(section, key, where, default, low, high, True))
+
+
+def scenario_counts(section: Mapping[str, Any], name: str, where: str) -> tuple[int, ...]:
+    """Values of whole-number scenario axis ``name`` (`genz.AXES`: its default and range)."""
+    spec = AXES[name]
+    return ints(section, name, where, spec.default, spec.low, spec.high)
+
+
+def declared_axis(section: Mapping[str, Any], spec: Axis, where: str) -> Values:
+    """Values of the real-valued axis ``spec`` declares (its key, default and range)."""
+    return axis(section, spec.name, where, spec.default, spec.low, spec.high, spec.integer)

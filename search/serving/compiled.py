@@ -67,7 +67,10 @@ CORE_VARIABLE = "CODESIGN_SERVING_CORE"
 
 
 def eligible(workload: Workload, config: SchedulerConfig, replicas: int) -> bool:
-    """Whether the compiled loop covers this run on ``replicas`` replicas (module doc)."""
+    """Whether the compiled loop covers this run on ``replicas`` replicas (module doc).
+    Parallel samples and beams (``workload.sequences > 1``) run in the Python loop, as
+    do windowed models (their steps are not affine in the context: `simulate` declines
+    them), whose KV occupancy is window-aware there (`occupancy`)."""
     return (
         njit is not None
         and os.environ.get(CORE_VARIABLE, "auto") != "python"
@@ -76,6 +79,7 @@ def eligible(workload: Workload, config: SchedulerConfig, replicas: int) -> bool
         and config.scheduler_steps == 1
         and len(workload) > 0
         and bool(np.all(workload.prefixes < 0))
+        and workload.sequences == 1
     )
 
 

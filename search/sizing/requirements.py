@@ -24,126 +24,48 @@ capacity wall). SLOs below what unlimited compute, bandwidth and capacity give
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
-from dataclasses import dataclass
 
-from genz import ModelConfig, Parallelism, Prediction, Scenario, predict
-from roofline import Bound, InputError, Platform, derive_platform
-from search.economics import CostModel, Economics
+from genz import ModelConfig, Parallelism, Scenario, predict
+from roofline import InputError, Platform, derive_platform
+from search.economics import CostModel
 
 from .mesh import search_devices
-from .slo import (
-    ServiceLevel,
-    SloCheck,
-    binding_of,
-    check_slo,
-    describe_checks,
-    format_seconds,
+from .requirement import (
+    AXES,
+    RESOURCE_OF,
+    SCALE_FIELDS,
+    STATUS_AXIS_LIMIT,
+    STATUS_FOUND,
+    STATUS_NO_MESH,
+    UNLIMITED_SCALE,
+    Requirement,
+    make_requirement,
+    unlimited_resources,
 )
+from .scale_search import scale_search, scaled_platform
+from .slo import ServiceLevel, format_seconds
 
-AXES: dict[str, tuple[str, ...]] = {
-    "bandwidth": ("memory_bandwidth_scale",),
-    "compute": ("compute_scale",),
-    "capacity": ("memory_capacity_scale",),
-    "link": ("link_bandwidth_scale",),
-    "joint": ("memory_bandwidth_scale", "compute_scale", "memory_capacity_scale"),
-}
+__all__ = [
+    "AXES",
+    "METHODS",
+    "OTHERS",
+    "RESOURCE_OF",
+    "SCALE_FIELDS",
+    "STATUS_AXIS_LIMIT",
+    "STATUS_FOUND",
+    "STATUS_NO_MESH",
+    "UNLIMITED_SCALE",
+    "Requirement",
+    "ServiceLevel",
+    "check_attainable",
+    "find_requirement",
+    "scaled_platform",
+    "unlimited_resources",
+]
+
 METHODS = ("devices", *AXES)
 #: What the resources outside the searched axis are: the preset's, or unlimited.
 OTHERS = ("base", "unlimited")
-SCALE_FIELDS = (
-    "memory_bandwidth_scale",
-    "compute_scale",
-    "memory_capacity_scale",
-    "link_bandwidth_scale",
-)
-#: Scale used to stand in for "unlimited" when finding the best achievable latency.
-UNLIMITED_SCALE = 1e6
-#: The resource each scale field multiplies, as rows and messages name it.
-RESOURCE_OF = {
-    "compute_scale": "compute",
-    "memory_bandwidth_scale": "bandwidth",
-    "memory_capacity_scale": "capacity",
-    "link_bandwidth_scale": "link",
-}
-
-STATUS_FOUND = 0
-STATUS_AXIS_LIMIT = 1
-STATUS_NO_MESH = 2
-
-
-@dataclass(frozen=True)
-class Requirement:
-    """The least platform found by one method, or the closest one when none meets the SLO.
-
-    ``scale`` multiplies the base resource(s) of the method (None for
-    ``'devices'``); ``platform`` is the scaled device and ``scenario`` carries the
-    mesh; ``prediction`` and ``checks`` are at that platform and mesh.
-    ``binding_slo`` is one of ``'ttft'``, ``'tpot'``, ``'throughput'``,
-    ``'capacity'``; ``binding_bound`` the resource that sets it. ``economics``
-    prices a scaled device like the base one (same power and price); with
-    ``others='unlimited'`` it is not meaningful. ``at_search_floor`` is True when
-    even ``1 / max_scale`` meets the SLO: ``scale`` is then the search's floor, an
-    upper bound on the requirement, not the requirement (the resource does not bind).
-    """
-
-    method: str
-    others: str
-    success: bool
-    status: int
-    message: str
-    scale: float | None
-    platform: Platform
-    scenario: Scenario
-    prediction: Prediction
-    checks: tuple[SloCheck, ...]
-    binding_slo: str
-    binding_bound: Bound
-    economics: Economics
-    evaluations: int
-    at_search_floor: bool = False
-
-    @property
-    def devices(self) -> int:
-        """Devices of the mesh (all replicas)."""
-        return self.scenario.parallelism.devices
-
-    @property
-    def unlimited_resources(self) -> tuple[str, ...]:
-        """Resources held unlimited while this one was searched (``others='unlimited'``)."""
-        if self.others != "unlimited" or self.method == "devices":
-            return ()
-        return unlimited_resources(self.method)
-
-    def to_dict(self) -> dict[str, object]:
-        """Summary in SI units (JSON-ready)."""
-        mesh = self.scenario.parallelism
-        memory = self.platform.main_memory
-        return {
-            "method": self.method,
-            "others": self.others,
-            "success": self.success,
-            "status": self.status,
-            "message": self.message,
-            "scale": self.scale,
-            "platform": self.platform.name,
-            "devices": self.devices,
-            "tp": mesh.tp,
-            "pp": mesh.pp,
-            "ep": mesh.ep,
-            "dp": mesh.dp,
-            "memory_bandwidth_bytes_per_s": memory.bandwidth_bytes_per_s,
-            "memory_capacity_bytes": memory.capacity_bytes,
-            "peak_flops_per_s": dict(self.platform.peak_flops_per_s),
-            "at_search_floor": self.at_search_floor,
-            "unlimited_resources": list(self.unlimited_resources),
-            "binding_slo": self.binding_slo,
-            "binding_bound": self.binding_bound.value,
-            "checks": [check.to_dict() for check in self.checks],
-            "prediction": self.prediction.to_dict(),
-            "economics": self.economics.to_dict(),
-            "evaluations": self.evaluations,
-        }
 
 
 def find_requirement(
@@ -206,7 +128,7 @@ def find_requirement(
             max_devices=max_devices,
             cost_model=cost_model,
         )
-        return _requirement(
+        return make_requirement(
             "devices",
             "base",
             found.status,
@@ -225,161 +147,7 @@ def find_requirement(
             name=f"{base.name} (unlimited {', '.join(unlimited_resources(method))})",
             **{key: UNLIMITED_SCALE for key in SCALE_FIELDS if key not in AXES[method]},
         )
-    return _scale_search(model, base, scenario, slo, method, others, cost_model, max_scale, rtol)
-
-
-def unlimited_resources(method: str) -> tuple[str, ...]:
-    """Resources outside the axes of scale ``method``: unlimited with ``others='unlimited'``."""
-    return tuple(RESOURCE_OF[key] for key in SCALE_FIELDS if key not in AXES[method])
-
-
-def scaled_platform(base: Platform, method: str, scale: float) -> Platform:
-    """``base`` with the resource(s) of ``method`` multiplied by ``scale``."""
-    if scale == 1.0:
-        return base
-    name = f"{base.name} ({method} x{scale:.4g})"
-    return derive_platform(base, name=name, **{key: scale for key in AXES[method]})
-
-
-def _scale_search(
-    model: ModelConfig,
-    base: Platform,
-    scenario: Scenario,
-    slo: ServiceLevel,
-    method: str,
-    others: str,
-    cost_model: CostModel,
-    max_scale: float,
-    rtol: float,
-) -> Requirement:
-    cache: dict[float, tuple[Prediction, tuple[SloCheck, ...]]] = {}
-
-    def evaluate(scale: float) -> tuple[Prediction, tuple[SloCheck, ...]]:
-        if scale not in cache:
-            prediction = predict(model, scaled_platform(base, method, scale), scenario)
-            cache[scale] = (prediction, check_slo(prediction, slo))
-        return cache[scale]
-
-    def feasible(scale: float) -> bool:
-        return all(check.ok for check in evaluate(scale)[1])
-
-    low, high = _bracket(feasible, max_scale)
-    if high is None:
-        prediction, checks = evaluate(max_scale)
-        what = "bandwidth, compute and capacity" if method == "joint" else method
-        message = (
-            f"{method}: not met at {max_scale:g}x {what} of {base.name} with "
-            f"{_mesh_text(scenario.parallelism)}; best at {max_scale:g}x: "
-            f"{describe_checks(checks)}"
-        )
-        return _requirement(
-            method,
-            others,
-            STATUS_AXIS_LIMIT,
-            message,
-            max_scale,
-            scaled_platform(base, method, max_scale),
-            prediction,
-            slo,
-            binding_of(checks, prediction),
-            cost_model,
-            len(cache),
-        )
-    if low is not None:
-        while high / low > 1.0 + rtol:
-            middle = (low * high) ** 0.5
-            if feasible(middle):
-                high = middle
-            else:
-                low = middle
-    prediction, checks = evaluate(high)
-    if low is None:
-        binding = binding_of(checks, prediction)
-        note = f" (met even at the search floor 1/{max_scale:g}x)"
-    else:
-        binding = binding_of(evaluate(low)[1], prediction)
-        note = ""
-    message = (
-        f"{method}: {high:.4g}x {base.name}{note} with {_mesh_text(scenario.parallelism)}; "
-        f"{binding[0]} binds ({binding[1].value}-bound)"
-    )
-    return _requirement(
-        method,
-        others,
-        STATUS_FOUND,
-        message,
-        high,
-        scaled_platform(base, method, high),
-        prediction,
-        slo,
-        binding,
-        cost_model,
-        len(cache),
-        at_search_floor=low is None,
-    )
-
-
-def _bracket(
-    feasible: Callable[[float], bool], max_scale: float
-) -> tuple[float | None, float | None]:
-    """(infeasible low, feasible high) scales by doubling / halving from 1.
-
-    ``high`` is None when even ``max_scale`` fails; ``low`` is None when even
-    ``1 / max_scale`` meets the SLO.
-    """
-    if feasible(1.0):
-        high = 1.0
-        while high > 1.0 / max_scale:
-            low = max(high / 2.0, 1.0 / max_scale)
-            if not feasible(low):
-                return low, high
-            high = low
-        return None, high
-    low = 1.0
-    while low < max_scale:
-        high = min(low * 2.0, max_scale)
-        if feasible(high):
-            return low, high
-        low = high
-    return low, None
-
-
-def _requirement(
-    method: str,
-    others: str,
-    status: int,
-    message: str,
-    scale: float | None,
-    platform: Platform,
-    prediction: Prediction,
-    slo: ServiceLevel,
-    binding: tuple[str, Bound],
-    cost_model: CostModel,
-    evaluations: int,
-    *,
-    at_search_floor: bool = False,
-) -> Requirement:
-    return Requirement(
-        method=method,
-        others=others,
-        success=status == STATUS_FOUND,
-        status=status,
-        message=message,
-        scale=scale,
-        platform=platform,
-        scenario=prediction.scenario,
-        prediction=prediction,
-        checks=check_slo(prediction, slo),
-        binding_slo=binding[0],
-        binding_bound=binding[1],
-        economics=cost_model.evaluate(prediction, platform),
-        evaluations=evaluations,
-        at_search_floor=at_search_floor,
-    )
-
-
-def _mesh_text(mesh: Parallelism) -> str:
-    return f"{mesh.devices} device(s) (tp{mesh.tp} pp{mesh.pp} ep{mesh.ep} dp{mesh.dp})"
+    return scale_search(model, base, scenario, slo, method, others, cost_model, max_scale, rtol)
 
 
 def check_attainable(
