@@ -1,8 +1,9 @@
 """Pools on the compiled loop (`search.serving.compiled`) give the Python loop's run bit
 for bit: every array of the `RunRecord` equal (np.array_equal) for 1, 2 and 3
 replicas under least-loaded and round-robin routing, both policies, recompute and
-swap preemption, Poisson and all-at-once arrivals, front-end time, and disaggregated
-prefill -> decode pools 1:1 and 2:3 (every record of the run)."""
+swap preemption, Poisson and all-at-once arrivals, front-end time, disaggregated
+prefill -> decode pools 1:1 and 2:3, and closed-loop clients over such pools (every
+record of the run)."""
 
 import dataclasses
 import math
