@@ -11,8 +11,8 @@ import math
 import numpy as np
 import pytest
 
-from genz import load_model
-from roofline import load_platform
+from genz import load_model, step_cost
+from roofline import InputError, load_platform
 from search.serving import (
     SchedulerConfig,
     build_replica,
@@ -218,3 +218,32 @@ def test_pools_it_does_not_cover_take_the_python_loop():
     assert not compiled.eligible(workload, SchedulerConfig(scheduler_steps=4), 2)
     shared = synthetic_workload(5.0, 10.0, seed=1, prefix_share=0.5, prefix_tokens=100)
     assert not compiled.eligible(shared, SchedulerConfig(), 2)
+
+
+@pytest.mark.parametrize("closed", [False, True])
+def test_a_step_beyond_the_tables_gives_the_python_loops_error(monkeypatch, closed):
+    """A pool whose step exceeds the step-cost tables falls back to the Python loop,
+    which names the step (the compiled loop stops and declines the run)."""
+    workload = synthetic_workload(
+        math.inf, 1.0, input_tokens=3000, seed=2, requests=40, max_concurrency=8 if closed else None
+    )
+    config = SchedulerConfig(max_batched_tokens=8192)
+    small = dataclasses.replace(
+        build_replica(MODEL, PLATFORM, workload, config=config),
+        cost=step_cost(MODEL, PLATFORM, max_tokens=2048, max_sequences=256),
+    )
+    declined = []
+    simulate, simulate_closed = compiled.simulate, compiled.simulate_closed
+    monkeypatch.setattr(compiled, "simulate", lambda *a: declined.append(simulate(*a)))
+    monkeypatch.setattr(
+        compiled, "simulate_closed", lambda *a: declined.append(simulate_closed(*a))
+    )
+    with pytest.raises(InputError, match="exceeds the 2048 tokens"):
+        if closed:
+            simulate_disaggregated(
+                workload, small, small, link=kv_link(small, small, 2, 2), prefill_replicas=2,
+                decode_replicas=2,
+            )  # fmt: skip
+        else:
+            simulate_pool(workload, small.cost, config, small.kv_capacity_tokens, replicas=2)
+    assert declined == [None]
