@@ -202,7 +202,11 @@ def test_every_shipped_profile_is_re_derived_from_the_data(name):
     for got, want in zip(stored, derived, strict=True):
         assert (got.runtime, got.hardware, got.method) == (want.runtime, want.hardware, want.method)
         assert got.measured_s == want.measured_s
-        assert got.predicted_s == pytest.approx(want.predicted_s, rel=1e-9)
+        # The held-out fits converge to scipy's least_squares tolerance, and numpy's AVX-512
+        # and AVX2 kernels differ in the last bits: re-derived on an AVX-512 machine, the
+        # llama.cpp folds' predictions moved by up to 1.7e-5 relative (vllm 2e-8); 1e-4 is
+        # far below the 0.1 % the accuracy figures are quoted at.
+        assert got.predicted_s == pytest.approx(want.predicted_s, rel=1e-4)
 
 
 def test_held_out_files_round_trip_and_refuse_malformed_lines(tmp_path):
