@@ -1,15 +1,18 @@
 """Speed of the serving simulator: 100,000 chat requests on one replica, one core.
 
 Target (issue #24): under 2 s of wall time for 100,000 requests of the ``chat`` use
-case on one replica. For each policy, prints the step-cost build time, the simulation
+case (on one replica and on pools). For each policy on one replica, prints the step-cost build time, the simulation
 time of the compiled loop (`search.serving.compiled`, numba) and of the Python loop
 (`search.serving.engine`, ``CODESIGN_SERVING_CORE=python``) on the same requests in
 this process, their ratio (wall and CPU time: on a shared machine the CPU time is
 the steadier figure), whether the two runs are identical (every `RunRecord`
 array), and the ratio to the target. The compiled loop is loaded (or compiled, the
 first time on a machine) by a warm-up run of 50 requests, timed apart. Then the same
-requests on disaggregated pools of two prefill and two decode replicas (least-loaded
-routing in each pool; the Python loop: pools are not compiled; for scale, no target).
+requests on a colocated pool of four replicas and on disaggregated pools of two prefill
+and two decode replicas (least-loaded routing in each pool; continuous batching), the
+latter also with 64 closed-loop clients: the simulation's records on both loops, their
+ratio, whether every record is identical, and the compiled time against the same 2 s
+target.
 Last, the simulations the dashboard's Serving page runs per slider move (one replica,
 continuous batching: 60 s of Poisson chat arrivals at each of the rate curve's 7 multiples
 of the rate set; the rates `dashboard_slider_latency.py` moves through), compiled and
@@ -27,6 +30,8 @@ import argparse
 import dataclasses
 import os
 import time
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -34,11 +39,13 @@ from threadpoolctl import threadpool_limits
 from genz import ModelConfig, StepCost, load_model, step_cost
 from roofline import Platform, load_platform
 from search.serving import (
+    Replica,
     SchedulerConfig,
+    Workload,
     build_replica,
     kv_link,
     run,
-    run_disaggregated,
+    simulate_disaggregated,
     simulate_replica,
     step_table_tokens,
     synthetic_workload,
@@ -49,6 +56,9 @@ TARGET_S = 2.0
 #: The Serving page's rate-curve multiples and the rates the slider benchmark moves through.
 RATE_MULTIPLES = (0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0)
 PAGE_RATES = (7.3, 11.9, 17.1, 23.7, 31.3)
+#: Closed-loop clients of the last pools row (each sends at the later of its request's
+#: arrival time and its previous request's end).
+CLIENTS = 64
 
 
 def same_records(a: object, b: object) -> bool:
@@ -125,19 +135,65 @@ def main() -> None:
                 f"({python_cpu / cpu:.1f}x); "
                 f"records and summary {'identical' if identical else 'DIFFER'}"
             )
-        start = time.perf_counter()
-        replica = build_replica(model, platform, workload)
-        link = kv_link(replica, replica, 2, 2)
-        result = run_disaggregated(
-            workload, replica, replica, link, prefill_replicas=2, decode_replicas=2
-        )
-        wall = time.perf_counter() - start
-        print(
-            f"disaggregated 2 prefill + 2 decode replicas (Python loop): {wall:.2f} s, "
-            f"{len(workload) / wall:,.0f} requests/s of wall time; P99 TTFT "
-            f"{result.summary['ttft_s_p99'] * 1e3:.0f} ms, {result.verdict}"
-        )
+        pools(workload, build_replica(model, platform, workload), args.no_peer)
         page_moves(model, platform)
+
+
+def timed(simulate: Callable[[], Any]) -> tuple[Any, float, float]:
+    """``simulate()``'s result, wall and CPU seconds."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    result = simulate()
+    return result, time.perf_counter() - wall, time.process_time() - cpu
+
+
+def pools(workload: Workload, replica: Replica, no_peer: bool) -> None:
+    """A colocated pool of 4 replicas and disaggregated 2 prefill + 2 decode pools
+    (least-loaded routing), open-loop and with `CLIENTS` closed-loop clients: the
+    simulation (records) on both loops, their ratio, whether every record is identical,
+    and the ratio of the compiled time to the target."""
+    link = kv_link(replica, replica, 2, 2)
+    closed = dataclasses.replace(workload, max_concurrency=CLIENTS)
+    runs: dict[str, Callable[[], list[Any]]] = {
+        "4 replicas": lambda: [simulate_replica(workload, replica, replicas=4)],
+        "2 prefill + 2 decode": lambda: [
+            getattr(both, part)
+            for both in [
+                simulate_disaggregated(
+                    workload, replica, replica, link=link, prefill_replicas=2, decode_replicas=2
+                )
+            ]
+            for part in ("prefill", "decode", "combined")
+        ],
+        f"2 + 2, {CLIENTS} clients": lambda: [
+            getattr(both, part)
+            for both in [
+                simulate_disaggregated(
+                    closed, replica, replica, link=link, prefill_replicas=2, decode_replicas=2
+                )
+            ]
+            for part in ("prefill", "decode", "combined")
+        ],
+    }
+    for name, simulate in runs.items():
+        fast, wall, cpu = timed(simulate)
+        line = (
+            f"pools, {name:<20} compiled {wall:.2f} s ({len(workload) / wall:,.0f} requests/s "
+            f"of wall time; {wall:.2f} s vs target {TARGET_S:g} s: "
+            f"{'met' if wall < TARGET_S else 'MISSED'}, {wall / TARGET_S:.2f} of it)"
+        )
+        if not no_peer:
+            os.environ[CORE_VARIABLE] = "python"
+            try:
+                slow, python_wall, python_cpu = timed(simulate)
+            finally:
+                del os.environ[CORE_VARIABLE]
+            identical = all(same_records(a, b) for a, b in zip(fast, slow, strict=True))
+            line += (
+                f"; Python loop {python_wall:.2f} s; compiled / Python {wall / python_wall:.3f} "
+                f"({python_wall / wall:.1f}x faster; CPU {cpu:.2f} s vs {python_cpu:.2f} s, "
+                f"{python_cpu / cpu:.1f}x); records {'identical' if identical else 'DIFFER'}"
+            )
+        print(line)
 
 
 def page_moves(model: ModelConfig, platform: Platform) -> None:

@@ -291,6 +291,8 @@ FLAG_BOUNDS_BY_COMMAND: dict[tuple[str, str], ValueBound] = {
         SECONDS.named("--slo-queue-p99-s", "P99 queueing-delay limit"),
         integer(1, 64, "tokens").named("--spec-tokens", "draft tokens per speculative step"),
         number(0, 1, low_open=False).named("--spec-acceptance", "per-token acceptance rate"),
+        integer(1, 1024, "sequences").named("--samples", "parallel samples per request"),
+        integer(1, 1024, "sequences").named("--beams", "beam width (sequences per request)"),
     ),
     **_per_command("search", *_DESIGN_BUDGETS),
     **_per_command("recommend", *_DESIGN_BUDGETS),

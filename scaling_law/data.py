@@ -52,40 +52,43 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from roofline import InputError, data_dir, load_user_document
+from roofline import InputError, data_dir
 
 from .architecture import Architecture
+from .data_columns import (
+    ARCHITECTURE_COLUMNS,
+    COLUMN_ALIASES,
+    COLUMNS,
+    CONSTANTS_FILE,
+    FLAG_COLUMNS,
+    MAX_CONSTANTS_BYTES,
+    RUN_COLUMNS,
+    SOURCE_COLUMN,
+    check_columns,
+    check_header,
+    folder_constants,
+    parse_number,
+)
 from .precision import DEFAULT_REFERENCE_BITS, KUMAR_GAMMA_W, effective_parameters
 
+__all__ = [
+    "ARCHITECTURE_COLUMNS",
+    "COLUMNS",
+    "COLUMN_ALIASES",
+    "CONSTANTS_FILE",
+    "FLAG_COLUMNS",
+    "MAX_CONSTANTS_BYTES",
+    "MAX_FILE_BYTES",
+    "RUN_COLUMNS",
+    "SOURCE_COLUMN",
+    "ScalingData",
+    "dataset_path",
+    "list_datasets",
+    "load_scaling_csv",
+    "scaling_dir",
+]
+
 MAX_FILE_BYTES = 50_000_000
-ARCHITECTURE_COLUMNS = (
-    "layers",
-    "hidden",
-    "ffn",
-    "heads",
-    "kv_heads",
-    "head_dim",
-    "vocab",
-    "experts",
-    "top_k",
-)
-FLAG_COLUMNS = ("gated_ffn", "tie_embeddings")
-RUN_COLUMNS = ("step", "seconds_per_step", "num_nodes")
-SOURCE_COLUMN = "dataset"
-COLUMNS = (
-    "loss",
-    "tokens",
-    "flop",
-    "params",
-    *ARCHITECTURE_COLUMNS,
-    *FLAG_COLUMNS,
-    "weight_bits",
-    *RUN_COLUMNS,
-    SOURCE_COLUMN,
-)
-COLUMN_ALIASES = {"width": "hidden", "depth": "layers"}
-CONSTANTS_FILE = "constants.json"
-MAX_CONSTANTS_BYTES = 100_000
 
 Array = NDArray[np.float64]
 
@@ -138,7 +141,7 @@ class ScalingData:
     row_label: str = "row"
 
     def __post_init__(self) -> None:
-        _check_columns(self.columns, self.origin, self.row_numbers, self.row_label)
+        check_columns(self.columns, self.origin, self.row_numbers, self.row_label)
 
     @classmethod
     def from_columns(
@@ -293,7 +296,7 @@ def load_scaling_csv(path: str | Path) -> ScalingData:
         if header is None or not any(cell.strip() for cell in header):
             raise InputError(f"{path}: empty file; expected a header row naming the columns")
         names = [COLUMN_ALIASES.get(cell.strip(), cell.strip()) for cell in header]
-        _check_header(names, path)
+        check_header(names, path)
         values: list[list[float]] = []
         lines: list[int] = []
         for record in reader:
@@ -305,7 +308,7 @@ def load_scaling_csv(path: str | Path) -> ScalingData:
                 )
             values.append(
                 [
-                    _number(cell, name, path, reader.line_num)
+                    parse_number(cell, name, path, reader.line_num)
                     for cell, name in zip(record, names, strict=True)
                 ]
             )
@@ -316,86 +319,6 @@ def load_scaling_csv(path: str | Path) -> ScalingData:
         raise InputError(f"{path}: no data rows after the header")
     table = np.array(values, dtype=float)
     columns = {name: table[:, index] for index, name in enumerate(names)}
-    for name, value in _folder_constants(path).items():
+    for name, value in folder_constants(path).items():
         columns.setdefault(name, np.full(len(table), value))
     return ScalingData(columns, str(path), hashlib.sha256(raw).hexdigest(), np.array(lines), "line")
-
-
-def _folder_constants(path: Path) -> dict[str, float]:
-    """Constant columns from ``constants.json`` beside ``path`` (empty when absent)."""
-    sidecar = path.parent / CONSTANTS_FILE
-    if not sidecar.is_file():
-        return {}
-    document = load_user_document(
-        sidecar, kind="constants file", max_bytes=MAX_CONSTANTS_BYTES, fmt="json"
-    )
-    if not isinstance(document, dict) or set(document) - {"source", "columns"}:
-        raise InputError(f"{sidecar}: expected an object with keys 'source' and 'columns'")
-    columns = document.get("columns", {})
-    if not isinstance(columns, dict):
-        raise InputError(f"{sidecar}: 'columns' must map column names to numbers")
-    constants = {}
-    for given, value in columns.items():
-        name = COLUMN_ALIASES.get(given, given)
-        if name not in COLUMNS:
-            raise InputError(f"{sidecar}: unknown column {given!r}; accepted: {', '.join(COLUMNS)}")
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise InputError(f"{sidecar}: column {given!r} must be a number, got {value!r}")
-        constants[name] = float(value)
-    return constants
-
-
-def _check_header(names: list[str], origin: Path) -> None:
-    for name in names:
-        if not name:
-            raise InputError(f"{origin}: empty column name in the header")
-        if name not in COLUMNS:
-            raise InputError(f"{origin}: unknown column {name!r}; accepted: {', '.join(COLUMNS)}")
-    seen: set[str] = set()
-    for name in names:
-        if name in seen:
-            raise InputError(f"{origin}: column {name!r} appears twice")
-        seen.add(name)
-
-
-def _number(cell: str, column: str, origin: Path, line: int) -> float:
-    text = cell.strip()
-    if not text:
-        raise InputError(f"{origin}: line {line}: missing value in column {column!r}")
-    try:
-        return float(text)
-    except ValueError:
-        raise InputError(
-            f"{origin}: line {line}: column {column!r} must be a number, got {text!r}"
-        ) from None
-
-
-def _check_columns(
-    columns: Mapping[str, Array], origin: str, rows: NDArray[np.int64], label: str
-) -> None:
-    for name in columns:
-        if name not in COLUMNS:
-            raise InputError(f"{origin}: unknown column {name!r}; accepted: {', '.join(COLUMNS)}")
-    if "loss" not in columns:
-        raise InputError(f"{origin}: missing required column 'loss'")
-    if "tokens" not in columns and "flop" not in columns:
-        raise InputError(f"{origin}: needs a 'tokens' or a 'flop' column")
-    if "params" not in columns and not {"layers", "hidden"} <= set(columns):
-        raise InputError(f"{origin}: needs a 'params' column or 'layers' and 'hidden' columns")
-    if len(columns["loss"]) == 0:
-        raise InputError(f"{origin}: no data rows")
-    for name, values in columns.items():
-        if name in FLAG_COLUMNS:
-            bad = (values != 0) & (values != 1)
-            rule = "must be 0 or 1"
-        elif name in ARCHITECTURE_COLUMNS or name == SOURCE_COLUMN:
-            bad = ~(np.isfinite(values) & (values >= 1) & (values == np.round(values)))
-            rule = "must be a whole number >= 1"
-        else:
-            bad = ~(np.isfinite(values) & (values > 0))
-            rule = "must be a finite number > 0"
-        if np.any(bad):
-            index = int(np.flatnonzero(bad)[0])
-            raise InputError(
-                f"{origin}: {label} {int(rows[index])}: {name} {rule}, got {values[index]:g}"
-            )

@@ -1,11 +1,17 @@
 """Execute every notebook in ``notebooks/`` with nbclient: each must run top to bottom
 without an error (the notebooks assert their own conclusions). The committed files carry
 the outputs ``notebooks/regenerate.py`` wrote: every chart also as a PNG (GitHub draws no
-plotly figure), cells numbered in order, no error, each file small."""
+plotly figure), cells numbered in order, no error, each file small.
+
+The notebooks are independent (a kernel process each, a folder each), so the selected
+ones run `PARALLEL_KERNELS` at a time, once per module (`executed`); each notebook's test
+then checks its own run."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import os
 import struct
 from pathlib import Path
 
@@ -24,6 +30,8 @@ MAX_NOTEBOOK_BYTES = 400_000
 #: The smallest picture that still reads (layout pixels).
 MIN_PNG_WIDTH_PX = 600
 REGENERATE = "run `python notebooks/regenerate.py` to rewrite its outputs"
+#: Kernels run at once: one per core, at most two (a notebook is one busy process).
+PARALLEL_KERNELS = max(1, min(2, os.cpu_count() or 1))
 
 
 def chart_cells(notebook) -> list[int]:
@@ -83,21 +91,57 @@ def test_committed_outputs_come_from_one_clean_run(path: Path) -> None:
             assert "<script" not in html, f"{path.name}: plotly.js inlined"
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=[path.stem for path in NOTEBOOKS])
-def test_notebook_executes(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    committed = nbformat.read(path, as_version=4)
+def cleared(path: Path):
+    """The notebook at ``path`` with every code cell's outputs removed."""
     notebook = nbformat.read(path, as_version=4)
     for cell in notebook.cells:
         if cell.cell_type == "code":
             cell.outputs = []
-    monkeypatch.setenv("PLOTLY_RENDERER", "plotly_mimetype")  # what regenerate.py uses
-    client = nbclient.NotebookClient(
-        notebook,
-        timeout=CELL_TIMEOUT_S,
-        kernel_name="python3",
-        resources={"metadata": {"path": str(tmp_path)}},
-    )
-    client.execute()
+    return notebook
+
+
+async def execute_all(paths: list[Path], folder: Path) -> dict[Path, object]:
+    """Run each notebook top to bottom in its own kernel and folder, `PARALLEL_KERNELS` at
+    a time: the executed notebook, or the exception its run raised."""
+    gate = asyncio.Semaphore(PARALLEL_KERNELS)
+
+    async def run(path: Path) -> object:
+        notebook = cleared(path)
+        cwd = folder / path.stem
+        cwd.mkdir()
+        client = nbclient.NotebookClient(
+            notebook,
+            timeout=CELL_TIMEOUT_S,
+            kernel_name="python3",
+            resources={"metadata": {"path": str(cwd)}},
+        )
+        async with gate:
+            await client.async_execute()
+        return notebook
+
+    results = await asyncio.gather(*(run(path) for path in paths), return_exceptions=True)
+    return dict(zip(paths, results, strict=True))
+
+
+@pytest.fixture(scope="module")
+def executed(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+    """The notebooks the session's `test_notebook_executes` items name, each executed."""
+    wanted = [
+        item.callspec.params["path"]
+        for item in request.session.items
+        if getattr(item, "originalname", None) == "test_notebook_executes"
+    ]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PLOTLY_RENDERER", "plotly_mimetype")  # what regenerate.py uses
+        return asyncio.run(execute_all(wanted, tmp_path_factory.mktemp("notebooks")))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[path.stem for path in NOTEBOOKS])
+def test_notebook_executes(path: Path, executed: dict[Path, object]) -> None:
+    committed = nbformat.read(path, as_version=4)
+    notebook = executed[path]
+    if isinstance(notebook, BaseException):
+        raise notebook
     errors = [
         output
         for cell in notebook.cells

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import multiprocessing
+import os
+from concurrent.futures import Future, ProcessPoolExecutor
 
 import numpy as np
 import pytest
@@ -184,25 +187,58 @@ def test_shipped_tensorrt_llm_profile_names_its_command():
     )
 
 
-@pytest.mark.parametrize(
-    "name", ["tensorrt-llm", "vllm", "llama.cpp", "deepspeed", "deepspeed-mii"]
-)
-def test_every_shipped_profile_is_re_derived_from_the_data(name):
+#: The shipped profiles, the slowest re-derivation first (llama.cpp: three tables, the
+#: per-format fits) so that two workers finish together.
+SHIPPED_PROFILES = ("llama.cpp", "vllm", "tensorrt-llm", "deepspeed-mii", "deepspeed")
+#: Re-derivations run at once: one process per core, at most two.
+PARALLEL_FITS = max(1, min(2, os.cpu_count() or 1))
+
+
+def re_derive(name: str) -> tuple[dict, list[HeldOutRow], int]:
+    """`recalibrate` of shipped profile ``name``: the profile document it writes, the
+    held-out rows ``--held-out`` writes, and how many rows the cross-validation scored."""
+    result = recalibrate(load_runtime(name))
+    scored = int(result.cv.scored(result.data).sum())
+    return result.document, list(held_out_rows(result, name)), scored
+
+
+@pytest.fixture(scope="module")
+def re_derived(request: pytest.FixtureRequest):
+    """The re-derivations the session's items select, `PARALLEL_FITS` processes at a time
+    (each a fresh interpreter: ``spawn``); by profile name, a future of `re_derive`."""
+    wanted = {
+        item.callspec.params["name"]
+        for item in request.session.items
+        if getattr(item, "originalname", None)
+        == "test_every_shipped_profile_is_re_derived_from_the_data"
+    }
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(PARALLEL_FITS, mp_context=context) as pool:
+        yield {name: pool.submit(re_derive, name) for name in SHIPPED_PROFILES if name in wanted}
+
+
+@pytest.mark.parametrize("name", SHIPPED_PROFILES)
+def test_every_shipped_profile_is_re_derived_from_the_data(
+    name: str, re_derived: dict[str, Future]
+) -> None:
     """data/runtimes/<name>.yaml is what its calibrated_from command produces (fit, refusals,
     intervals and the cross-validated accuracy block), value for value; and
     data/runtimes/held_out/<name>.csv (the Accuracy page's scatter) what the same command
     writes with ``--held-out``, row for row (rewrite: that command with ``--held-out
     data/runtimes/held_out/<name>.csv``)."""
     shipped = load_runtime(name)
-    result = recalibrate(shipped)
-    assert runtime_from_dict(result.document) == shipped
-    derived = held_out_rows(result, name)
+    document, derived, scored = re_derived[name].result()
+    assert runtime_from_dict(document) == shipped
     stored = read_held_out(shipped_held_out_path(name))
-    assert len(stored) == len(derived) == result.cv.scored(result.data).sum() > 0
+    assert len(stored) == len(derived) == scored > 0
     for got, want in zip(stored, derived, strict=True):
         assert (got.runtime, got.hardware, got.method) == (want.runtime, want.hardware, want.method)
         assert got.measured_s == want.measured_s
-        assert got.predicted_s == pytest.approx(want.predicted_s, rel=1e-9)
+        # The held-out fits converge to scipy's least_squares tolerance, and numpy's AVX-512
+        # and AVX2 kernels differ in the last bits: re-derived on an AVX-512 machine, the
+        # llama.cpp folds' predictions moved by up to 1.7e-5 relative (vllm 2e-8); 1e-4 is
+        # far below the 0.1 % the accuracy figures are quoted at.
+        assert got.predicted_s == pytest.approx(want.predicted_s, rel=1e-4)
 
 
 def test_held_out_files_round_trip_and_refuse_malformed_lines(tmp_path):

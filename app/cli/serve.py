@@ -22,6 +22,7 @@ from .scenario_args import (
     model_from_args,
     offload_from_args,
 )
+from .serve_modes import add_mode_arguments, check_mode_flags, with_modes
 
 POLICY_CHOICES = ("continuous", "chunked", "static", "disaggregated")
 
@@ -159,6 +160,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="how several replicas (--find-replicas, each pool) share requests: fewest "
         "unfinished on arrival, or in turn (default least-loaded)",
     )
+    add_mode_arguments(parser)
     pools = parser.add_argument_group("disaggregated pools (--policy disaggregated)")
     for pool in ("prefill", "decode"):
         count = "N" if pool == "prefill" else "M"
@@ -274,7 +276,7 @@ def _workload_maker(args: argparse.Namespace) -> Any:
     from search.serving import synthetic_workload
 
     def make(rate: float) -> Any:
-        return synthetic_workload(
+        drawn = synthetic_workload(
             rate,
             args.duration,
             use_case_name=args.use_case,
@@ -290,6 +292,7 @@ def _workload_maker(args: argparse.Namespace) -> Any:
             requests=args.num_requests,
             max_concurrency=args.max_concurrency,
         )
+        return with_modes(drawn, args)
 
     return make
 
@@ -409,6 +412,7 @@ def run_serve(args: argparse.Namespace) -> None:
     _check_pool_flags(args, policies)
     _check_client_flags(args)
     _check_speculation_flags(args, policies)
+    check_mode_flags(args, policies)
     if args.rate is None and args.max_concurrency is not None and not args.find_max_rate:
         args.rate = float("inf")
     if args.rate == float("inf") and args.num_requests is None:
@@ -443,7 +447,7 @@ def run_serve(args: argparse.Namespace) -> None:
         _print_capacity(args, found, "rate")
         return
     if args.trace:
-        workload = load_trace(args.trace)
+        workload = with_modes(load_trace(args.trace), args)
     elif args.rate is None:
         raise InputError("--rate is required (requests/s), or give --trace")
     else:
@@ -656,6 +660,8 @@ def _print_result(args: argparse.Namespace, workload: Any, result: Any) -> None:
                 "request_overhead_s": _front_end_s(args),
                 **dict(zip(("weight_offload", "kv_offload"), offload_from_args(args), strict=True)),
                 **_speculation_json(args),
+                "samples": args.samples,
+                "beams": args.beams,
                 **result.to_dict(),
             }
         )

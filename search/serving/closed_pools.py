@@ -21,6 +21,10 @@ next step starts earliest (a conservative discrete-event simulation without look
   routed to a replica and not finished by the arrival) once every replica has run
   every step that starts before the arrival and none can produce an earlier arrival.
 
+`compiled.simulate_closed` runs the same loop compiled (bit for bit; the configurations
+`compiled.eligible` covers, in both pools, without speculation) and this module's loop
+runs the rest.
+
 With C at least the request count no send waits for a leave and the run is the
 open-loop one (tests check it to floating-point rounding: the decode pool's runs of
 decode steps are split at other replicas' steps, which reorders a few additions).
@@ -38,6 +42,7 @@ from numpy.typing import NDArray
 from genz import StepCost
 from roofline import InputError
 
+from . import compiled
 from .config import SchedulerConfig
 from .engine import _Engine, _Requests, pool_record, refuse_speculation
 from .records import RunRecord
@@ -191,6 +196,16 @@ def simulate_closed_pools(
             raise InputError(f"pools run policy continuous or chunked, got {config.policy!r}")
     if speculative is not None:
         refuse_speculation(decode[1])
+    if (
+        speculative is None
+        and not (prefill[0].host_overlap or decode[0].host_overlap)
+        and all(compiled.eligible(workload, pool[1], 1) for pool in (prefill, decode))
+    ):
+        records = compiled.simulate_closed(
+            workload, prefill, decode, transfer_s, (prefill_replicas, decode_replicas), routing
+        )
+        if records is not None:
+            return records
     state = _ClosedPools(
         workload,
         prefill,

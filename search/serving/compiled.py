@@ -2,15 +2,25 @@
 
 `engine._Engine` is the reference: every feature, in Python. `compiled_loop` runs the
 same loop, statement for statement and floating-point operation for operation, as numba
-functions over flat arrays, for one replica without shared prefixes (open- or
-closed-loop clients, with or without front-end time) and single-step scheduling
-(``continuous`` or ``chunked``; recompute or swap preemption; decode pools' prefilled
-requests included). `eligible` says when it applies; `simulate_pool` uses it then and
-the Python loop otherwise. Results are bit for bit those of the Python loop (tests
-compare both on many configurations), including numpy's pairwise summation where the
-Python loop sums an array with ``ndarray.sum`` (`compiled_loop.pairwise_sum`).
+functions over flat arrays: a pool of one or more replicas with least-loaded or
+round-robin routing (`routing.route`'s rules, routing inside the compiled code), so a
+disaggregated run's prefill pool and its decode pool (requests arriving with their KV
+after the link's transfer time, admitted prefilled) are compiled too; open-loop
+clients on any pool, closed-loop clients on one replica (a pool refuses them), with or
+without front-end time; single-step scheduling (``continuous`` or ``chunked``;
+recompute or swap preemption). `eligible` says when it applies; `simulate_pool` uses
+it then and the Python loop otherwise. Results are bit for bit those of the Python loop
+(tests compare both on many configurations), including numpy's pairwise summation where
+the Python loop sums an array with ``ndarray.sum`` (`compiled_loop.pairwise_sum`).
 
-Numba compiles on first use (about 25 s of CPU on a loaded 2-core machine) and caches
+Left to the Python loop (`eligible` or `simulate` says no): shared prefixes (the prefix
+cache), multi-step scheduling (``scheduler_steps`` > 1), the ``static`` policy,
+speculative decoding, overlap (async) scheduling (`genz.StepCost.host_overlap`), step
+costs not affine in the context (windowed layers, KV offload), steps beyond the
+step-cost tables (the Python loop then says which), and closed-loop clients over
+disaggregated pools (`closed_pools`, which co-simulates both pools step by step).
+
+Numba compiles on first use (about 35 s of CPU on a loaded 2-core machine) and caches
 the machine code in ``__pycache__`` beside `compiled_loop` for later processes. Without
 numba, or with ``CODESIGN_SERVING_CORE=python`` in the environment, the Python loop runs.
 """
@@ -19,6 +29,7 @@ from __future__ import annotations
 
 import math
 import os
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -27,8 +38,28 @@ from numpy.typing import NDArray
 from genz import StepCost
 
 from .clients import Clients
-from .compiled_loop import ERROR, STEPS, loop, njit
+from .compiled_loop import (
+    ADMITTED,
+    ARRIVAL,
+    EARLIEST,
+    ERROR,
+    FINISH,
+    FIRST,
+    GENERATED,
+    OUTPUT,
+    OUTSIDE,
+    PREEMPTIONS,
+    PROMPT,
+    REJECTED,
+    REPORT,
+    SENT,
+    STEPS,
+    closed_pools,
+    njit,
+    pool,
+)
 from .config import SchedulerConfig
+from .records import WORK_SLICE, RunRecord, merged_timeline
 from .workload import Workload
 
 #: Environment variable that selects the loop: ``python`` forces the reference loop.
@@ -36,15 +67,19 @@ CORE_VARIABLE = "CODESIGN_SERVING_CORE"
 
 
 def eligible(workload: Workload, config: SchedulerConfig, replicas: int) -> bool:
-    """Whether the compiled loop covers this run (module doc)."""
+    """Whether the compiled loop covers this run on ``replicas`` replicas (module doc).
+    Parallel samples and beams (``workload.sequences > 1``) run in the Python loop, as
+    do windowed models (their steps are not affine in the context: `simulate` declines
+    them), whose KV occupancy is window-aware there (`occupancy`)."""
     return (
         njit is not None
         and os.environ.get(CORE_VARIABLE, "auto") != "python"
-        and replicas == 1
+        and replicas >= 1
         and config.policy in ("continuous", "chunked")
         and config.scheduler_steps == 1
         and len(workload) > 0
         and bool(np.all(workload.prefixes < 0))
+        and workload.sequences == 1
     )
 
 
@@ -54,50 +89,103 @@ def simulate(
     config: SchedulerConfig,
     kv_capacity_tokens: int,
     prefilled: bool,
-) -> tuple[dict[str, NDArray[Any] | None], NDArray[np.float64], Any, Any, int] | None:
-    """Run the compiled loop (`eligible` runs only): per-request arrays (first_token_s,
-    finish_s, preemptions, rejected, admitted_s; arrival_s and engine_arrival_s, None as
-    in `clients.Clients`), the timeline rows (n, 4), the
-    `records.StepLog` and `emissions.Emissions` of the run, and its step count. None
-    when a step exceeds the step-cost tables (the Python loop then says which) or the
-    steps are not affine in the context (windowed layers, offload: not
-    `StepCost.affine_in_context`)."""
-    from .emissions import Emissions
-    from .records import StepLog
-
+    replicas: int = 1,
+    routing: str = "least-loaded",
+) -> RunRecord | None:
+    """The `RunRecord` of ``workload`` on ``replicas`` replicas routed by ``routing``
+    (`routing.route`'s rules), as `engine.simulate_pool` gives it, from the compiled
+    loop (`eligible` runs only). None when a step exceeds the step-cost tables (the
+    Python loop then says which) or the steps are not affine in the context (windowed
+    layers, offload: not `StepCost.affine_in_context`)."""
     if not cost.affine_in_context:  # windows, offload: the Python loop costs those steps
         return None
+    # A decode pool's requests reach it with their KV: no front end there (`engine`).
+    delay = 0.0 if prefilled else config.request_overhead_s
+    clients, per = _requests(workload, prefilled, delay, report=False)
+    states, logs = pool(
+        replicas,
+        routing == "least-loaded",
+        per[1][ARRIVAL],
+        per,
+        *_pool_terms(cost, config, kv_capacity_tokens, prefilled),
+    )
+    if states[:, ERROR].any():
+        return None
+    return _record(per, clients, states, logs, cost, kv_capacity_tokens)
+
+
+def simulate_closed(
+    workload: Workload,
+    prefill: tuple[StepCost, SchedulerConfig, int],
+    decode: tuple[StepCost, SchedulerConfig, int],
+    transfer_s: NDArray[np.float64],
+    replicas: tuple[int, int],
+    routing: str,
+) -> tuple[RunRecord, RunRecord] | None:
+    """`closed_pools.simulate_closed_pools`' two records (prefill pool, decode pool)
+    from the compiled loop (`compiled_loop.closed_pools`); None as `simulate`."""
+    if not (prefill[0].affine_in_context and decode[0].affine_in_context):
+        return None
     n = len(workload)
-    clients = Clients(
-        workload.arrival_s.tolist(), workload.max_concurrency, config.request_overhead_s
+    output = workload.output_tokens.astype(np.int64)
+    one_token = replace(workload, output_tokens=np.ones(n, np.int64))
+    first, per_a = _requests(one_token, False, prefill[1].request_overhead_s, report=True)
+    # arrival times set when the KV cache reaches the decode pool
+    waiting = Workload(
+        np.full(n, math.inf), workload.input_tokens, output, np.zeros(n, np.int64), workload.source
     )
-    arrival = np.array(clients.arrival, float)  # engine times (infinite: not yet sent)
+    second, per_b = _requests(waiting, True, 0.0, report=True)
+    states_a, logs_a, states_b, logs_b = closed_pools(
+        replicas,
+        routing == "least-loaded",
+        per_a,
+        per_b,
+        _pool_terms(*prefill, False),
+        _pool_terms(*decode, True),
+        np.asarray(transfer_s, float),
+        output,
+    )
+    if states_a[:, ERROR].any() or states_b[:, ERROR].any():
+        return None
+    return (
+        _record(per_a, first, states_a, logs_a, prefill[0], prefill[2]),
+        _record(per_b, second, states_b, logs_b, decode[0], decode[2]),
+    )
+
+
+def _requests(
+    workload: Workload, prefilled: bool, delay: float, report: bool
+) -> tuple[Clients, tuple[Any, ...]]:
+    """The clients of ``workload`` (front-end time ``delay``, s) and the per-request
+    arrays the compiled loop shares between a pool's replicas (`engine._Requests`);
+    ``report``: leaves are logged (`compiled_loop.REPORT`), not sent."""
+    n = len(workload)
+    clients = Clients(workload.arrival_s.tolist(), workload.max_concurrency, delay)
+    concurrency = -1.0 if clients.concurrency is None else float(clients.concurrency)
+    ints = np.zeros((10, n), np.int64)  # rows: compiled_loop.PROMPT ... LEFT_ID
+    ints[PROMPT], ints[OUTPUT] = workload.input_tokens, workload.output_tokens
+    ints[GENERATED] = 1 if prefilled else 0
+    ints[OUTSIDE] = -1  # context while the KV is outside (-1: not)
+    floats = np.full((8, n), math.nan)  # rows: compiled_loop.FINISH ... LEFT_AT
+    floats[ARRIVAL] = clients.arrival  # engine times (infinite: not yet sent)
+    floats[EARLIEST] = clients.earliest
+    floats[SENT] = clients.arrival if clients.sent is None else clients.sent
     per = (
-        workload.input_tokens.astype(np.int64),  # prompt (grows on recompute)
-        workload.output_tokens.astype(np.int64),
-        np.full(n, 1 if prefilled else 0, np.int64),  # generated
-        np.full(n, math.nan),  # finish
-        np.full(n, -1, np.int64),  # swapped: context while the KV is outside (-1: not)
-        np.zeros(n, np.int64),  # step joined
-        np.zeros(n, np.int64),  # context then
-        np.zeros(n, np.int64),  # step it finishes
-        np.zeros(n, np.bool_),  # decoding
-        np.full(n, math.nan),  # first token
-        np.zeros(n, np.int64),  # preemptions
-        np.zeros(n, np.bool_),  # rejected
-        np.full(n, math.nan),  # admitted
-        arrival,
-        np.array(clients.earliest, float),
-        np.array(clients.arrival if clients.sent is None else clients.sent, float),
-        np.array(
-            [
-                clients.front_free,
-                clients.delay,
-                -1.0 if clients.concurrency is None else float(clients.concurrency),
-            ]
-        ),
-        np.array([clients.unsent], np.int64),
+        ints,
+        floats,
+        np.zeros((3, n), np.bool_),  # DECODING, REJECTED, FRESH_ON
+        np.array([clients.front_free, clients.delay, REPORT if report else concurrency]),
+        np.array([clients.unsent, 0], np.int64),  # next unsent, leaves logged
     )
+    return clients, per
+
+
+def _pool_terms(
+    cost: StepCost, config: SchedulerConfig, kv_capacity_tokens: int, prefilled: bool
+) -> tuple[Any, ...]:
+    """A pool's terms as `compiled_loop.advance` takes them: cost tables, chunked,
+    prefilled, token budget, (max sequences, block tokens, KV capacity tokens, slack),
+    (KV bytes per token, host link bytes/s), swap preemption."""
     tab = tuple(
         np.ascontiguousarray(a, float)
         for a in (
@@ -117,9 +205,7 @@ def simulate(
         config.block_tokens - 1,
     )
     link = (float(cost.kv_bytes_per_token), float(config.host_link_bytes_per_s))
-    state, meta, arrays = loop(
-        arrival,
-        per,
+    return (
         tab,
         config.policy == "chunked",
         prefilled,
@@ -128,25 +214,69 @@ def simulate(
         link,
         config.preemption == "swap",
     )
-    gaps, counts, singles, run_times, run_ctx, run_gaps, run_counts, timeline = arrays
-    if state[ERROR]:
-        return None
-    work = StepLog()
-    work.spool.chunks = [singles]
-    work.runs = [
-        (run_times[a : a + steps], int(d), run_ctx[a : a + steps])
-        for a, steps, d in meta.reshape(-1, 3).tolist()
-    ]
-    emissions = Emissions()
-    emissions.gap_spool.chunks, emissions.count_spool.chunks = [gaps], [counts]
-    emissions.runs = [(run_gaps, run_counts)] if len(run_gaps) else []
-    outcome = {
-        "first_token_s": per[9],
-        "finish_s": per[3],
-        "preemptions": per[10],
-        "rejected": per[11],
-        "admitted_s": per[12],
-        "arrival_s": None if clients.sent is None else per[15],
-        "engine_arrival_s": arrival if clients.delay > 0 else None,
-    }
-    return outcome, timeline.reshape(-1, 4), work, emissions, int(state[STEPS])
+
+
+def _record(
+    per: tuple[Any, ...],
+    clients: Clients,
+    states: NDArray[np.int64],
+    logs: list[tuple[NDArray[Any], ...]],
+    cost: StepCost,
+    kv_capacity_tokens: int,
+) -> RunRecord:
+    """`engine.pool_record` of a compiled pool: ``logs`` per replica (`compiled_loop.
+    package`: runs' meta, gaps, counts, single steps, run times, run contexts, run gaps,
+    run counts, timeline)."""
+    timeline = merged_timeline([replica[8].reshape(-1, 4) for replica in logs])
+    seconds, flop, moved = _work(logs, cost)
+    # `emissions.Emissions.joined`: each replica's chunk gaps, then its runs'
+    itl = np.concatenate([replica[1] for replica in logs] + [replica[6] for replica in logs])
+    counts = np.concatenate([replica[2] for replica in logs] + [replica[7] for replica in logs])
+    ints, floats, flags = per[0], per[1], per[2]
+    return RunRecord(
+        first_token_s=floats[FIRST],
+        finish_s=floats[FINISH],
+        preemptions=ints[PREEMPTIONS],
+        rejected=flags[REJECTED],
+        timeline_s=timeline[:, 0],
+        waiting=timeline[:, 1].astype(np.int64),
+        running=timeline[:, 2].astype(np.int64),
+        kv_tokens=timeline[:, 3],
+        kv_capacity_tokens=kv_capacity_tokens * len(logs),
+        steps=int(states[:, STEPS].sum()),
+        prefix_hits=np.full(ints.shape[1], -1, np.int8),
+        step_s=seconds,
+        step_flop=flop,
+        step_bytes=moved,
+        itl_s=itl,
+        itl_count=counts,
+        arrival_s=None if clients.sent is None else floats[SENT],
+        admitted_s=floats[ADMITTED],
+        engine_arrival_s=floats[ARRIVAL] if clients.delay > 0 else None,
+    )
+
+
+def _work(
+    logs: list[tuple[NDArray[Any], ...]], cost: StepCost
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """`records.StepLog.joined` of the replicas' logs, with the decode runs' sequence
+    counts spread from their meta (start, steps, sequences) without a Python object per
+    run: the single steps of every replica, then the runs of every replica, costed by
+    `genz.StepCost.step_work` in the same slices."""
+    single = np.concatenate([replica[3].reshape(-1, 7) for replica in logs])
+    first = len(single)
+    seconds = np.concatenate([single[:, 0]] + [replica[4] for replica in logs])
+    flop, moved = np.empty(len(seconds)), np.empty(len(seconds))
+    for a in range(0, first, WORK_SLICE):
+        rows = single[a : a + WORK_SLICE]
+        b = a + len(rows)
+        flop[a:b], moved[a:b] = cost.step_work(*(rows[:, k] for k in range(1, 7)))
+    contexts = np.concatenate([replica[5] for replica in logs])
+    meta = np.concatenate([replica[0] for replica in logs]).reshape(-1, 3)
+    sequences = np.repeat(meta[:, 2].astype(float), meta[:, 1])
+    for a in range(0, len(contexts), WORK_SLICE):
+        d, c = sequences[a : a + WORK_SLICE], contexts[a : a + WORK_SLICE]
+        zero = np.zeros(len(d))
+        b = first + a + len(d)
+        flop[first + a : b], moved[first + a : b] = cost.step_work(zero, zero, zero, d, c, d)
+    return seconds, flop, moved

@@ -2,11 +2,14 @@
 `engine._Engine` method (named in its docstring) with the same operations in the same
 order: step costs (`genz.StepCost.step_time` and ``decode_time``), chunks to clients,
 closed-loop sends, joining and leaving the decoding set, preemption, admission, a prefill
-step, a decode run, and the loop. Every jitted function is in this one file: numba keys
+step, a decode run, a replica's loop up to the next arrival (`advance`), and a pool of
+replicas with its routing (`pool`). Every jitted function is in this one file: numba keys
 its on-disk cache on the file of the function compiled, so a callee in another file
 could change without the caller's cached machine code noticing.
-The loop's state is two small arrays (``state``: integers at the indices below;
-``clock``: time and last chunk, s), per-request arrays (``per``) and numba lists."""
+A replica's state is two small arrays (``state``: integers at the indices below;
+``clock``: time and last chunk, s), numba lists (its heap, decoding order, logs, the
+times requests left it, its inbox) and a ring of waiting requests; the per-request
+arrays (``per``) are shared by the replicas of a pool, as `engine._Requests` is."""
 
 from __future__ import annotations
 
@@ -97,9 +100,18 @@ def step_time(
     return total
 
 
-# Integer state (indices into ``state``) and float state (``clock``: time, last chunk).
-KV, D, G, CTX, FRESH, SWAPPED, HEAD, WAITING, STEPS, STAMP, ERROR, PREFILLING = range(12)
+# Integer state (indices into ``state``; NEXT: the next routed request to arrive, an
+# index into the inbox) and float state (``clock``: time, last chunk).
+KV, D, G, CTX, FRESH, SWAPPED, HEAD, WAITING, STEPS, STAMP, ERROR, PREFILLING, NEXT = range(13)
 T, LAST = 0, 1
+# Rows of the per-request arrays a pool's replicas share (``per``: integers, floats,
+# flags, then the clients' [front end free, front-end time, concurrency or -1 or
+# `REPORT`] and [next unsent, leaves logged]); few arrays, as every array a kernel
+# takes costs two atomic reference-count updates per call.
+PROMPT, OUTPUT, GENERATED, OUTSIDE, JOINED, JOINED_CTX, DUE, PREEMPTIONS = range(8)
+FRESH_STAMP, LEFT_ID = 8, 9  # OUTSIDE: context while the KV is outside (-1: not)
+FINISH, FIRST, ADMITTED, ARRIVAL, EARLIEST, SENT, FRESH_AT, LEFT_AT = range(8)
+DECODING, REJECTED, FRESH_ON = range(3)
 
 
 @jit
@@ -119,20 +131,30 @@ def decode_time(tab: Any, d: int, context: float) -> float:
 
 
 @jit
-def emit(at: float, sequences: int, state: Any, clock: Any, fresh: Any, logs: Any) -> None:
-    """`emissions.DecodeClock.emit`: every decoding sequence receives a chunk at ``at``."""
-    gaps, counts = logs[0], logs[1]
-    ids, stamps, fresh_on, fresh_at, fresh_stamp = fresh
+def emit(
+    at: float,
+    sequences: int,
+    state: Any,
+    clock: Any,
+    per: Any,
+    fresh: Any,
+    gaps: Any,
+    counts: Any,
+) -> None:
+    """`emissions.DecodeClock.emit`: every decoding sequence receives a chunk at ``at``
+    (its gap and count logged in ``gaps`` and ``counts``)."""
+    ids, stamps = fresh
+    ints, floats, flags = per[0], per[1], per[2]
     count = sequences - state[FRESH]
     if count > 0:
         gaps.append(at - clock[LAST])
         counts.append(float(count))
     for k in range(len(ids)):
         i = ids[k]
-        if fresh_on[i] and fresh_stamp[i] == stamps[k]:
-            gaps.append(at - fresh_at[i])
+        if flags[FRESH_ON, i] and ints[FRESH_STAMP, i] == stamps[k]:
+            gaps.append(at - floats[FRESH_AT, i])
             counts.append(1.0)
-            fresh_on[i] = False
+            flags[FRESH_ON, i] = False
     ids.clear()
     stamps.clear()
     state[FRESH] = 0
@@ -140,14 +162,13 @@ def emit(at: float, sequences: int, state: Any, clock: Any, fresh: Any, logs: An
 
 
 @jit
-def leave_decode(i: int, state: Any, per: Any, order: Any, fresh: Any) -> int:
+def leave_decode(i: int, state: Any, per: Any, order: Any) -> int:
     """`engine._Engine.leave_decode`: ``i`` leaves the decoding set; its context now."""
-    joined_step, joined_ctx, in_decode = per[5], per[6], per[8]
-    in_decode[i] = False
-    context = joined_ctx[i] + state[G] - joined_step[i]
-    fresh_on = fresh[2]
-    if fresh_on[i]:
-        fresh_on[i] = False
+    ints, flags = per[0], per[2]
+    flags[DECODING, i] = False
+    context = ints[JOINED_CTX, i] + state[G] - ints[JOINED, i]
+    if flags[FRESH_ON, i]:
+        flags[FRESH_ON, i] = False
         state[FRESH] -= 1
     for k in range(len(order)):
         if order[k] == i:
@@ -158,54 +179,79 @@ def leave_decode(i: int, state: Any, per: Any, order: Any, fresh: Any) -> int:
     return context
 
 
+#: ``per[3][2]`` (the concurrency) of the pools `closed_pools` runs: leaves are logged.
+REPORT = -2
+
+
 @jit
-def send_next(t: float, per: Any) -> None:
-    """`clients.Clients.send_next`: a closed-loop client is free at ``t``: the next
-    request is sent (``per[13:18]``: engine arrivals, earliest and actual send times,
-    [front end free, front-end time, concurrency or -1], [next unsent])."""
-    arrival, earliest, sent, clients, unsent = per[13], per[14], per[15], per[16], per[17]
+def send(t: float, per: Any) -> None:
+    """`clients.Clients.send_next` of closed-loop clients: a client is free at ``t``:
+    the next request is sent (engine arrival, send time; the clients' state)."""
+    floats, clients, unsent = per[1], per[3], per[4]
     k = unsent[0]
-    if clients[2] < 0 or k >= len(arrival):
+    if k >= floats.shape[1]:
         return
-    sent[k] = max(earliest[k], t)
-    seen = sent[k]
+    floats[SENT, k] = max(floats[EARLIEST, k], t)
+    seen = floats[SENT, k]
     if clients[1] != 0:  # Clients.front_end
-        seen = max(sent[k], clients[0]) + clients[1]
+        seen = max(floats[SENT, k], clients[0]) + clients[1]
         clients[0] = seen
-    arrival[k] = seen
+    floats[ARRIVAL, k] = seen
     unsent[0] = k + 1
 
 
 @jit
+def send_next(i: int, t: float, per: Any) -> None:
+    """`engine._Requests.left`: request ``i`` left its replica at ``t``: a closed-loop
+    client sends the next request (`send`); in `closed_pools`' pools the leave is
+    logged instead (rows LEFT_AT, LEFT_ID: time and id), as ``on_leave`` does."""
+    clients, count = per[3], per[4]
+    if clients[2] == REPORT:
+        per[1][LEFT_AT, count[1]] = t
+        per[0][LEFT_ID, count[1]] = i
+        count[1] += 1
+    elif clients[2] >= 0:
+        send(t, per)
+
+
+@jit
 def join_decode(
-    i: int, state: Any, clock: Any, per: Any, heap: Any, order: Any, fresh: Any, slack: int
+    i: int,
+    state: Any,
+    clock: Any,
+    per: Any,
+    heap: Any,
+    order: Any,
+    fresh: Any,
+    slack: int,
+    done_at: Any,
 ) -> None:
     """`engine._Engine.join_decode`: ``i`` has its first token; decode the rest."""
-    prompt, output, generated, finish, swapped = per[0], per[1], per[2], per[3], per[4]
-    joined_step, joined_ctx, joined_due = per[5], per[6], per[7]
-    context = prompt[i]
-    if swapped[i] >= 0:
-        context = swapped[i]
-        swapped[i] = -1
+    ints, floats, flags = per[0], per[1], per[2]
+    context = ints[PROMPT, i]
+    if ints[OUTSIDE, i] >= 0:
+        context = ints[OUTSIDE, i]
+        ints[OUTSIDE, i] = -1
         state[SWAPPED] -= 1
-    remaining = output[i] - generated[i]
+    remaining = ints[OUTPUT, i] - ints[GENERATED, i]
     if remaining <= 0:
         state[KV] -= context + slack
-        finish[i] = clock[T]
-        send_next(clock[T], per)
+        floats[FINISH, i] = clock[T]
+        done_at.append(clock[T])
+        send_next(i, clock[T], per)
         return
     g = state[G]
-    joined_step[i], joined_ctx[i], joined_due[i] = g, context, g + remaining
-    per[8][i] = True
-    ids, stamps, fresh_on, fresh_at, fresh_stamp = fresh
-    if not fresh_on[i]:
+    ints[JOINED, i], ints[JOINED_CTX, i], ints[DUE, i] = g, context, g + remaining
+    flags[DECODING, i] = True
+    ids, stamps = fresh
+    if not flags[FRESH_ON, i]:
         state[STAMP] += 1
-        fresh_on[i] = True
-        fresh_stamp[i] = state[STAMP]
+        flags[FRESH_ON, i] = True
+        ints[FRESH_STAMP, i] = state[STAMP]
         ids.append(i)
         stamps.append(state[STAMP])
         state[FRESH] += 1
-    fresh_at[i] = clock[T]
+    floats[FRESH_AT, i] = clock[T]
     heapq.heappush(heap, (g + remaining, i))
     order.append(i)
     state[D] += 1
@@ -214,20 +260,20 @@ def join_decode(
 
 @jit
 def finish_due(
-    state: Any, clock: Any, per: Any, heap: Any, order: Any, fresh: Any, slack: int
+    state: Any, clock: Any, per: Any, heap: Any, order: Any, fresh: Any, slack: int, done_at: Any
 ) -> None:
     """`engine._Engine.finish_due`: sequences whose last token is out leave."""
-    output, generated, finish = per[1], per[2], per[3]
-    joined_due, in_decode = per[7], per[8]
+    ints, floats, flags = per[0], per[1], per[2]
     while len(heap) > 0 and heap[0][0] <= state[G]:
         due, i = heapq.heappop(heap)
-        if not in_decode[i] or joined_due[i] != due:  # stale: it was preempted
+        if not flags[DECODING, i] or ints[DUE, i] != due:  # stale: it was preempted
             continue
-        context = leave_decode(i, state, per, order, fresh)
-        generated[i] = output[i]
+        context = leave_decode(i, state, per, order)
+        ints[GENERATED, i] = ints[OUTPUT, i]
         state[KV] -= context + slack
-        finish[i] = clock[T]
-        send_next(clock[T], per)
+        floats[FINISH, i] = clock[T]
+        done_at.append(clock[T])
+        send_next(i, clock[T], per)
 
 
 @jit
@@ -243,19 +289,19 @@ def preempt(
     swap: bool,
 ) -> None:
     """`engine._Engine.preempt`: evict the most recently admitted decoding sequence."""
-    prompt, generated, swapped, joined_step, preempted = per[0], per[2], per[4], per[5], per[10]
+    ints = per[0]
     victim = order[len(order) - 1]
-    joined = joined_step[victim]
-    context = leave_decode(victim, state, per, order, fresh)
-    generated[victim] += state[G] - joined
+    joined = ints[JOINED, victim]
+    context = leave_decode(victim, state, per, order)
+    ints[GENERATED, victim] += state[G] - joined
     state[KV] -= context + slack
-    preempted[victim] += 1
+    ints[PREEMPTIONS, victim] += 1
     if swap:
-        swapped[victim] = context
+        ints[OUTSIDE, victim] = context
         state[SWAPPED] += 1
         clock[T] += context * link[0] / link[1]  # engine._Engine.transfer_s
     else:
-        prompt[victim] = context + 1
+        ints[PROMPT, victim] = context + 1
     state[HEAD] = (state[HEAD] - 1) % len(waiting)
     waiting[state[HEAD]] = victim
     state[WAITING] += 1
@@ -275,46 +321,49 @@ def admit(
     taken: Any,
     config: Any,
     link: Any,
+    done_at: Any,
 ) -> int:
     """`engine._Engine.admit`: waiting requests taken FCFS into ``taken`` (id, prompt
     tokens to compute); their count."""
     max_sequences, block_tokens, capacity, slack = config
     running = state[D] + state[PREFILLING]
-    prompt, swapped, rejected, admitted, preempted = per[0], per[4], per[11], per[12], per[10]
+    ints, floats, flags = per[0], per[1], per[2]
     count = 0
     while state[WAITING] > 0 and running + count < max_sequences:
         i = waiting[state[HEAD]]
-        context = swapped[i] if swapped[i] >= 0 else prompt[i]
+        outside = ints[OUTSIDE, i]
+        context = outside if outside >= 0 else ints[PROMPT, i]
         need = context + slack
         if need > capacity:  # can never fit: refuse rather than block
             state[HEAD] = (state[HEAD] + 1) % len(waiting)
             state[WAITING] -= 1
-            rejected[i] = True
-            send_next(clock[T], per)
+            flags[REJECTED, i] = True
+            done_at.append(clock[T])
+            send_next(i, clock[T], per)
             continue
         want = need + state[D] * block_tokens
         if capacity - state[KV] < want:
             break
-        if swapped[i] >= 0:  # KV comes back from host (or arrived from the prefill pool)
+        if outside >= 0:  # KV comes back from host (or arrived from the prefill pool)
             state[HEAD] = (state[HEAD] + 1) % len(waiting)
             state[WAITING] -= 1
-            if math.isnan(admitted[i]):
-                admitted[i] = clock[T]
+            if math.isnan(floats[ADMITTED, i]):
+                floats[ADMITTED, i] = clock[T]
             state[KV] += need
-            if preempted[i]:
+            if ints[PREEMPTIONS, i]:
                 clock[T] += context * link[0] / link[1]
-            join_decode(i, state, clock, per, heap, order, fresh, slack)
+            join_decode(i, state, clock, per, heap, order, fresh, slack, done_at)
             running = state[D] + state[PREFILLING]
             continue
-        compute = prompt[i]
+        compute = ints[PROMPT, i]
         if whole and count and compute > room:
             break
         if not whole and room <= 0:
             break
         state[HEAD] = (state[HEAD] + 1) % len(waiting)
         state[WAITING] -= 1
-        if math.isnan(admitted[i]):
-            admitted[i] = clock[T]
+        if math.isnan(floats[ADMITTED, i]):
+            floats[ADMITTED, i] = clock[T]
         state[KV] += need
         taken[count, 0] = i
         taken[count, 1] = compute
@@ -338,9 +387,10 @@ def prefill_step(
     logs: Any,
     done: Any,
     slack: int,
+    done_at: Any,
 ) -> None:
     """`engine._Engine.prefill_step` of the ``m`` chunks (id, new tokens, context after)."""
-    prompt, generated, first = per[0], per[2], per[9]
+    ints, floats = per[0], per[1]
     tokens = 0.0
     ctx = 0.0
     pairs = 0.0
@@ -350,7 +400,7 @@ def prefill_step(
         tokens += q
         ctx += c
         pairs += q * c - q * (q - 1) / 2
-        if c == prompt[i]:
+        if c == ints[PROMPT, i]:
             done[finishing] = i
             finishing += 1
     d = state[D] if decode else 0
@@ -369,17 +419,17 @@ def prefill_step(
     clock[T] += seconds
     state[STEPS] += 1
     if decode and d:
-        emit(clock[T], d, state, clock, fresh, logs)
+        emit(clock[T], d, state, clock, per, fresh, logs[0], logs[1])
         state[G] += 1
         state[CTX] += d
         state[KV] += d
-        finish_due(state, clock, per, heap, order, fresh, slack)
+        finish_due(state, clock, per, heap, order, fresh, slack, done_at)
     for k in range(finishing):
         i = done[k]
-        generated[i] += 1
-        if math.isnan(first[i]):
-            first[i] = clock[T]
-        join_decode(i, state, clock, per, heap, order, fresh, slack)
+        ints[GENERATED, i] += 1
+        if math.isnan(floats[FIRST, i]):
+            floats[FIRST, i] = clock[T]
+        join_decode(i, state, clock, per, heap, order, fresh, slack, done_at)
 
 
 @jit
@@ -397,6 +447,7 @@ def decode_run(
     config: Any,
     link: Any,
     swap: bool,
+    done_at: Any,
 ) -> None:
     """`engine._Engine.decode_run`: decode-only steps until the next event (``until``:
     the next arrival, infinite when none)."""
@@ -426,7 +477,7 @@ def decode_run(
         singles.append(float(d))
         singles.append(float(base + d))
         singles.append(float(d))
-        emit(start + first, d, state, clock, fresh, logs)
+        emit(start + first, d, state, clock, per, fresh, gaps, counts)
         while taken < steps and start + elapsed < until:
             taken += 1
             context = base + d * taken
@@ -468,7 +519,7 @@ def decode_run(
         run_meta.append(at)
         run_meta.append(used)
         run_meta.append(d)
-        emit(start + run_times[at], d, state, clock, fresh, logs)
+        emit(start + run_times[at], d, state, clock, per, fresh, gaps, counts)
         if used > 1:
             for k in range(at + 1, at + used):
                 run_gaps.append(run_times[k])
@@ -480,7 +531,7 @@ def decode_run(
     state[CTX] += steps * d
     state[KV] += steps * d
     if heap[0][0] <= state[G]:
-        finish_due(state, clock, per, heap, order, fresh, slack)
+        finish_due(state, clock, per, heap, order, fresh, slack, done_at)
 
 
 @jit
@@ -492,7 +543,9 @@ def floats_of(values: Any) -> Any:
 
 
 @jit
-def loop(
+def advance(
+    limit: float,
+    engine: Any,
     arrival: Any,
     per: Any,
     tab: Any,
@@ -502,66 +555,55 @@ def loop(
     config: Any,
     link: Any,
     swap: bool,
-) -> Any:
-    """`engine._Engine.advance` to the end for one replica (module doc)."""
-    n = len(arrival)
-    prompt, swapped = per[0], per[4]
-    max_sequences, _, capacity, slack = config
-    state = np.zeros(12, np.int64)
-    clock = np.zeros(2)
-    heap = [(0, 0)]
-    heap.pop()
-    order = [0]
-    order.pop()
-    ids = [0]
-    ids.pop()
-    stamps = [0]
-    stamps.pop()
-    fresh = (ids, stamps, np.zeros(n, np.bool_), np.zeros(n), np.zeros(n, np.int64))
-    floats = [0.0]
-    floats.pop()
-    meta_list = [0]
-    meta_list.pop()
-    logs = (
-        floats,
-        floats.copy(),
-        floats.copy(),
-        floats.copy(),
-        floats.copy(),
-        meta_list,
-        floats.copy(),
-        floats.copy(),
-        floats.copy(),
-    )
+    scratch: Any,
+) -> None:
+    """`engine._Engine.advance`: run replica ``engine``'s steps that start before
+    ``limit`` (the next arrival not yet routed; infinite once all are), or until idle."""
+    state, clock, heap, order, fresh, logs, waiting, pending, done_at, inbox = engine
+    taken, chunks, done = scratch
+    ints = per[0]
+    capacity, slack = config[2], config[3]
+    n = len(waiting)
     timeline = logs[8]
-    waiting = np.empty(n, np.int64)
-    taken = np.empty((max_sequences, 2), np.int64)
-    chunks = np.empty((max_sequences, 3), np.int64)
-    done = np.empty(max_sequences, np.int64)
-    pending = np.empty((max_sequences, 2), np.int64)  # chunked: [id, prompt tokens left]
-    k = 0
     while True:
-        if k < n and arrival[k] <= clock[T]:
-            while k < n and arrival[k] <= clock[T]:
+        k = state[NEXT]
+        if k < len(inbox) and arrival[inbox[k]] <= clock[T]:
+            while k < len(inbox) and arrival[inbox[k]] <= clock[T]:
+                i = inbox[k]
                 if prefilled:
-                    swapped[k] = prompt[k]
+                    ints[OUTSIDE, i] = ints[PROMPT, i]
                     state[SWAPPED] += 1
-                waiting[(state[HEAD] + state[WAITING]) % n] = k
+                waiting[(state[HEAD] + state[WAITING]) % n] = i
                 state[WAITING] += 1
                 k += 1
+            state[NEXT] = k
         if not (state[WAITING] or state[D] or state[PREFILLING]):
-            if k >= n or arrival[k] == math.inf:
+            if k >= len(inbox) or arrival[inbox[k]] == math.inf:
                 break
-            clock[T] = max(clock[T], arrival[k])
+            clock[T] = max(clock[T], arrival[inbox[k]])
             continue
-        until = arrival[k] if k < n else math.inf
+        if clock[T] >= limit:
+            break
+        until = arrival[inbox[k]] if k < len(inbox) else limit
         if chunked:
             room = budget - state[D]
             if capacity - state[KV] < state[D]:
                 preempt(state, clock, per, order, fresh, waiting, slack, link, swap)
             else:
                 count = admit(
-                    room, False, state, clock, per, heap, order, fresh, waiting, taken, config, link
+                    room,
+                    False,
+                    state,
+                    clock,
+                    per,
+                    heap,
+                    order,
+                    fresh,
+                    waiting,
+                    taken,
+                    config,
+                    link,
+                    done_at,
                 )
                 for j in range(count):
                     pending[state[PREFILLING], 0] = taken[j, 0]
@@ -569,7 +611,8 @@ def loop(
                     state[PREFILLING] += 1
                 if not state[PREFILLING]:
                     if state[D]:
-                        until = arrival[k] if k < n else math.inf
+                        k = state[NEXT]
+                        until = arrival[inbox[k]] if k < len(inbox) else limit
                         decode_run(
                             until,
                             tab,
@@ -584,6 +627,7 @@ def loop(
                             config,
                             link,
                             swap,
+                            done_at,
                         )
                 else:
                     m = 0
@@ -594,7 +638,8 @@ def loop(
                         q = min(left, room)
                         room -= q
                         pending[e, 1] -= q
-                        chunks[m, 0], chunks[m, 1], chunks[m, 2] = i, q, prompt[i] - pending[e, 1]
+                        chunks[m, 0], chunks[m, 1] = i, q
+                        chunks[m, 2] = ints[PROMPT, i] - pending[e, 1]
                         m += 1
                     kept = 0
                     for e in range(state[PREFILLING]):
@@ -616,6 +661,7 @@ def loop(
                         logs,
                         done,
                         slack,
+                        done_at,
                     )
         else:
             count = 0
@@ -633,11 +679,12 @@ def loop(
                     taken,
                     config,
                     link,
+                    done_at,
                 )
             if count:
                 for j in range(count):
                     i = taken[j, 0]
-                    chunks[j, 0], chunks[j, 1], chunks[j, 2] = i, taken[j, 1], prompt[i]
+                    chunks[j, 0], chunks[j, 1], chunks[j, 2] = i, taken[j, 1], ints[PROMPT, i]
                 prefill_step(
                     chunks,
                     count,
@@ -652,9 +699,11 @@ def loop(
                     logs,
                     done,
                     slack,
+                    done_at,
                 )
             elif state[D]:
-                until = arrival[k] if k < n else math.inf
+                k = state[NEXT]
+                until = arrival[inbox[k]] if k < len(inbox) else limit
                 decode_run(
                     until,
                     tab,
@@ -669,6 +718,7 @@ def loop(
                     config,
                     link,
                     swap,
+                    done_at,
                 )
         if state[ERROR]:
             break
@@ -676,17 +726,314 @@ def loop(
         timeline.append(float(state[WAITING]))
         timeline.append(float(state[D] + state[PREFILLING]))
         timeline.append(float(state[KV]))
-    meta = np.empty(len(logs[5]), np.int64)
-    for j in range(len(logs[5])):
-        meta[j] = logs[5][j]
-    arrays = (
-        floats_of(logs[0]),
-        floats_of(logs[1]),
-        floats_of(logs[2]),
-        floats_of(logs[3]),
-        floats_of(logs[4]),
-        floats_of(logs[6]),
-        floats_of(logs[7]),
-        floats_of(logs[8]),
+
+
+@jit
+def load(inbox: Any, done_at: Any, at: float) -> int:
+    """`engine._Engine.load`: requests routed to a replica and not finished by ``at``
+    (``done_at`` is sorted: a binary search, as `bisect.bisect_right`)."""
+    lo, hi = 0, len(done_at)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if at < done_at[mid]:
+            hi = mid
+        else:
+            lo = mid + 1
+    return len(inbox) - lo
+
+
+@jit
+def package(engines: Any) -> Any:
+    """Each replica's decode-run meta and logs as arrays (`pool`)."""
+    out = []
+    for engine in engines:
+        logs = engine[5]
+        meta = np.empty(len(logs[5]), np.int64)
+        for j in range(len(logs[5])):
+            meta[j] = logs[5][j]
+        out.append(
+            (
+                meta,
+                floats_of(logs[0]),
+                floats_of(logs[1]),
+                floats_of(logs[2]),
+                floats_of(logs[3]),
+                floats_of(logs[4]),
+                floats_of(logs[6]),
+                floats_of(logs[7]),
+                floats_of(logs[8]),
+            )
+        )
+    return out
+
+
+@jit
+def replicas_of(replicas: int, n: int, max_sequences: int) -> Any:
+    """The state of ``replicas`` idle replicas of one pool for ``n`` requests: their
+    integer states and clocks (rows), each replica's bundle (`advance`'s ``engine``),
+    and apart (for routing, without taking every reference of a bundle) each one's
+    inbox and the times requests left it."""
+    states = np.zeros((replicas, 13), np.int64)
+    clocks = np.zeros((replicas, 2))
+    waits = np.empty((replicas, n), np.int64)
+    pendings = np.empty((replicas, max_sequences, 2), np.int64)  # chunked: [id, tokens left]
+    heaps = [[(0, 0)] for _ in range(replicas)]
+    int_lists = [[0] for _ in range(5 * replicas)]  # order, ids, stamps, meta, inbox per replica
+    # per replica: gaps, counts, single steps, run times, run contexts, the times
+    # requests left (done_at: the slot of the runs' meta, an integer list), run gaps,
+    # run counts, timeline
+    float_lists = [[0.0] for _ in range(9 * replicas)]
+    for e in range(replicas):
+        heaps[e].pop()
+    for e in range(5 * replicas):
+        int_lists[e].pop()
+    for e in range(9 * replicas):
+        float_lists[e].pop()
+    engines = []
+    for e in range(replicas):
+        f = 9 * e
+        logs = (
+            float_lists[f],
+            float_lists[f + 1],
+            float_lists[f + 2],
+            float_lists[f + 3],
+            float_lists[f + 4],
+            int_lists[5 * e + 3],
+            float_lists[f + 6],
+            float_lists[f + 7],
+            float_lists[f + 8],
+        )
+        fresh = (int_lists[5 * e + 1], int_lists[5 * e + 2])
+        engines.append(
+            (
+                states[e],
+                clocks[e],
+                heaps[e],
+                int_lists[5 * e],
+                fresh,
+                logs,
+                waits[e],
+                pendings[e],
+                float_lists[f + 5],
+                int_lists[5 * e + 4],
+            )
+        )
+    inboxes = [int_lists[5 * e + 4] for e in range(replicas)]
+    lefts = [float_lists[9 * e + 5] for e in range(replicas)]
+    return states, clocks, engines, inboxes, lefts
+
+
+@jit
+def scratch_of(max_sequences: int) -> Any:
+    """Buffers a pool's replicas share (`advance`): taken, chunks, finishing ids."""
+    return (
+        np.empty((max_sequences, 2), np.int64),
+        np.empty((max_sequences, 3), np.int64),
+        np.empty(max_sequences, np.int64),
     )
-    return state, meta, arrays
+
+
+@jit
+def route_to(inboxes: Any, lefts: Any, least_loaded: bool, routed: int, i: int, at: float) -> None:
+    """`routing.route`'s choice for request ``i`` arriving at ``at`` (the ``routed``-th
+    routed to this pool): least-loaded (lowest index on a tie) or round-robin."""
+    best = routed % len(inboxes)
+    if least_loaded and len(inboxes) > 1:
+        best, fewest = 0, load(inboxes[0], lefts[0], at)
+        for e in range(1, len(inboxes)):
+            count = load(inboxes[e], lefts[e], at)
+            if count < fewest:
+                best, fewest = e, count
+    inboxes[best].append(i)
+
+
+@jit
+def pool(
+    replicas: int,
+    least_loaded: bool,
+    arrival: Any,
+    per: Any,
+    tab: Any,
+    chunked: bool,
+    prefilled: bool,
+    budget: int,
+    config: Any,
+    link: Any,
+    swap: bool,
+) -> Any:
+    """`engine.simulate_pool` over ``replicas`` replicas (`routing.route`: least-loaded,
+    or round-robin when not ``least_loaded``), each to its end: every replica's integer
+    state (rows) and its logs as arrays (`package`)."""
+    n = len(arrival)
+    states, _, engines, inboxes, lefts = replicas_of(replicas, n, config[0])
+    scratch = scratch_of(config[0])
+    if replicas == 1 or not least_loaded:
+        for e in range(replicas):
+            for i in range(e, n, replicas):
+                inboxes[e].append(i)
+    else:
+        for i in range(n):
+            at = arrival[i]
+            for e in range(replicas):
+                advance(
+                    at,
+                    engines[e],
+                    arrival,
+                    per,
+                    tab,
+                    chunked,
+                    prefilled,
+                    budget,
+                    config,
+                    link,
+                    swap,
+                    scratch,
+                )
+                if states[e, ERROR]:
+                    return states, package(engines)
+            route_to(inboxes, lefts, True, i, i, at)
+    for e in range(replicas):
+        advance(
+            math.inf,
+            engines[e],
+            arrival,
+            per,
+            tab,
+            chunked,
+            prefilled,
+            budget,
+            config,
+            link,
+            swap,
+            scratch,
+        )
+        if states[e, ERROR]:
+            break
+    return states, package(engines)
+
+
+@jit
+def next_start(states: Any, clocks: Any, e: int, inbox: Any, arrival: Any) -> float:
+    """`closed_pools._next_start`: when replica ``e``'s next loop iteration starts, s
+    (infinite: nothing to do)."""
+    if states[e, WAITING] or states[e, D] or states[e, PREFILLING]:
+        return clocks[e, T]
+    k = states[e, NEXT]
+    if k < len(inbox):
+        return max(clocks[e, T], arrival[inbox[k]])
+    return math.inf
+
+
+@jit
+def closed_pools(
+    replicas: Any,
+    least_loaded: bool,
+    per_a: Any,
+    per_b: Any,
+    pool_a: Any,
+    pool_b: Any,
+    transfer: Any,
+    output: Any,
+) -> Any:
+    """`closed_pools._ClosedPools.run`: closed-loop clients over a prefill pool (``a``:
+    one-token requests) and a decode pool (``b``: prefilled), ``replicas`` (prefill,
+    decode) replicas, each pool's (cost tables, chunked, prefilled, budget, limits,
+    link, swap) in ``pool_a`` / ``pool_b``; ``transfer`` the KV transfer time of each
+    request (s), ``output`` its output tokens. Each pool's states and logs (`pool`)."""
+    n = len(output)
+    tab_a, chunked_a, prefilled_a, budget_a, config_a, link_a, swap_a = pool_a
+    tab_b, chunked_b, prefilled_b, budget_b, config_b, link_b, swap_b = pool_b
+    states_a, clocks_a, engines_a, inboxes_a, lefts_a = replicas_of(replicas[0], n, config_a[0])
+    states_b, clocks_b, engines_b, inboxes_b, lefts_b = replicas_of(replicas[1], n, config_b[0])
+    scratch_a, scratch_b = scratch_of(config_a[0]), scratch_of(config_b[0])
+    arrival_a, arrival_b = per_a[1][ARRIVAL], per_b[1][ARRIVAL]
+    rejected, unsent, logged_a, logged_b = per_a[2][REJECTED], per_a[4], per_a[4], per_b[4]
+    queue_a = [(0.0, 0)]  # requests known to arrive at each pool: (time, id) heaps
+    queue_a.pop()
+    for k in range(unsent[0]):
+        queue_a.append((arrival_a[k], k))
+    heapq.heapify(queue_a)
+    queue_b = queue_a.copy()
+    queue_b.clear()
+    leaves = queue_b.copy()  # (time, id) not yet released to the clients
+    routed_a = routed_b = seen_a = seen_b = 0
+    total = replicas[0] + replicas[1]
+    while True:
+        now, first = math.inf, -1
+        for e in range(total):
+            if e < replicas[0]:
+                start = next_start(states_a, clocks_a, e, inboxes_a[e], arrival_a)
+            else:
+                b = e - replicas[0]
+                start = next_start(states_b, clocks_b, b, inboxes_b[b], arrival_b)
+            if start < now:
+                now, first = start, e
+        while len(leaves) and leaves[0][0] <= now:  # a client is free: it sends
+            k = unsent[0]
+            send(heapq.heappop(leaves)[0], per_a)
+            if unsent[0] > k:
+                heapq.heappush(queue_a, (arrival_a[k], k))
+        due_a = queue_a[0][0] if len(queue_a) else math.inf
+        due_b = queue_b[0][0] if len(queue_b) else math.inf
+        if due_a <= due_b and due_a < math.inf and due_a <= now:
+            at, i = heapq.heappop(queue_a)
+            route_to(inboxes_a, lefts_a, least_loaded, routed_a, i, at)
+            routed_a += 1
+            continue
+        if due_b < due_a and due_b <= now:
+            at, i = heapq.heappop(queue_b)
+            arrival_b[i] = at
+            route_to(inboxes_b, lefts_b, least_loaded, routed_b, i, at)
+            routed_b += 1
+            continue
+        if now == math.inf:
+            break
+        limit = np.nextafter(now, math.inf)
+        if first < replicas[0]:
+            engine = engines_a[first]
+            advance(
+                limit,
+                engine,
+                arrival_a,
+                per_a,
+                tab_a,
+                chunked_a,
+                prefilled_a,
+                budget_a,
+                config_a,
+                link_a,
+                swap_a,
+                scratch_a,
+            )
+            for j in range(seen_a, logged_a[1]):  # closed_pools' prefill_left
+                t, i = per_a[1][LEFT_AT, j], per_a[0][LEFT_ID, j]
+                if rejected[i]:
+                    heapq.heappush(leaves, (t, i))
+                    continue
+                heapq.heappush(queue_b, (t + transfer[i], i))
+                if output[i] == 1:  # its first token was its last: the client is free
+                    heapq.heappush(leaves, (t, i))
+            seen_a = logged_a[1]
+        else:
+            engine = engines_b[first - replicas[0]]
+            advance(
+                limit,
+                engine,
+                arrival_b,
+                per_b,
+                tab_b,
+                chunked_b,
+                prefilled_b,
+                budget_b,
+                config_b,
+                link_b,
+                swap_b,
+                scratch_b,
+            )
+            for j in range(seen_b, logged_b[1]):  # closed_pools' decode_left
+                if output[per_b[0][LEFT_ID, j]] > 1:
+                    heapq.heappush(leaves, (per_b[1][LEFT_AT, j], per_b[0][LEFT_ID, j]))
+            seen_b = logged_b[1]
+        if engine[0][ERROR]:
+            break
+    return states_a, package(engines_a), states_b, package(engines_b)

@@ -8,7 +8,10 @@ of decode-only steps between events (an arrival that can be admitted, a completi
 exhaustion) are costed as one array of steps (`genz.StepCost.decode_times`), short ones
 step by step with the decode set's constant terms looked up once
 (`genz.StepCost.decode_terms`). What the loop logs goes to compact buffers
-(`records.Spool`).
+(`records.Spool`). KV is counted in `occupancy` units (tokens for a model without
+windowed layers and one sequence per request): windowed layers hold at most their window
+in blocks, and the samples or beams of a request (one group in the loop, decoding in
+lockstep) share their prompt's whole blocks.
 
 Prefix cache (vLLM's automatic prefix caching): a replica keeps the KV of every shared
 prefix it has computed, in the same paged budget as the sequences. A request whose
@@ -41,7 +44,6 @@ import math
 from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 
@@ -52,9 +54,10 @@ from . import compiled
 from .clients import Clients
 from .config import SchedulerConfig
 from .emissions import DecodeClock, Emissions
+from .occupancy import Occupancy
 from .prefix_cache import PrefixCache
 from .records import SPILL_FLOATS, RunRecord, Spool, StepLog, merged_timeline
-from .routing import route
+from .routing import ROUTING, route
 from .speculative import SpeculativeDecoder
 from .workload import Workload
 
@@ -72,6 +75,7 @@ class _Requests:
         self.output = workload.output_tokens.tolist()
         self.prefix = workload.prefixes.tolist()
         self.prefix_tokens = workload.prefix_tokens.tolist()
+        self.sequences = workload.sequences  # per request (samples or beams)
         n = len(self.arrival)
         self.generated = [1 if prefilled else 0] * n
         self.first = [math.nan] * n
@@ -121,15 +125,19 @@ class _Engine:
         # Requests whose KV cache waits outside the engine (swapped out, or prefilled by
         # another pool): id -> their context then.
         self.swapped: dict[int, int] = {}
-        self.capacity = kv_capacity_tokens
-        self.slack = config.block_tokens - 1
+        # KV counts are units (`occupancy`: tokens unless windowed layers or groups).
+        self.occupancy = Occupancy(cost, config.block_tokens, requests.sequences)
+        self.plain = self.occupancy.plain
+        self.n = requests.sequences  # sequences per request (samples or beams)
+        self.capacity = kv_capacity_tokens * self.occupancy.unit
+        self.slack = self.occupancy.slack
         self.cache = PrefixCache(requests.hits)
         self.t = 0.0
         self.limit = math.inf  # the next arrival not yet routed (pools)
         self.g = 0  # decode steps taken by the decoding set
         self.d = 0  # decoding sequences
         self.ctx_sum = 0  # their contexts (attended tokens, prefix included)
-        self.kv = 0  # KV tokens of sequences (own tokens + one block's slack each)
+        self.kv = 0  # KV units of sequences (own tokens + one block's slack each)
         self.heap: list[tuple[int, int]] = []
         # id -> (step joined, context then, step it finishes)
         self.joined: dict[int, tuple[int, int, int]] = {}
@@ -146,13 +154,48 @@ class _Engine:
     # -- bookkeeping ---------------------------------------------------------------
 
     def own(self, i: int) -> int:
-        """KV tokens request ``i`` holds itself when admitted."""
+        """KV units request ``i`` holds itself when admitted."""
         context = self.swapped.get(i, self.prompt[i]) if self.swapped else self.prompt[i]
-        return context - self.prefix_tokens[i] if self.prefix[i] >= 0 else context
+        return self.own_at(i, context)
 
     def own_at(self, i: int, context: int) -> int:
-        """KV tokens of ``i``'s own at ``context`` (a shared prefix is the cache's)."""
-        return context - self.prefix_tokens[i] if self.prefix[i] >= 0 else context
+        """KV units of ``i``'s own at ``context`` (a shared prefix is the cache's; a
+        group's sequences share their prompt's whole blocks, `occupancy`)."""
+        if self.plain:
+            return context - self.prefix_tokens[i] if self.prefix[i] >= 0 else context
+        units, prefix = self.occupancy.units, self.prefix_tokens[i] if self.prefix[i] >= 0 else 0
+        own = units(context) - units(prefix) if prefix else units(context)
+        return self.occupancy.group(own, self.shared(i), context)
+
+    def shared(self, i: int) -> int:
+        """Tokens of ``i``'s own prompt blocks its sequences share (`occupancy`)."""
+        prefix = self.prefix_tokens[i] if self.prefix[i] >= 0 else 0
+        return self.occupancy.shared(self.r.prompt[i] - prefix)
+
+    def prefix_units(self, i: int) -> int:
+        """KV units of ``i``'s shared prefix when resident."""
+        tokens = self.prefix_tokens[i]
+        return tokens if self.plain else self.occupancy.units(tokens)
+
+    def first_growth(self, i: int) -> int:
+        """KV units ``i`` needs beyond its reservation to take a decode step when it
+        would be swapped out for lack of them (0 otherwise: recompute re-prefills a
+        longer prompt, which is refused once it cannot fit)."""
+        recomputed = self.n == 1 and self.config.preemption != "swap"
+        if recomputed or self.output[i] <= max(self.generated[i], 1):
+            return 0
+        if self.plain:
+            return 1
+        context = self.swapped.get(i, self.prompt[i]) if self.swapped else self.prompt[i]
+        return self.occupancy.step_units(context, self.shared(i))
+
+    def rate(self) -> int:
+        """KV units the decoding set adds in its next decode step."""
+        return self.d if self.plain else self.occupancy.rate(self.d)
+
+    def grow(self, steps: int) -> int:
+        """KV units the decoding set adds over its next ``steps`` decode steps."""
+        return steps * self.d if self.plain else self.occupancy.grow(self.g, steps, self.d)
 
     def load(self, at: float) -> int:
         """Requests routed here and not finished by ``at``."""
@@ -190,7 +233,7 @@ class _Engine:
         context = swapped.pop(i, None) if swapped else None
         if context is None:
             context = self.prompt[i]
-        own = context - self.prefix_tokens[i] if self.prefix[i] >= 0 else context
+        own = self.own_at(i, context)
         remaining = self.output[i] - self.generated[i]
         if remaining <= 0:
             self.kv -= own + self.slack
@@ -201,8 +244,10 @@ class _Engine:
         self.clock.fresh[i] = self.t
         heapq.heappush(self.heap, (g + remaining, i))
         self.order.append(i)
-        self.d += 1
-        self.ctx_sum += context
+        if not self.plain:
+            self.occupancy.join(i, g, context, self.shared(i))
+        self.d += self.n
+        self.ctx_sum += self.n * context
 
     def leave_decode(self, i: int) -> int:
         """Remove ``i`` from the decoding set; its context now."""
@@ -214,8 +259,9 @@ class _Engine:
             del order[0]
         else:
             order.remove(i)
-        self.d -= 1
-        self.ctx_sum -= context
+        self.occupancy.drop(i)
+        self.d -= self.n
+        self.ctx_sum -= self.n * context
         return context
 
     def finish_due(self) -> None:
@@ -240,19 +286,23 @@ class _Engine:
         self.kv -= own + self.slack
         self.r.preempted[victim] += 1
         self.cache.release(victim, self.prefix[victim])
-        if self.config.preemption == "swap":  # all its blocks go to host, shared ones too
-            self.prefix[victim] = -1  # and come back as its own
-            self.swapped[victim] = context
-            self.t += self.transfer_s(context)
+        # vLLM recomputes only single-sequence groups; a group of samples or beams is
+        # swapped (`_preempt` in vllm-project/vllm ``vllm/core/scheduler.py``, V0).
+        if self.config.preemption == "swap" or self.n > 1:
+            self.prefix[victim] = -1  # all its blocks go to host, shared ones too,
+            self.swapped[victim] = context  # and come back as its own
+            self.t += self.transfer_s(context if self.plain else self.own_at(victim, context))
         else:  # recompute: prompt and generated tokens are prefilled again (vLLM)
             self.prompt[victim] = context + 1
         self.waiting.appendleft(victim)
 
-    def transfer_s(self, tokens: int) -> float:
-        return tokens * self.cost.kv_bytes_per_token / self.config.host_link_bytes_per_s
+    def transfer_s(self, units: int) -> float:
+        """Seconds to copy ``units`` of KV between device and host."""
+        per_unit = self.cost.kv_bytes_per_token if self.plain else self.occupancy.bytes_per_unit
+        return units * per_unit / self.config.host_link_bytes_per_s
 
     def free(self) -> int:
-        """KV tokens neither sequences nor cached prefixes hold."""
+        """KV units neither sequences nor cached prefixes hold."""
         return self.capacity - self.kv - self.cache.tokens
 
     def spill(self) -> None:
@@ -269,15 +319,18 @@ class _Engine:
         taken: list[tuple[int, int]] = []
         config, cache, waiting = self.config, self.cache, self.waiting
         prefixes, prefix_tokens, admitted = self.prefix, self.prefix_tokens, self.r.admitted
-        running = self.d + len(self.prefilling)
-        while waiting and running + len(taken) < config.max_sequences:
+        n = self.n  # sequences a request adds
+        running = self.d + n * len(self.prefilling)
+        while waiting and running + n * len(taken) + n <= config.max_sequences:
             i = waiting[0]
             prefix = prefixes[i]
             cached = prefix >= 0 and cache.resident(prefix)
             need = self.own(i) + self.slack
-            extra = prefix_tokens[i] if prefix >= 0 and not cached else 0
-            # Can never fit (with its prefix resident): refuse rather than block.
-            if need + (prefix_tokens[i] if prefix >= 0 else 0) > self.capacity:
+            resident = self.prefix_units(i) if prefix >= 0 else 0
+            extra = resident if not cached else 0
+            # Can never fit (with its prefix resident), or, swapped when preempted, never
+            # take a decode step even alone: refuse rather than block.
+            if need + resident + self.first_growth(i) > self.capacity:
                 waiting.popleft()
                 self.r.rejected[i] = True
                 self.done_at.append(self.t)
@@ -287,7 +340,7 @@ class _Engine:
             # Admit only with a block of growth left for every running sequence (the
             # role of vLLM's watermark): a re-admitted victim cannot be evicted again
             # before every sequence has decoded ``block_tokens`` more tokens.
-            want = need + extra + self.d * config.block_tokens
+            want = need + extra + self.rate() * config.block_tokens
             while self.free() < want and cache.evict(keep=prefix):
                 pass
             if self.free() < want:
@@ -299,9 +352,9 @@ class _Engine:
                 self.kv += need
                 self.t += self.transfer_s(self.own(i)) if self.r.preempted[i] else 0.0
                 if prefix >= 0:
-                    cache.acquire(i, prefix, prefix_tokens[i])
+                    cache.acquire(i, prefix, resident)
                 self.join_decode(i)
-                running = self.d + len(self.prefilling)
+                running = self.d + n * len(self.prefilling)
                 continue
             compute = self.prompt[i] - (prefix_tokens[i] if cached else 0)
             if whole and taken and compute > token_room:
@@ -313,7 +366,7 @@ class _Engine:
                 admitted[i] = self.t
             self.kv += need
             if prefix >= 0:
-                cache.acquire(i, prefix, prefix_tokens[i])
+                cache.acquire(i, prefix, resident)
             taken.append((i, compute))
             token_room -= compute
         return taken
@@ -342,10 +395,10 @@ class _Engine:
         self.t += seconds
         self.steps += 1
         if decode and d:
-            self.clock.emit(self.t, d)
+            self.clock.emit(self.t, d // self.n)
+            self.kv += self.grow(1)
             self.g += 1
             self.ctx_sum += d
-            self.kv += d
             self.finish_due()
         generated, first = self.generated, self.first
         for i in done:
@@ -357,14 +410,18 @@ class _Engine:
     def decode_run(self) -> None:
         """Decode-only steps until the next event."""
         d, base, cost = self.d, self.ctx_sum, self.cost
-        room = self.free()
-        if room < d:
+        room, rate = self.free(), self.rate()
+        if room < rate:
             if not self.cache.evict(keep=-1):
                 self.preempt()
             return
-        steps = min(self.heap[0][0] - self.g, room // d)
+        steps = self.heap[0][0] - self.g
+        if rate:  # else no sequence grows (every windowed layer full, no full layer)
+            steps = min(steps, room // rate)
         until = math.inf
-        if not (self.waiting or d + len(self.prefilling) >= self.config.max_sequences):
+        if not (
+            self.waiting or d + self.n * (len(self.prefilling) + 1) > self.config.max_sequences
+        ):
             until = self.upcoming()
         constant, operators = cost.decode_terms(d)
         one = len(operators) == 1 and cost.affine_in_context
@@ -382,7 +439,8 @@ class _Engine:
             start, elapsed, taken = self.t, first, 1
             log = self.work.steps.extend
             log((first, 0, 0.0, 0.0, d, base + d, d))
-            self.clock.emit(start + first, d)
+            streams = d // self.n  # requests (a group's sequences share each chunk time)
+            self.clock.emit(start + first, streams)
             if taken < steps and start + elapsed < until:
                 gaps, counts = self.emissions.gaps, self.emissions.counts
                 while taken < steps and start + elapsed < until:
@@ -399,7 +457,7 @@ class _Engine:
                     log((seconds, 0, 0.0, 0.0, d, context, d))
                     elapsed += seconds
                     gaps.append(seconds)
-                    counts.append(d)
+                    counts.append(streams)
             self.clock.last = start + elapsed
             steps = taken
         else:
@@ -410,12 +468,12 @@ class _Engine:
                 steps = min(int(ends.searchsorted(until - self.t)) + 1, steps)
             elapsed = float(ends[steps - 1])
             self.work.extend_decode(times[:steps], d, contexts[:steps])
-            self.clock.emit_run(self.t, times[:steps], d)
+            self.clock.emit_run(self.t, times[:steps], d // self.n)
+        self.kv += self.grow(steps)
         self.t += elapsed
         self.steps += steps
         self.g += steps
         self.ctx_sum += steps * d
-        self.kv += steps * d
         if self.heap[0][0] <= self.g:
             self.finish_due()
 
@@ -425,21 +483,22 @@ class _Engine:
         end, when sequences that ended inside it leave. The block reserves ``n`` KV
         slots per sequence and is shortened when fewer are free."""
         d = self.d
-        room = self.free()
-        if room < d:
+        room, rate = self.free(), self.rate()
+        if room < rate:
             if not self.cache.evict(keep=-1):
                 self.preempt()
             return
-        n = min(n, room // d)
+        if rate:
+            n = min(n, room // rate)
         context = self.ctx_sum + d * np.arange(1, n + 1, dtype=float)
         times = self.cost.decode_times(d, context)
         self.work.extend_decode(times, d, context)
         self.t += float(times.sum())
-        self.clock.emit(self.t, d)
+        self.clock.emit(self.t, d // self.n)
+        self.kv += self.grow(n)
         self.steps += n
         self.g += n
         self.ctx_sum += n * d
-        self.kv += n * d
         self.finish_due()
 
     def speculate(self) -> None:
@@ -449,7 +508,7 @@ class _Engine:
         evicted or a sequence preempted, as before a decode step)."""
         spec, d = self.speculative, self.d
         assert spec is not None
-        if self.free() < d * (spec.k + 1):
+        if self.free() < self.rate() * (spec.k + 1):
             if not self.cache.evict(keep=-1):
                 self.preempt()
             return
@@ -461,9 +520,9 @@ class _Engine:
         self.clock.emit(self.t, d)
         n = spec.tokens(self.iterations)
         self.iterations += 1
+        self.kv += self.grow(n)
         self.g += n
         self.ctx_sum += d * n
-        self.kv += d * n
         self.finish_due()
 
     def advance(self, limit: float, progress: Callable[[int], None] | None = None) -> None:
@@ -477,6 +536,7 @@ class _Engine:
         inbox, arrival, waiting, prompt = self.inbox, self.arrival, self.waiting, self.prompt
         timeline = self.timeline.buffer
         record = timeline.extend
+        unit = self.occupancy.unit
         while True:
             k = self.next_arrival
             if k < len(inbox) and arrival[inbox[k]] <= self.t:
@@ -503,8 +563,14 @@ class _Engine:
                     self.decode_block(block)
                 elif self.d:
                     self.decode_run()
+            kv = self.kv + self.cache.tokens
             record(
-                (self.t, len(waiting), self.d + len(self.prefilling), self.kv + self.cache.tokens)
+                (
+                    self.t,
+                    len(waiting),
+                    self.d + self.n * len(self.prefilling),
+                    kv if unit == 1 else kv / unit,  # full-attention-token equivalents
+                )
             )
             if len(timeline) >= SPILL_FLOATS:
                 self.spill()
@@ -517,7 +583,7 @@ class _Engine:
     def chunked_step(self, budget: int) -> None:
         """Decode every running sequence and fill the rest of the budget with chunks."""
         room = budget - self.d
-        if self.free() < self.d:
+        if self.free() < self.rate():
             if not self.cache.evict(keep=-1):
                 self.preempt()
             return
@@ -566,12 +632,21 @@ def simulate_pool(
     if isinstance(replicas, bool) or not isinstance(replicas, int) or replicas < 1:
         raise InputError(f"replicas must be an integer >= 1, got {replicas!r}")
     refuse_closed_pool(workload, replicas)
+    refuse_groups(workload, config, speculative is not None)
     if speculative is not None:
         refuse_speculation(config)
-    elif not cost.host_overlap and compiled.eligible(workload, config, replicas):
-        done = compiled.simulate(workload, cost, config, kv_capacity_tokens, prefilled)
-        if done is not None:
-            return _compiled_record(done, workload, cost, kv_capacity_tokens, progress)
+    elif (
+        not cost.host_overlap
+        and routing in ROUTING
+        and compiled.eligible(workload, config, replicas)
+    ):
+        record = compiled.simulate(
+            workload, cost, config, kv_capacity_tokens, prefilled, replicas, routing
+        )
+        if record is not None:
+            if progress is not None and replicas == 1:
+                progress(len(workload))
+            return record
     requests = _Requests(workload, prefilled, 0.0 if prefilled else config.request_overhead_s)
     engines = [
         _Engine(requests, cost, config, kv_capacity_tokens, prefilled, speculative)
@@ -616,42 +691,6 @@ def pool_record(
     )
 
 
-def _compiled_record(
-    done: tuple[dict[str, Any], np.ndarray, StepLog, Emissions, int],
-    workload: Workload,
-    cost: StepCost,
-    kv_capacity_tokens: int,
-    progress: Callable[[int], None] | None,
-) -> RunRecord:
-    """The `RunRecord` of a `compiled.simulate` run (one replica)."""
-    outcome, timeline, work, emissions, steps = done
-    if progress is not None:
-        progress(len(workload))
-    seconds, flop, moved = StepLog.joined([work], cost)
-    itl, counts = Emissions.joined([emissions])
-    return RunRecord(
-        first_token_s=outcome["first_token_s"],
-        finish_s=outcome["finish_s"],
-        preemptions=outcome["preemptions"],
-        rejected=outcome["rejected"],
-        timeline_s=timeline[:, 0],
-        waiting=timeline[:, 1].astype(np.int64),
-        running=timeline[:, 2].astype(np.int64),
-        kv_tokens=timeline[:, 3],
-        kv_capacity_tokens=kv_capacity_tokens,
-        steps=steps,
-        prefix_hits=np.full(len(workload), -1, np.int8),
-        step_s=seconds,
-        step_flop=flop,
-        step_bytes=moved,
-        itl_s=itl,
-        itl_count=counts,
-        arrival_s=outcome["arrival_s"],
-        admitted_s=outcome["admitted_s"],
-        engine_arrival_s=outcome["engine_arrival_s"],
-    )
-
-
 def refuse_closed_pool(workload: Workload, replicas: int) -> None:
     """Closed-loop clients are simulated on one replica only."""
     if workload.max_concurrency is not None and replicas != 1:
@@ -659,6 +698,20 @@ def refuse_closed_pool(workload: Workload, replicas: int) -> None:
             "max_concurrency (closed-loop clients) is simulated on one replica; got "
             f"{replicas} replicas (use an open-loop rate for pools)"
         )
+
+
+def refuse_groups(workload: Workload, config: SchedulerConfig, speculative: bool) -> None:
+    """Samples or beams of a request decode in one batch, without speculation."""
+    if workload.sequences == 1:
+        return
+    label = "samples" if workload.samples > 1 else "beams"
+    if workload.sequences > config.max_sequences:
+        raise InputError(
+            f"{label} ({workload.sequences}) must be at most max_sequences "
+            f"({config.max_sequences}): a request's {label} decode in one batch"
+        )
+    if speculative:
+        raise InputError(f"{label} > 1 is simulated without speculative decoding")
 
 
 def refuse_speculation(config: SchedulerConfig) -> None:

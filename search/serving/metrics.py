@@ -220,10 +220,11 @@ def summarise(
         **_percentiles("e2e_s", e2e),
         **_itl(record),
         **({} if admitted is None else _percentiles("queue_s", queue)),
-        "throughput_tokens_per_s": float(outputs[done].sum()) / span,
+        # every sample is returned (one beam is): `Workload.samples`
+        "throughput_tokens_per_s": float(outputs[done].sum()) * workload.samples / span,
         "throughput_requests_per_s": float(done.sum()) / span,
         "goodput_requests_per_s": float(meets.sum()) / span,
-        "goodput_tokens_per_s": float(outputs[meets].sum()) / span,
+        "goodput_tokens_per_s": float(outputs[meets].sum()) * workload.samples / span,
         "slo_attainment": float(meets.mean()),
         "preemptions": float(record.preemptions.sum()),
         "prefix_hit_rate": _hit_rate(record.prefix_hits),

@@ -31,8 +31,9 @@ class RunRecord:
     (absolute times, s), ``preemptions``, ``rejected`` (a prompt larger than the whole
     KV cache), ``prefix_hits`` (1: its prefix was cached at its first admission, 0: it
     was not, -1: no prefix or never admitted). Per loop iteration: ``timeline_s`` with
-    ``waiting``, ``running`` and ``kv_tokens`` (KV tokens reserved, cached prefixes
-    included) after it (summed over the replicas of a pool); ``kv_capacity_tokens``
+    ``waiting``, ``running`` (sequences: a request's samples or beams each count)
+    and ``kv_tokens`` (KV tokens reserved, cached prefixes included; full-attention-token
+    equivalents for windowed models, `occupancy`) after it (summed over the replicas of a pool); ``kv_capacity_tokens``
     (of the pool); ``steps`` (of all its replicas). Per step of every replica:
     ``step_s`` (its time, s), ``step_flop`` and ``step_bytes`` (per-device FLOP and
     main-memory bytes, `genz.StepCost.step_work`), for the energy of the run.

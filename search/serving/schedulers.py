@@ -8,6 +8,7 @@ import math
 from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -253,6 +254,7 @@ class _StaticReplica:
         self.admitted = np.full(len(self.arrival), math.nan)
         self.inbox: list[int] = []
         self.done_at: list[float] = []  # times requests left, sorted
+        self.window = replica.cost.window_tokens > 0
         self.next = 0  # first request of the inbox not yet batched
         self.t = 0.0
         self.steps = 0
@@ -263,6 +265,14 @@ class _StaticReplica:
     def load(self, at: float) -> int:
         """Requests routed here and not finished by ``at``."""
         return len(self.inbox) - bisect_right(self.done_at, at)
+
+    def held(self, tokens: Any) -> Any:
+        """Full-attention-token equivalents of a row of ``tokens`` on a windowed model:
+        its windowed layers' share keeps at most the kept window ``w'`` (padded rows are
+        not paged: no block rounding)."""
+        cost = self.replica.cost
+        past = np.maximum(tokens - cost.window_tokens, 0)
+        return tokens - cost.window_kv_bytes_per_token / cost.kv_bytes_per_token * past
 
     def send(self, times: list[float]) -> None:
         """Closed loop: one request sent per request that left at ``times`` (sorted)."""
@@ -282,7 +292,10 @@ class _StaticReplica:
             ready = bisect_right(inbox, t, lo=start, key=self.arrival.__getitem__)
             ids = np.asarray(inbox[start : min(ready, start + config.max_sequences)])
             inputs, outputs = workload.input_tokens[ids], workload.output_tokens[ids]
-            width = np.maximum.accumulate(inputs + outputs) * np.arange(1, len(ids) + 1)
+            padded = np.maximum.accumulate(inputs + outputs)
+            if self.window:  # windowed layers keep the last w' tokens (`occupancy`)
+                padded = self.held(padded)
+            width = padded * np.arange(1, len(ids) + 1)
             fits = int(np.searchsorted(width, self.replica.kv_capacity_tokens, side="right"))
             self.t = t
             if fits == 0:
@@ -294,7 +307,8 @@ class _StaticReplica:
             ids, inputs, outputs = ids[:fits], inputs[:fits], outputs[:fits]
             self.admitted[ids] = t
             size, prompt, longest = fits, int(inputs.max()), int(outputs.max())
-            self.timeline.append((t, ready - start - fits, size, size * (prompt + longest)))
+            held = self.held(prompt + longest) if self.window else prompt + longest
+            self.timeline.append((t, ready - start - fits, size, size * held))
             pairs = size * (prompt * prompt - prompt * (prompt - 1) / 2)
             seconds = cost.step_time(size * prompt, size * prompt, pairs, 0, 0, size, size)
             self.work.add(seconds, size * prompt, size * prompt, pairs, 0, 0, size)
@@ -339,6 +353,7 @@ def simulate_static(
     if isinstance(replicas, bool) or not isinstance(replicas, int) or replicas < 1:
         raise InputError(f"replicas must be an integer >= 1, got {replicas!r}")
     refuse_closed_pool(workload, replicas)
+    refuse_modes(workload, "static batching")
     n = len(workload)
     first, finish = np.full(n, math.nan), np.full(n, math.nan)
     rejected = np.zeros(n, bool)
@@ -375,6 +390,15 @@ def simulate_static(
         admitted_s=np.fmin.reduce([engine.admitted for engine in engines]),
         engine_arrival_s=clients.engine_arrivals(),
     )
+
+
+def refuse_modes(workload: Workload, what: str) -> None:
+    """Samples and beams are simulated with continuous batching (chunked or not) only."""
+    if workload.sequences > 1:
+        label = "samples" if workload.samples > 1 else "beams"
+        raise InputError(
+            f"{label} > 1 is simulated with the continuous or chunked policy, not {what}"
+        )
 
 
 def simulate_replica(
@@ -453,16 +477,21 @@ def kv_transfer(
     seconds it takes over ``link``: every device of the prefill replica sends its shard
     while every decode device receives its own, so the larger per-device share (KV
     bytes per token per device, `genz.StepCost`) sets the time: ``tokens x share /
-    bandwidth + latency``."""
+    bandwidth + latency``. Windowed layers send their kept window only (``min(tokens,
+    w')``)."""
     tokens = workload.input_tokens.astype(float)
     model = prefill.model
-    per_token = (
-        model.num_attention_layers
-        * model.kv_elements_per_token_per_layer
-        * (prefill.precision.kv_bits / 8)
-    )
+    per_layer = model.kv_elements_per_token_per_layer * (prefill.precision.kv_bits / 8)
+    per_token = model.num_attention_layers * per_layer
     share = max(prefill.cost.kv_bytes_per_token, decode.cost.kv_bytes_per_token)
-    return tokens * per_token, tokens * share / link.bandwidth_bytes_per_s + link.latency_s
+    if not model.num_window_layers:
+        return tokens * per_token, tokens * share / link.bandwidth_bytes_per_s + link.latency_s
+    # windowed layers send only the kept window w' (the rest has slid out)
+    past = np.maximum(tokens - model.kept_window_tokens, 0.0)
+    size = tokens * per_token - model.num_window_layers * per_layer * past
+    windowed = max(c.window_kv_bytes_per_token for c in (prefill.cost, decode.cost))
+    seconds = (tokens * share - windowed * past) / link.bandwidth_bytes_per_s + link.latency_s
+    return size, seconds
 
 
 @dataclass(frozen=True)
@@ -530,6 +559,7 @@ def simulate_disaggregated(
     then run in one event loop (`closed_pools.simulate_closed_pools`), and
     ``combined.arrival_s`` holds the send times.
     """
+    refuse_modes(workload, "disaggregated pools")
     if decode.model.name != prefill.model.name:
         raise InputError(
             f"the pools must serve one model, got {prefill.model.name} and {decode.model.name}"

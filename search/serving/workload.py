@@ -59,6 +59,8 @@ MAX_PREFIX_ID = 2**31 - 1
 #: Most closed-loop clients (requests in flight) and most requests drawn by count.
 MAX_CONCURRENCY = 1_000_000
 MAX_REQUESTS = 50_000_000
+#: Most sequences per request (parallel samples or beams), as `genz.Scenario`'s axes.
+MAX_SEQUENCES = 1024
 
 Ints = NDArray[np.int64]
 Floats = NDArray[np.float64]
@@ -72,7 +74,9 @@ class Workload:
     request with ``prefix_tokens > 0``. ``source`` says how it was made.
     ``max_concurrency`` (None: open loop) makes the clients closed-loop: at most that
     many requests in flight, ``arrival_s`` being each request's earliest send time
-    (module doc)."""
+    (module doc). ``samples`` (parallel sampling, vLLM ``n``) or ``beams`` (beam
+    search) decode that many sequences per request after one prefill, sharing the
+    prompt's KV blocks (`occupancy`); every sample is returned, one beam is."""
 
     arrival_s: Floats
     input_tokens: Ints
@@ -81,8 +85,18 @@ class Workload:
     source: str
     prefix_id: Ints | None = None
     max_concurrency: int | None = None
+    samples: int = 1
+    beams: int = 1
 
     def __post_init__(self) -> None:
+        for label in ("samples", "beams"):
+            n = getattr(self, label)
+            if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_SEQUENCES:
+                raise InputError(f"{label} must be an integer in [1, {MAX_SEQUENCES}], got {n!r}")
+        if self.samples > 1 and self.beams > 1:
+            raise InputError(
+                f"give samples or beams, not both (got samples {self.samples}, beams {self.beams})"
+            )
         c = self.max_concurrency
         if c is not None and (
             isinstance(c, bool) or not isinstance(c, int) or not 1 <= c <= MAX_CONCURRENCY
@@ -93,6 +107,11 @@ class Workload:
 
     def __len__(self) -> int:
         return len(self.arrival_s)
+
+    @property
+    def sequences(self) -> int:
+        """Sequences each request decodes: its samples or its beams."""
+        return self.samples * self.beams
 
     @property
     def prefixes(self) -> Ints:
