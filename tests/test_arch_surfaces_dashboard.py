@@ -1,6 +1,6 @@
 """Issue 23's features in the dashboard: controls a model refuses are disabled with the
 reason shown (Zamba2's window and layer mix), window choices stay within the context,
-and the Serving page hides the decoding modes `serve` lacks and uses the offload shares."""
+and the Serving page hides what `serve` lacks and passes samples, beams and offload."""
 
 from __future__ import annotations
 
@@ -49,26 +49,25 @@ def test_window_choices_stay_within_the_context():
     assert "attention_layers" not in {w.key for w in gemma.sidebar.selectbox}
 
 
-def test_serving_page_hides_the_modes_serve_lacks_and_passes_offload_and_window():
+def test_serving_page_hides_what_serve_lacks_and_passes_samples_offload_and_window():
     pytest.importorskip("search.serving")
+    from app.dashboard.page_specs import PAGES
     from app.dashboard.serving_page import Pools, Traffic, replica_step_cost, serve_command
     from search.serving import SLO
 
-    at = AppTest.from_file(str(DASHBOARD), default_timeout=60)
-    at.switch_page("serving_page.py")
-    at.session_state["model"] = "llava-1.5-7b"  # a VLM: the images control would show
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    drawn = {
-        w.key
-        for kind in ("number_input", "select_slider", "selectbox")
-        for w in at.sidebar.get(kind)
-    }
-    assert not drawn & {"parallel_samples", "beam_width", "images", "lora_rank"}
-    assert {"weight_offload", "kv_offload", "sliding_window"} <= drawn
-    chosen = Selection(model="mistral-7b", weight_offload=0.25, sliding_window=1024)
+    (serving,) = [spec for spec in PAGES if spec.title == "Serving"]
+    assert not serving.controls & {"images", "lora_rank"}
+    wanted = {"parallel_samples", "beam_width", "weight_offload", "kv_offload", "sliding_window"}
+    assert wanted <= serving.controls
+    chosen = Selection(
+        model="mistral-7b", weight_offload=0.25, sliding_window=1024, parallel_samples=4
+    )
     command = shlex.split(serve_command(chosen, "continuous", Traffic(), 2.0, 10, SLO(), Pools()))
-    for flag, value in (("--weight-offload", "0.25"), ("--sliding-window", "1024")):
+    for flag, value in (
+        ("--weight-offload", "0.25"),
+        ("--sliding-window", "1024"),
+        ("--samples", "4"),
+    ):
         assert command[command.index(flag) + 1] == value
     offloaded = replica_step_cost(chosen, "h100-sxm", 512, 8)
     resident = replica_step_cost(
@@ -120,3 +119,25 @@ def test_lora_rank_is_disabled_with_the_reason_for_a_pure_ssm():
     assert at.sidebar.number_input(key="lora_rank").disabled
     captions = " ".join(caption.value for caption in at.sidebar.caption)
     assert "has no attention layers to adapt" in captions
+
+
+def test_serving_page_run_with_samples_equals_its_serve_command(capsys):
+    import json
+
+    pytest.importorskip("search.serving")
+    from app.cli import main
+    from app.dashboard.serving_page import Pools, Traffic, serve_command, simulate
+    from search.serving import SLO
+
+    chosen = Selection(model="llama-3.2-1b", parallel_samples=3)
+    summary, _, _, _ = simulate(chosen, "continuous", Traffic(), 2.0, 5.0, SLO(), Pools())
+    command = shlex.split(serve_command(chosen, "continuous", Traffic(), 2.0, 5.0, SLO(), Pools()))
+    assert main([*command[1:], "--json"]) in (0, None)
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["samples"] == 3
+    for key in ("throughput_tokens_per_s", "tpot_s_mean", "ttft_s_p99", "kv_occupancy_peak"):
+        assert summary[key] == pytest.approx(printed[key], rel=1e-9), key
+    alone = simulate(
+        Selection(model="llama-3.2-1b"), "continuous", Traffic(), 2.0, 5.0, SLO(), Pools()
+    )
+    assert summary["throughput_tokens_per_s"] > 2 * alone[0]["throughput_tokens_per_s"]

@@ -180,6 +180,10 @@ def simulate(
         prefix_zipf=traffic.prefix_zipf,
         seed=SEED,
     )
+    if selection.parallel_samples > 1 or selection.beam_width > 1:  # `serve --samples/--beams`
+        workload = dataclasses.replace(
+            workload, samples=selection.parallel_samples, beams=selection.beam_width
+        )
     if policy == "disaggregated":
         prefill = _replica(selection, pools.prefill_hw, "continuous", workload)
         decode = _replica(selection, pools.decode_hw, "continuous", workload)
@@ -280,6 +284,12 @@ def serve_command(
     ):
         if share:
             parts += [flag, f"{share:g}"]
+    for flag, count in (
+        ("--samples", selection.parallel_samples),
+        ("--beams", selection.beam_width),
+    ):
+        if count > 1:
+            parts += [flag, str(count)]
     for flag, variant in (
         ("--sliding-window", selection.sliding_window),
         ("--attention-layers", selection.attention_layers),
