@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 import multiprocessing
 import os
+import sys
+import types
 from concurrent.futures import Future, ProcessPoolExecutor
 
 import numpy as np
@@ -213,8 +215,20 @@ def re_derived(request: pytest.FixtureRequest):
         == "test_every_shipped_profile_is_re_derived_from_the_data"
     }
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(PARALLEL_FITS, mp_context=context) as pool:
-        yield {name: pool.submit(re_derive, name) for name in SHIPPED_PROFILES if name in wanted}
+    # A spawned child re-runs the parent's ``__main__`` by path; after Streamlit's AppTest
+    # that is the dashboard script, which then runs in every child. The children start
+    # inside `submit`, so a bare ``__main__`` while submitting keeps them clean.
+    main = sys.modules["__main__"]
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        with ProcessPoolExecutor(PARALLEL_FITS, mp_context=context) as pool:
+            futures = {
+                name: pool.submit(re_derive, name) for name in SHIPPED_PROFILES if name in wanted
+            }
+            sys.modules["__main__"] = main
+            yield futures
+    finally:
+        sys.modules["__main__"] = main
 
 
 @pytest.mark.parametrize("name", SHIPPED_PROFILES)
