@@ -134,6 +134,10 @@ class StepCost:
     #: of one more adapter (2 forms, operators) and its per-device FLOP and bytes (2,);
     #: a step of S sequences touches `genz.adapter_steps.adapters_touched` (A, S).
     lora_adapters: float = 0.0
+    #: A VLM's requests carry images (`genz.vision_steps`): the vision tower's seconds
+    #: in a step where ``k`` requests start their prefill, by ``k`` (max_sequences + 1,);
+    #: the serving loop adds them to that step (a step's first chunk: context = chunk).
+    vision_s: NDArray[np.float64] | None = None
     adapter_tables: NDArray[np.float64] | None = None
     adapter_weight_s: NDArray[np.float64] | None = None
     adapter_work: NDArray[np.float64] | None = None
@@ -278,13 +282,15 @@ class StepCost:
         `decode_terms` may be inlined as ``compute + slope x sum`` and a loop may cost
         steps from the tables alone; False: call `step_time` / `decode_time` /
         `decode_times`, which cap the windowed terms, take the host-link time of offload,
-        overlap host work and count the state passes of prompt chunks."""
+        overlap host work and count the state passes of prompt chunks, and the serving
+        loop adds the vision tower of a VLM's starting prefills (`vision_s`)."""
         return (
             not self.window_tokens
             and not self.host_link_bytes_per_s
             and not self.host_overlap
             and self.state_prefill_s is None
             and self.adapter_tables is None
+            and self.vision_s is None
         )
 
     def step_time(

@@ -10,9 +10,10 @@ import json
 import pytest
 
 from app.cli import main
-from genz import Scenario, load_runtime, predict, step_cost, with_lora
+from genz import Scenario, load_model, load_runtime, predict, step_cost, with_lora
 from genz.adapter_steps import adapters_touched
 from genz.params import lora_params
+from genz.vision_steps import vision_step_times
 
 LENGTHS = ["--input", "1024", "--output", "64", "--length-cv", "0"]
 LORAS = [(16, 8, ("qkv", "o"), None), (64, 100, ("qkv", "o", "ffn"), "vllm")]
@@ -101,5 +102,57 @@ def test_cli_serves_adapters_and_reports_them(llama8b, h100):
 def test_bad_lora_flags_are_one_line(flags, message, capsys):
     args = ["serve", "--model", "llama-3.1-8b", "--hw", "h100-sxm", "--rate", "1", *flags]
     assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1
+
+
+def _vlm(*extra: str) -> dict:
+    return _serve("--model", "llava-1.5-7b", "--input", "200", *extra)
+
+
+@pytest.mark.parametrize(("images", "policy"), [(1, "continuous"), (3, "static")])
+def test_idle_vlm_replica_ttft_is_predicts(h100, images, policy):
+    """One request at a time: its prefill step (text plus images x 576 tokens) and the
+    tower on its images take predict --images N's TTFT."""
+    served = _vlm("--images", str(images), "--policy", policy)
+    alone = predict(load_model("llava-1.5-7b"), h100, Scenario(1, 200, 64, images=images))
+    assert served["images"] == images
+    assert served["ttft_s_p50"] == pytest.approx(alone.ttft_s, rel=1e-9)
+    assert served["tpot_s_p50"] == pytest.approx(alone.tpot_s, rel=1e-3)
+
+
+def test_chunked_prefill_runs_the_tower_once_with_the_first_chunk(h100):
+    """200 + 2 x 576 prompt tokens in 512-token chunks: the same prompt as text plus
+    the tower on two images, once."""
+    chunked = ["--policy", "chunked", "--max-batched-tokens", "512"]
+    images = _vlm("--images", "2", *chunked)
+    text = _serve("--model", "llava-1.5-7b", "--input", str(200 + 2 * 576), *chunked)
+    tower = vision_step_times(load_model("llava-1.5-7b"), h100, 2, 1)[1]
+    assert tower > 0
+    assert images["ttft_s_p50"] - text["ttft_s_p50"] == pytest.approx(tower, rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--model", "llama-3.1-8b", "--images", "1"], "--images: Llama 3.1 8B has no vision"),
+        (["--model", "llava-1.5-7b", "--images", "2000"], "--images must be an integer in [0,"),
+        (
+            [
+                "--model",
+                "llava-1.5-7b",
+                "--images",
+                "1",
+                "--prefix-share",
+                "0.5",
+                "--prefix-tokens",
+                "64",
+            ],
+            "--images: prefix caching of image prompts",
+        ),
+    ],
+)
+def test_bad_image_flags_are_one_line(flags, message, capsys):
+    assert main(["serve", "--hw", "h100-sxm", "--rate", "1", *flags]) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1

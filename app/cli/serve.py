@@ -667,6 +667,7 @@ def _print_result(args: argparse.Namespace, workload: Any, result: Any) -> None:
                 **lora_json(args),
                 "samples": args.samples,
                 "beams": args.beams,
+                "images": args.images,
                 **result.to_dict(),
             }
         )
