@@ -96,6 +96,7 @@ if TYPE_CHECKING:
     )
     from .serving_steps import StepCost
     from .step_probes import step_activation_bytes, step_cost
+    from .vision_steps import image_tokens, vision_step_times
 
 __getattr__, __dir__ = lazy_exports(__name__, __file__)
 
@@ -148,6 +149,7 @@ __all__ = [
     "domain_from_dict",
     "evaluate_grid",
     "footprint_bytes",
+    "image_tokens",
     "kv_cache_bytes_per_device",
     "list_models",
     "list_runtimes",
@@ -177,6 +179,7 @@ __all__ = [
     "tensor_parallel_degrees",
     "use_case",
     "variant_refusal",
+    "vision_step_times",
     "weight_bytes_per_device",
     "with_gqa",
     "with_layer_mix",

@@ -31,7 +31,13 @@ tokens in chunks of the step's size, which the blend then weighs by the prefill 
 
 Prefill-form and decode-form passes are costed separately (they differ for MLA and in
 runtime efficiencies); a mixed step blends the two by its prefill share of tokens
-(exact for pure steps, which reproduce `genz.predict`'s TTFT and TPOT). Contexts
+(exact for pure steps, which reproduce `genz.predict`'s TTFT and TPOT).
+
+*Adapter* operators (batched multi-LoRA, `genz.adapter_steps`) are token operators whose
+bytes count the weights of every adapter the step's ``S`` sequences touch, ``A (1 -
+(1 - 1/A)^S)`` of the ``A`` resident (Punica / S-LoRA: each distinct adapter's weights
+read once per step, requests spread uniformly): tabulated at every ``T`` with one adapter,
+plus the memory seconds of each further adapter, in both forms. Contexts
 count the tokens in the KV cache after the step (genz's convention).
 
 With a runtime profile (`genz.load_runtime`), resolved once for the platform and the
@@ -60,6 +66,13 @@ from numpy.typing import ArrayLike, NDArray
 
 from roofline import InputError
 
+from .adapter_steps import (
+    AdapterLists,
+    adapter_lists,
+    adapter_time,
+    adapter_times,
+    adapters_touched,
+)
 from .state_steps import state_lists, state_passes, state_prefill_time, state_prefill_times
 
 #: `StepCost.kv_capacity_tokens` of a model with no per-token cache (a pure SSM).
@@ -115,6 +128,19 @@ class StepCost:
     state_pass_s: NDArray[np.float64] | None = None
     #: Per-device FLOP and bytes of one more state pass over the state operators (2,).
     state_pass_work: NDArray[np.float64] | None = None
+    #: Several LoRA adapters resident (0: none or one, in the token tables): the adapter
+    #: operators' compute, memory and overhead seconds at every token count with one
+    #: adapter touched, shape (2 forms, 3, operators, max_tokens + 1), the memory seconds
+    #: of one more adapter (2 forms, operators) and its per-device FLOP and bytes (2,);
+    #: a step of S sequences touches `genz.adapter_steps.adapters_touched` (A, S).
+    lora_adapters: float = 0.0
+    #: A VLM's requests carry images (`genz.vision_steps`): the vision tower's seconds
+    #: in a step where ``k`` requests start their prefill, by ``k`` (max_sequences + 1,);
+    #: the serving loop adds them to that step (a step's first chunk: context = chunk).
+    vision_s: NDArray[np.float64] | None = None
+    adapter_tables: NDArray[np.float64] | None = None
+    adapter_weight_s: NDArray[np.float64] | None = None
+    adapter_work: NDArray[np.float64] | None = None
 
     @property
     def max_tokens(self) -> int:
@@ -162,8 +188,15 @@ class StepCost:
         prefill_token = self.token_time_s[0][tokens]
         if self.state_prefill_s is not None:
             prefill_token = prefill_token + self._state_times(tokens, tp, ctx, d, seqs)
+        decode_token = self.token_time_s[1][tokens]
+        if self.adapter_tables is not None:
+            assert self.adapter_weight_s is not None
+            extra = adapters_touched(self.lora_adapters, seqs) - 1.0
+            tables, slopes = self.adapter_tables, self.adapter_weight_s
+            prefill_token = prefill_token + adapter_times(tables, slopes, 0, tokens, extra)
+            decode_token = decode_token + adapter_times(tables, slopes, 1, tokens, extra)
         total = self._combine(
-            (prefill_token, self.token_time_s[1][tokens]),
+            (prefill_token, decode_token),
             (self.head_time_s[0][rows], self.head_time_s[1][rows]),
             w,
             (tp, ctx, pairs),
@@ -249,12 +282,15 @@ class StepCost:
         `decode_terms` may be inlined as ``compute + slope x sum`` and a loop may cost
         steps from the tables alone; False: call `step_time` / `decode_time` /
         `decode_times`, which cap the windowed terms, take the host-link time of offload,
-        overlap host work and count the state passes of prompt chunks."""
+        overlap host work and count the state passes of prompt chunks, and the serving
+        loop adds the vision tower of a VLM's starting prefills (`vision_s`)."""
         return (
             not self.window_tokens
             and not self.host_link_bytes_per_s
             and not self.host_overlap
             and self.state_prefill_s is None
+            and self.adapter_tables is None
+            and self.vision_s is None
         )
 
     def step_time(
@@ -287,6 +323,12 @@ class StepCost:
                     tokens, prefill_tokens, prefill_context_sum, decode_sequences, sequences
                 ),
                 token[1],
+            )
+        if self.adapter_tables is not None:
+            extra = adapters_touched(self.lora_adapters, sequences) - 1.0
+            token = (
+                token[0] + adapter_time(self._adapter_lists, 0, tokens, extra),
+                token[1] + adapter_time(self._adapter_lists, 1, tokens, extra),
             )
         device = self._combine(
             token,
@@ -382,6 +424,9 @@ class StepCost:
         except IndexError:
             self._check(sequences, sequences)
             raise
+        if self.adapter_tables is not None:
+            extra = adapters_touched(self.lora_adapters, sequences) - 1.0
+            total = total + adapter_time(self._adapter_lists, 1, sequences, extra)
         step, per = self._fixed
         total = total + step[1] + per[1] * sequences
         operators = [
@@ -432,6 +477,9 @@ class StepCost:
             total = w * (token[0][tokens] + head[0][rows]) + v * (token[1][tokens] + head[1][rows])
             if self.state_pass_work is not None:
                 total = total + extra * self.state_pass_work[q]
+            if self.adapter_work is not None:  # the adapters beyond the tables' one
+                more = adapters_touched(self.lora_adapters, seqs) - 1.0
+                total = total + more * self.adapter_work[q]
             for kind, (c, p, dc) in enumerate(((ctx, pairs, dctx), (w_ctx, w_pairs, w_dctx))):
                 pre, dec = self.context_work[q][0][kind], self.context_work[q][1][kind]
                 total = total + w * pre[0] + v * dec[0]
@@ -457,6 +505,11 @@ class StepCost:
         """`_state_times` of one step with prompt tokens, in plain Python arithmetic."""
         passes = state_passes(prefill_tokens, context_sum, decode, sequences)
         return state_prefill_time(self._state_lists, tokens, passes * tokens / prefill_tokens - 1.0)
+
+    @cached_property
+    def _adapter_lists(self) -> AdapterLists:
+        assert self.adapter_tables is not None and self.adapter_weight_s is not None
+        return adapter_lists(self.adapter_tables, self.adapter_weight_s)
 
     @cached_property
     def _state_lists(self) -> list[tuple[list[float], list[float], list[float], float]]:

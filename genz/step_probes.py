@@ -13,6 +13,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from roofline import InputError, Platform
 
+from .adapter_steps import adapter_operators
 from .graph import pass_ops
 from .inputs import GridInputs, pass_shape, scenario_inputs
 from .memory import activation_bytes_per_device, kv_cache_bytes_per_device
@@ -237,9 +238,21 @@ def step_cost(
     nominal = scenario_inputs(scenario)
     resolved = resolve(platform, runtime, nominal)  # the profile, resolved once
     inputs = resolved.stored(nominal)
+    # Several LoRA adapters: the tables probe the single-adapter twin (one adapter
+    # touched per step) and the step adds the weights of the others it touches
+    # (`genz.adapter_steps`); the weights resident are the real model's.
+    adapters = float(model.lora_adapters) if model.lora_rank and model.lora_adapters > 1 else 0.0
+    real, model = model, dataclasses.replace(model, lora_adapters=1) if adapters else model
     context, head, windowed = _classify(model, resolved, inputs)
     token = ~context & ~head
     state_ops, state_pass_s, state_pass_work = _state_operators(model, resolved, inputs, token)
+    adapter_ops = np.zeros_like(token)
+    if adapters:
+        adapter_ops, adapter_weight_s, adapter_work = adapter_operators(
+            lambda one, *shape: _probe(model if one else real, resolved, inputs, *shape),
+            adapters,
+            token,
+        )
     tokens = np.arange(max_tokens + 1, dtype=float)
     rows = np.arange(max_sequences + 1, dtype=float)
     token_tables: list[Array] = []
@@ -252,13 +265,15 @@ def step_cost(
     context_work = np.zeros((2, 2, 2, 4))  # quantity, form, full / windowed, feature
     # Prefill form of the state operators: compute, memory, overhead at every T.
     state_prefill = np.zeros((3, int(state_ops.sum()), len(tokens)))
+    # Both forms of the adapter operators: compute, memory, overhead at every T.
+    adapter_tables = np.zeros((2, 3, int(adapter_ops.sum()), len(tokens)))
     forms = (("prefill", _PREFILL_PROBES), ("decode", _DECODE_PROBES))
     for f, (form, probes) in enumerate(forms):
         # Token operators see T tokens (prefill: one sequence of T; decode: T sequences),
         # probed in slices so a long table never holds every operator at once. In the
         # prefill form the state operators are tabulated apart (module doc of
         # `genz.serving_steps`); a decode pass of T sequences writes T states, as a step.
-        timed_tokens = token & ~state_ops if form == "prefill" else token
+        timed_tokens = (token & ~state_ops if form == "prefill" else token) & ~adapter_ops
         table = np.zeros(len(tokens))
         for start in range(0, len(tokens), TABLE_SLICE):
             part = tokens[start : start + TABLE_SLICE]
@@ -268,11 +283,14 @@ def step_cost(
                     state_prefill[i, :, start : start + TABLE_SLICE] = terms[state_ops]
             else:
                 probe = _probe(model, resolved, inputs, form, part, 1.0, 1.0)
+            for i, terms in enumerate((probe.compute_s, probe.memory_s, probe.overhead_s)):
+                adapter_tables[f, i, :, start : start + TABLE_SLICE] = terms[adapter_ops]
             table[start : start + TABLE_SLICE] = probe.time_s[timed_tokens].sum(axis=0)
             for q, values in enumerate((probe.flop, probe.bytes)):
                 token_work[q, f, start : start + TABLE_SLICE] = values[token].sum(axis=0)
         token_tables.append(np.where(tokens > 0, table, 0.0))
         state_prefill[:, :, 0] = 0.0
+        adapter_tables[f, :, :, 0] = 0.0
         token_work[:, f, 0] = 0.0
         by_rows = _probe(model, resolved, inputs, form, rows, 1.0, 1.0)
         head_tables.append(np.where(rows > 0, by_rows.time_s[head].sum(axis=0), 0.0))
@@ -300,6 +318,7 @@ def step_cost(
                 if np.any(mask):
                     summed = _fit(values[mask].sum(axis=0, keepdims=True), feats)[0]
                     context_work[q, f, row, : len(summed)] = summed
+    model = real  # the cache and the resident weights are the real model's
     phases = [resolved.phases[form] for form in ("prefill", "decode")]
     # Per-token slope (an SSM or linear-attention layer's fixed state per sequence is
     # not per token: it is the intercept at one token less the slope).
@@ -354,6 +373,10 @@ def step_cost(
         state_prefill_s=state_prefill if state_ops.any() else None,
         state_pass_s=state_pass_s if state_ops.any() else None,
         state_pass_work=state_pass_work if state_ops.any() else None,
+        lora_adapters=adapters,
+        adapter_tables=adapter_tables if adapters else None,
+        adapter_weight_s=adapter_weight_s if adapters else None,
+        adapter_work=adapter_work if adapters else None,
     )
 
 

@@ -255,7 +255,7 @@ _DESIGN_BUDGETS = (
     WATTS.named("--max-tdp-w", "board power (modelled TDP)"),
     number(0, 1e6, "USD/Mtok").named("--max-usd-per-mtok", "USD per million output tokens"),
 )
-#: Multi-LoRA serving (``predict``, ``requirements``) and llama.cpp -ngl offload
+#: Multi-LoRA serving (``predict``, ``requirements``, ``serve``) and llama.cpp -ngl offload
 #: (``predict``); decoding modes, offload shares and architecture variants are scenario
 #: axes (``genz.axes``).
 _LORA_OPTIONS = (
@@ -293,6 +293,7 @@ FLAG_BOUNDS_BY_COMMAND: dict[tuple[str, str], ValueBound] = {
         number(0, 1, low_open=False).named("--spec-acceptance", "per-token acceptance rate"),
         integer(1, 1024, "sequences").named("--samples", "parallel samples per request"),
         integer(1, 1024, "sequences").named("--beams", "beam width (sequences per request)"),
+        *_LORA_OPTIONS,
     ),
     **_per_command("search", *_DESIGN_BUDGETS),
     **_per_command("recommend", *_DESIGN_BUDGETS),

@@ -18,10 +18,13 @@ from .platform_args import add_platform_arguments, platform_from_args
 from .runtime_output import add_runtime_argument, runtime_from_args
 from .scenario_args import (
     add_architecture_arguments,
+    add_lora_arguments,
     add_offload_arguments,
+    lora_model_from_args,
     model_from_args,
     offload_from_args,
 )
+from .serve_features import lora_json, lora_rows
 from .serve_modes import add_mode_arguments, check_mode_flags, with_modes
 
 POLICY_CHOICES = ("continuous", "chunked", "static", "disaggregated")
@@ -40,6 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--kvbits", type=float, default=16.0, help="KV-cache bits (default 16)")
     add_offload_arguments(parser)
     add_architecture_arguments(parser)
+    add_lora_arguments(parser)
     load = parser.add_argument_group("workload")
     load.add_argument("--rate", type=float, help="requests per second (Poisson unless --burst-cv)")
     load.add_argument("--duration", type=float, default=600.0, help="seconds of arrivals (600)")
@@ -224,7 +228,7 @@ def _replica_builder(args: argparse.Namespace, policy: str, pool: str | None = N
     if pool is not None:
         tp = tp if getattr(args, f"{pool}_tp") is None else getattr(args, f"{pool}_tp")
         hw = getattr(args, f"{pool}_hw") or hw
-    model = model_from_args(args, load_model(args.model))
+    model = lora_model_from_args(args, model_from_args(args, load_model(args.model)))
     weight_offload, kv_offload = offload_from_args(args)
     platform = platform_from_args(argparse.Namespace(**{**vars(args), "hw": hw}))
     runtime = runtime_from_args(args)
@@ -660,8 +664,10 @@ def _print_result(args: argparse.Namespace, workload: Any, result: Any) -> None:
                 "request_overhead_s": _front_end_s(args),
                 **dict(zip(("weight_offload", "kv_offload"), offload_from_args(args), strict=True)),
                 **_speculation_json(args),
+                **lora_json(args),
                 "samples": args.samples,
                 "beams": args.beams,
+                "images": args.images,
                 **result.to_dict(),
             }
         )
@@ -686,6 +692,7 @@ def _print_result(args: argparse.Namespace, workload: Any, result: Any) -> None:
             ("policy, runtime", f"{args.policy}, {args.runtime or 'ideal'}"),
             *_front_end_row(args),
             *_offload_row(args),
+            *lora_rows(args),
             *_speculation_line(args),
             ("workload", workload.source),
             ("requests (finished)", f"{summary['requests']:.0f} ({summary['finished']:.0f})"),

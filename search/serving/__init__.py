@@ -56,6 +56,7 @@ from .workload import (
     lognormal_lengths,
     sharegpt_lengths,
     synthetic_workload,
+    with_images,
     zipf_weights,
 )
 
@@ -113,5 +114,6 @@ __all__ = [
     "sweep_row",
     "synthetic_workload",
     "with_economics",
+    "with_images",
     "zipf_weights",
 ]

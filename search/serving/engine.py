@@ -389,6 +389,8 @@ class _Engine:
         seconds = self.cost.step_time(
             int(tokens), ctx, pairs, d, self.ctx_sum + d, d + len(done), d + len(chunks)
         )
+        if self.cost.vision_s is not None:  # images: the tower runs with a first chunk
+            seconds += self.cost.vision_s[sum(1 for _, q, c in chunks if c == q)]
         self.work.steps.extend(
             (seconds, int(tokens), ctx, pairs, d, self.ctx_sum + d, d + len(done))
         )

@@ -22,6 +22,7 @@ from genz import (
     mtp_draft,
     step_activation_bytes,
     step_cost,
+    vision_step_times,
 )
 from roofline import (
     InputError,
@@ -155,6 +156,11 @@ def build_replica(
     )
     if stated is not None:
         capacity = stated
+    if workload.images:  # a VLM's tower, in the step starting each prefill
+        vision = vision_step_times(
+            model, platform, workload.images, rows, precision, parallelism, runtime
+        )
+        cost = replace(cost, vision_s=vision)
     if config.chunk_overhead_s > 0:  # per sequence in every step (`SchedulerConfig`)
         cost = replace(cost, fixed_sequence_s=cost.fixed_sequence_s + config.chunk_overhead_s)
     if config.async_scheduling:  # host time overlaps device time (`SchedulerConfig`)
@@ -311,6 +317,8 @@ class _StaticReplica:
             self.timeline.append((t, ready - start - fits, size, size * held))
             pairs = size * (prompt * prompt - prompt * (prompt - 1) / 2)
             seconds = cost.step_time(size * prompt, size * prompt, pairs, 0, 0, size, size)
+            if cost.vision_s is not None:  # every request of the batch starts its prefill
+                seconds += cost.vision_s[size]
             self.work.add(seconds, size * prompt, size * prompt, pairs, 0, 0, size)
             t += seconds
             self.first[ids] = t

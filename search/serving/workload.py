@@ -32,7 +32,7 @@ import csv
 import io
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -87,8 +87,15 @@ class Workload:
     max_concurrency: int | None = None
     samples: int = 1
     beams: int = 1
+    #: Images per request (a VLM's, `with_images`): their tokens are in ``input_tokens``
+    #: and each request's prefill runs the vision tower on them once.
+    images: int = 0
 
     def __post_init__(self) -> None:
+        if isinstance(self.images, bool) or not isinstance(self.images, int):
+            raise InputError(f"images must be an integer in [0, 1024], got {self.images!r}")
+        if not 0 <= self.images <= 1024:
+            raise InputError(f"images must be an integer in [0, 1024], got {self.images!r}")
         for label in ("samples", "beams"):
             n = getattr(self, label)
             if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_SEQUENCES:
@@ -515,4 +522,25 @@ def fitted_workload(
         prefix.astype(np.int64),
         f"lognormal lengths fitted to {trace.source}; arrivals at {rate:g}/s; seed {seed}",
         ids.astype(np.int64),
+    )
+
+
+def with_images(workload: Workload, images: int, tokens_per_image: int) -> Workload:
+    """``workload`` whose every request carries ``images`` images of ``tokens_per_image``
+    prompt tokens each (a VLM's, `genz.vision`): its prompts grow by ``images x
+    tokens_per_image`` tokens. Shared prefixes are refused (caching image prompts is not
+    modelled: a request's first chunk is where its tower runs)."""
+    if not images:
+        return workload
+    if bool(np.any(workload.prefix_tokens > 0)):
+        raise InputError(
+            "--images: prefix caching of image prompts is not modelled; drop --prefix-share "
+            "(or the trace's prefix columns)"
+        )
+    added = images * tokens_per_image
+    return replace(
+        workload,
+        input_tokens=workload.input_tokens + added,
+        images=images,
+        source=f"{workload.source}, {images} image(s) per request (+{added} prompt tokens)",
     )
