@@ -321,6 +321,7 @@ def admit(
     taken: Any,
     config: Any,
     link: Any,
+    swap: bool,
     done_at: Any,
 ) -> int:
     """`engine._Engine.admit`: waiting requests taken FCFS into ``taken`` (id, prompt
@@ -334,7 +335,10 @@ def admit(
         outside = ints[OUTSIDE, i]
         context = outside if outside >= 0 else ints[PROMPT, i]
         need = context + slack
-        if need > capacity:  # can never fit: refuse rather than block
+        # `engine._Engine.first_growth`: swapped when preempted, it must also take a
+        # decode step alone (else it is swapped in and out forever)
+        growth = 1 if swap and ints[OUTPUT, i] > max(ints[GENERATED, i], 1) else 0
+        if need + growth > capacity:  # can never fit, or never grow: refuse, not block
             state[HEAD] = (state[HEAD] + 1) % len(waiting)
             state[WAITING] -= 1
             flags[REJECTED, i] = True
@@ -603,6 +607,7 @@ def advance(
                     taken,
                     config,
                     link,
+                    swap,
                     done_at,
                 )
                 for j in range(count):
@@ -679,6 +684,7 @@ def advance(
                     taken,
                     config,
                     link,
+                    swap,
                     done_at,
                 )
             if count:
