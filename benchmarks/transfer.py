@@ -12,6 +12,7 @@ MAPE is the mean of their absolute values, bias their mean.
     python benchmarks/transfer.py                      # sources (about 5 min on 2 cores)
     python benchmarks/transfer.py --groups source,hardware,model   # all three (~20 min)
     python benchmarks/transfer.py --variants preset/runtime,microbenchmarks/harness
+    python benchmarks/transfer.py --without graphs,scope   # the model before issue 20's graph term
 
 ``--variants`` fits each listed model variant in turn, in the same process, and prints
 a comparison table at the end: ``DEVICE_PRIORS/STACKS`` where DEVICE_PRIORS is
@@ -26,7 +27,11 @@ weight-format factor on compute; no per-request cost on llama-bench rows). The d
 ``preset/runtime``, is the library's default model, the one the shipped profiles and
 docs/accuracy.md's figures come from. ``--dump DIR`` saves every variant's held-out
 predictions (``DIR/<kind>_<device priors>_<stacks>.npz``); `benchmarks/transfer_residuals.py`
-prints one held-out source's rows with the model's terms.
+prints one held-out source's rows with the model's terms. ``--without`` leaves out parts
+of the default model to score what each adds (`WITHOUT`): ``graphs`` (no CUDA-graph
+attribute: every decode pass pays the eager launch cost, `calibration.transfer_graphs`),
+``scope`` (devices and classes measured on one runtime only keep the ordinary device
+and class priors instead of ``device_one_runtime`` / ``class_one_runtime``).
 
 Prints, per group kind: one row per group with at least `MIN_TABLE_ROWS` values
 (values: measured numbers, a row may measure TTFT and ITL), then per metric the
@@ -44,13 +49,14 @@ from typing import NoReturn
 import numpy as np
 
 from calibration.store import load_store
-from calibration.transfer import METRICS
+from calibration.transfer import METRICS, PRIORS, Prior
 from calibration.transfer_terms import (
     DEVICE_PRIORS,
     STACKS,
     TransferTerms,
     build_terms,
     with_device_priors,
+    with_graphs,
     with_stacks,
 )
 from calibration.transfer_validation import (
@@ -67,6 +73,8 @@ MIN_HELD_OUT = {"source": 2, "hardware": 20, "model": 20}
 LABELS = {"batch_latency_s": "batch latency", "ttft_s": "TTFT", "itl_s": "ITL (decode)"}
 #: The library's default model (`calibration.transfer_terms.build_terms`'s defaults).
 DEFAULT_VARIANT = "preset/runtime"
+#: Parts of the default model ``--without`` can leave out.
+WITHOUT = ("graphs", "scope")
 
 
 def group_labels(terms: TransferTerms, kind: str) -> np.ndarray:
@@ -85,6 +93,7 @@ def report(
     kind: str,
     dump: Path | None = None,
     only: set[str] | None = None,
+    priors: dict[str, Prior] | None = None,
 ) -> dict[str, tuple[float, float, float, float]]:
     """Print the per-group table of one group kind; return per metric the
     group-averaged MAPE of ideal, model and shrunk and the group-averaged coverage."""
@@ -97,6 +106,7 @@ def report(
         min_rows=MIN_HELD_OUT[kind],
         on_group=lambda group, rows, predicted: _partial(terms, group, rows, predicted),
         only=only,
+        priors=priors,
     )
     print(
         f"\n## leave-one-{kind}-out ({time.time() - started:.0f} s; groups of at least "
@@ -204,15 +214,27 @@ def main() -> None:
         help="comma-separated groups: hold out only these (a quick look; the tables "
         "then cover only them, and the shrinkage weight and intervals come from them alone)",
     )
+    parser.add_argument(
+        "--without",
+        default="",
+        help=f"comma-separated parts of the default model to leave out: {', '.join(WITHOUT)}",
+    )
     args = parser.parse_args()
     variants = [parse_variant(text) for text in args.variants.split(",")]
+    without = {name.strip() for name in args.without.split(",") if name.strip()}
+    if not without <= set(WITHOUT):
+        refuse(f"--without: {args.without!r}; accepted: comma-separated {', '.join(WITHOUT)}")
+    priors = None
+    if "scope" in without:
+        priors = {"device_one_runtime": PRIORS["device"], "class_one_runtime": PRIORS["class"]}
     stored = load_store()
     started = time.time()
-    base = build_terms(stored)
+    base = with_graphs(build_terms(stored), "graphs" not in without)
     sources = len({item.info.source_id for item in stored})
     print(
         f"measurement store: {len(stored)} rows from {sources} sources "
-        f"(decomposed in {time.time() - started:.0f} s)"
+        f"(decomposed in {time.time() - started:.0f} s); without: "
+        f"{', '.join(sorted(without)) or 'nothing'}"
     )
     table = {}
     for device_priors, stacks in variants:
@@ -225,7 +247,7 @@ def main() -> None:
                 args.dump.mkdir(parents=True, exist_ok=True)
                 dump = args.dump / f"{kind}_{device_priors}_{stacks}.npz"
             only = None if args.hold_out is None else set(args.hold_out.split(","))
-            table[(device_priors, stacks, kind)] = report(terms, kind, dump, only)
+            table[(device_priors, stacks, kind)] = report(terms, kind, dump, only, priors)
     print("\n## variants (group-averaged MAPE: ideal / model / shrunk; 80% coverage)")
     for (device_priors, stacks, kind), summary in table.items():
         cells = "  ".join(
