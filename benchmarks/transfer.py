@@ -12,7 +12,7 @@ MAPE is the mean of their absolute values, bias their mean.
     python benchmarks/transfer.py                      # sources (about 5 min on 2 cores)
     python benchmarks/transfer.py --groups source,hardware,model   # all three (~20 min)
     python benchmarks/transfer.py --variants preset/runtime,microbenchmarks/harness
-    python benchmarks/transfer.py --without graphs,scope   # the model before issue 20's graph term
+    python benchmarks/transfer.py --with graphs,scope   # the opt-in CUDA-graph term and scoping
 
 ``--variants`` fits each listed model variant in turn, in the same process, and prints
 a comparison table at the end: ``DEVICE_PRIORS/STACKS`` where DEVICE_PRIORS is
@@ -27,11 +27,12 @@ weight-format factor on compute; no per-request cost on llama-bench rows). The d
 ``preset/runtime``, is the library's default model, the one the shipped profiles and
 docs/accuracy.md's figures come from. ``--dump DIR`` saves every variant's held-out
 predictions (``DIR/<kind>_<device priors>_<stacks>.npz``); `benchmarks/transfer_residuals.py`
-prints one held-out source's rows with the model's terms. ``--without`` leaves out parts
-of the default model to score what each adds (`WITHOUT`): ``graphs`` (no CUDA-graph
-attribute: every decode pass pays the eager launch cost, `calibration.transfer_graphs`),
-``scope`` (devices and classes measured on one runtime only keep the ordinary device
-and class priors instead of ``device_one_runtime`` / ``class_one_runtime``).
+prints one held-out source's rows with the model's terms. ``--with`` adds opt-in parts
+to the model (`OPT_IN`): ``graphs`` (the CUDA-graph attribute: a decode pass the row's
+engine replays as a CUDA graph pays ``gamma`` times the launch cost,
+`calibration.transfer_graphs`), ``scope`` (devices and classes measured on one runtime
+held at `calibration.transfer.SCOPED_PRIORS`, so a device x runtime effect stays with
+that runtime).
 
 Prints, per group kind: one row per group with at least `MIN_TABLE_ROWS` values
 (values: measured numbers, a row may measure TTFT and ITL), then per metric the
@@ -49,7 +50,7 @@ from typing import NoReturn
 import numpy as np
 
 from calibration.store import load_store
-from calibration.transfer import METRICS, PRIORS, Prior
+from calibration.transfer import METRICS, SCOPED_PRIORS, Prior
 from calibration.transfer_terms import (
     DEVICE_PRIORS,
     STACKS,
@@ -73,8 +74,8 @@ MIN_HELD_OUT = {"source": 2, "hardware": 20, "model": 20}
 LABELS = {"batch_latency_s": "batch latency", "ttft_s": "TTFT", "itl_s": "ITL (decode)"}
 #: The library's default model (`calibration.transfer_terms.build_terms`'s defaults).
 DEFAULT_VARIANT = "preset/runtime"
-#: Parts of the default model ``--without`` can leave out.
-WITHOUT = ("graphs", "scope")
+#: Opt-in parts of the model ``--with`` adds.
+OPT_IN = ("graphs", "scope")
 
 
 def group_labels(terms: TransferTerms, kind: str) -> np.ndarray:
@@ -215,26 +216,25 @@ def main() -> None:
         "then cover only them, and the shrinkage weight and intervals come from them alone)",
     )
     parser.add_argument(
-        "--without",
+        "--with",
+        dest="opt_in",
         default="",
-        help=f"comma-separated parts of the default model to leave out: {', '.join(WITHOUT)}",
+        help=f"comma-separated opt-in parts of the model: {', '.join(OPT_IN)}",
     )
     args = parser.parse_args()
     variants = [parse_variant(text) for text in args.variants.split(",")]
-    without = {name.strip() for name in args.without.split(",") if name.strip()}
-    if not without <= set(WITHOUT):
-        refuse(f"--without: {args.without!r}; accepted: comma-separated {', '.join(WITHOUT)}")
-    priors = None
-    if "scope" in without:
-        priors = {"device_one_runtime": PRIORS["device"], "class_one_runtime": PRIORS["class"]}
+    opt_in = {name.strip() for name in args.opt_in.split(",") if name.strip()}
+    if not opt_in <= set(OPT_IN):
+        refuse(f"--with: {args.opt_in!r}; accepted: comma-separated {', '.join(OPT_IN)}")
+    priors = dict(SCOPED_PRIORS) if "scope" in opt_in else None
     stored = load_store()
     started = time.time()
-    base = with_graphs(build_terms(stored), "graphs" not in without)
+    base = with_graphs(build_terms(stored), "graphs" in opt_in)
     sources = len({item.info.source_id for item in stored})
     print(
         f"measurement store: {len(stored)} rows from {sources} sources "
-        f"(decomposed in {time.time() - started:.0f} s); without: "
-        f"{', '.join(sorted(without)) or 'nothing'}"
+        f"(decomposed in {time.time() - started:.0f} s); opt-in parts: "
+        f"{', '.join(sorted(opt_in)) or 'none'}"
     )
     table = {}
     for device_priors, stacks in variants:

@@ -8,19 +8,18 @@ Prediction of one pass of a measured row (seconds)::
 ``C_op``, ``M_op`` are the operator's compute and memory times at efficiency 1
 (`calibration.rows.decompose`), ``fixed`` the interconnect wire time, ``kernels`` the
 kernels the pass launches (operators x layers), ``steps`` the forward steps (prefill
-chunks, or 1 per decode step), ``batch`` the sequences of the step. A decode pass
-the row's engine replays as a CUDA graph (``terms.graphs``, a stack attribute read from
-runtime, date, device class and batch: `calibration.transfer_graphs`) pays ``kappa x
-gamma`` per kernel, ``gamma`` one global factor (block ``graphs``, prior
-``log_graph``). The terms:
+chunks, or 1 per decode step), ``batch`` the sequences of the step. Opt-in
+(`calibration.transfer_terms.with_graphs`): a decode pass the row's engine replays as a
+CUDA graph (``terms.graphs``, a stack attribute read from runtime, date, device class and
+batch: `calibration.transfer_graphs`) pays ``kappa x gamma`` per kernel, ``gamma`` one
+global factor (block ``graphs``, prior ``log_graph``). The terms:
 
 - **device** (per hardware preset, shrunk towards its device class, the class towards
   a prior mean ``e_c``: the preset's own efficiency, or a cited microbenchmark's
   achieved fraction, `calibration.device_priors`; a device or class whose training rows
-  all come from one runtime is held at the tighter ``device_one_runtime`` /
-  ``class_one_runtime`` priors, since its rows cannot tell what belongs to the device
-  from what belongs to that runtime on it: the device x runtime term takes it, and
-  other stacks on the device are not moved): ``eta_c = sigmoid(logit(e_c) +
+  all come from one runtime has the ``device_one_runtime`` / ``class_one_runtime``
+  priors, the ordinary ones unless `SCOPED_PRIORS` tightens them (opt-in): its rows
+  cannot tell what belongs to the device from what belongs to that runtime on it): ``eta_c = sigmoid(logit(e_c) +
   g_class + u_device + s_stack)`` and likewise ``eta_m`` (plus a weight-format factor
   of the runtime on ``eta_m``, and under ``stacks="harness"`` one on ``eta_c``);
 - **stack** (per runtime x harness x year, shrunk towards a runtime level, that
@@ -117,9 +116,17 @@ PRIORS: Mapping[str, Prior] = {
     "source_scale": Prior(0.0, 0.15),
     "class_runtime_eff": Prior(0.0, 1.5),
     "class_runtime_kappa": Prior(0.0, 1.5),
+    "device_one_runtime": Prior(0.0, 0.4),
+    "class_one_runtime": Prior(0.0, 0.5),
+    "log_graph": Prior(float(np.log(0.7)), 0.3),
+}
+#: Opt-in overrides of `PRIORS` that scope device terms to the stack: a device (class)
+#: whose training rows all come from one runtime is held at sd 0.1, so that runtime's
+#: effect on it goes to the device x runtime term, not to the device terms other stacks
+#: get. In `PRIORS` the two equal the ordinary device and class priors (no effect).
+SCOPED_PRIORS: Mapping[str, Prior] = {
     "device_one_runtime": Prior(0.0, 0.1),
     "class_one_runtime": Prior(0.0, 0.1),
-    "log_graph": Prior(float(np.log(0.7)), 0.3),
 }
 #: Overrides of `PRIORS` under ``stacks="harness"``: the runtime level is held tighter,
 #: so a stack no fit saw starts from what many stacks share (the harness level) rather

@@ -105,7 +105,7 @@ class TransferTerms:
     ``cited_memory`` say where; ``device_priors`` which of `DEVICE_PRIORS`);
     ``harness`` the harness of every row; ``stacks`` one of `STACKS`; ``graphs`` whether
     the row's decode steps replay as CUDA graphs (`calibration.transfer_graphs`; all
-    false under `with_graphs` ``False``, the model without the graph term).
+    false, the default model without the graph term, unless `with_graphs` ``True``).
     """
 
     stored: tuple[StoredRow, ...]
@@ -151,11 +151,15 @@ class TransferTerms:
 
 
 def build_terms(
-    stored: Sequence[StoredRow], device_priors: str = "preset", stacks: str = "runtime"
+    stored: Sequence[StoredRow],
+    device_priors: str = "preset",
+    stacks: str = "runtime",
+    graphs: bool = False,
 ) -> TransferTerms:
     """Decompose and index ``stored`` (see the module docstring); ``device_priors`` is
     one of `DEVICE_PRIORS` (`with_device_priors`), ``stacks`` one of `STACKS`
-    (`with_stacks`)."""
+    (`with_stacks`); ``graphs`` turns on the opt-in CUDA-graph attribute (`with_graphs`;
+    off in the default model: genz profiles cannot carry it, docs/accuracy.md)."""
     rows = [item.row for item in stored]
     n = len(rows)
     by_runtime: dict[str, list[int]] = {}
@@ -192,9 +196,9 @@ def build_terms(
         harness=Levels.of([item.info.harness for item in stored]),
         cited_compute=np.zeros(n, bool),
         cited_memory=np.zeros(n, bool),
-        graphs=decode_graphs(stored, [str(kind) for kind in physics["device_class"]]),
+        graphs=np.zeros(n, bool),
     )
-    return with_stacks(with_device_priors(terms, device_priors), stacks)
+    return with_graphs(with_stacks(with_device_priors(terms, device_priors), stacks), graphs)
 
 
 def with_graphs(terms: TransferTerms, graphs: bool) -> TransferTerms:

@@ -11,6 +11,7 @@ from calibration import Measurement
 from calibration.store import SourceInfo, StoredRow
 from calibration.transfer import (
     PRIORS,
+    SCOPED_PRIORS,
     Layout,
     Prior,
     _prior_means,
@@ -83,9 +84,9 @@ def _graph_set():
 
 
 def _synthetic(stored, truth):
-    """Terms whose measured times are the model's own at ``truth`` ((block, offset) ->
-    value; the rest at the prior means)."""
-    terms = build_terms(stored)
+    """Terms (with the opt-in CUDA-graph attribute) whose measured times are the model's
+    own at ``truth`` ((block, offset) -> value; the rest at the prior means)."""
+    terms = build_terms(stored, graphs=True)
     layout = Layout.of(terms)
     params = _prior_means(layout)
     for (block, offset), value in truth.items():
@@ -96,7 +97,8 @@ def _synthetic(stored, truth):
 
 def test_a_graph_engines_decode_launch_cost_is_recovered_as_the_graph_factor():
     stored = _graph_set()
-    probe = build_terms(stored)
+    assert not build_terms(stored).graphs.any()  # opt-in: the default model has none
+    probe = build_terms(stored, graphs=True)
     assert probe.graphs.tolist() == [s.info.date == "2024-06" for s in stored]
     # 10 us per kernel eager, 3 us replayed as a graph.
     kappa = float(np.log(10e-6))
@@ -172,16 +174,16 @@ def test_a_one_runtime_devices_stack_effect_stays_with_that_runtime():
     truth = {("class_runtime", 3 * key): -1.5, ("class_runtime", 3 * key + 1): -1.5}
     terms, layout, _ = _synthetic(stored, truth)
     h100 = probe.device.names.index("h100-sxm")
-    loose = {"device_one_runtime": PRIORS["device"], "class_one_runtime": PRIORS["class"]}
     moved, error = {}, {}
-    for kind, priors in (("scoped", None), ("unscoped", loose)):
+    for kind, priors in (("scoped", SCOPED_PRIORS), ("unscoped", None)):
         fit = fit_transfer(terms, ~held_out, priors=priors)
         moved[kind] = abs(fit.params[layout.blocks["device_c"]][h100])
         predicted = fit.predict(held_out, with_source=False)["ttft_s"]
         error[kind] = np.abs(predicted / terms.measured["ttft_s"][held_out] - 1).max()
-    # Scoped, the H100's device term (what another stack on it is given) stays at its
-    # prior: the device x runtime term takes DeepSpeed's effect. With the ordinary
-    # device prior a share of it leaks into the device and so into vLLM on the H100.
+    # Scoped (opt-in), the H100's device term (what another stack on it is given) stays
+    # at its prior: the device x runtime term takes DeepSpeed's effect. With the default
+    # (ordinary) device prior a share of it leaks into the device and so into vLLM on
+    # the H100.
     assert moved["scoped"] < 0.01
     assert moved["unscoped"] > max(0.03, 3 * moved["scoped"])
     assert error["scoped"] < error["unscoped"]
