@@ -12,6 +12,7 @@ MAPE is the mean of their absolute values, bias their mean.
     python benchmarks/transfer.py                      # sources (about 5 min on 2 cores)
     python benchmarks/transfer.py --groups source,hardware,model   # all three (~20 min)
     python benchmarks/transfer.py --variants preset/runtime,microbenchmarks/harness
+    python benchmarks/transfer.py --with graphs,scope   # the opt-in CUDA-graph term and scoping
 
 ``--variants`` fits each listed model variant in turn, in the same process, and prints
 a comparison table at the end: ``DEVICE_PRIORS/STACKS`` where DEVICE_PRIORS is
@@ -26,7 +27,12 @@ weight-format factor on compute; no per-request cost on llama-bench rows). The d
 ``preset/runtime``, is the library's default model, the one the shipped profiles and
 docs/accuracy.md's figures come from. ``--dump DIR`` saves every variant's held-out
 predictions (``DIR/<kind>_<device priors>_<stacks>.npz``); `benchmarks/transfer_residuals.py`
-prints one held-out source's rows with the model's terms.
+prints one held-out source's rows with the model's terms. ``--with`` adds opt-in parts
+to the model (`OPT_IN`): ``graphs`` (the CUDA-graph attribute: a decode pass the row's
+engine replays as a CUDA graph pays ``gamma`` times the launch cost,
+`calibration.transfer_graphs`), ``scope`` (devices and classes measured on one runtime
+held at `calibration.transfer.SCOPED_PRIORS`, so a device x runtime effect stays with
+that runtime).
 
 Prints, per group kind: one row per group with at least `MIN_TABLE_ROWS` values
 (values: measured numbers, a row may measure TTFT and ITL), then per metric the
@@ -44,13 +50,14 @@ from typing import NoReturn
 import numpy as np
 
 from calibration.store import load_store
-from calibration.transfer import METRICS
+from calibration.transfer import METRICS, SCOPED_PRIORS, Prior
 from calibration.transfer_terms import (
     DEVICE_PRIORS,
     STACKS,
     TransferTerms,
     build_terms,
     with_device_priors,
+    with_graphs,
     with_stacks,
 )
 from calibration.transfer_validation import (
@@ -67,6 +74,8 @@ MIN_HELD_OUT = {"source": 2, "hardware": 20, "model": 20}
 LABELS = {"batch_latency_s": "batch latency", "ttft_s": "TTFT", "itl_s": "ITL (decode)"}
 #: The library's default model (`calibration.transfer_terms.build_terms`'s defaults).
 DEFAULT_VARIANT = "preset/runtime"
+#: Opt-in parts of the model ``--with`` adds.
+OPT_IN = ("graphs", "scope")
 
 
 def group_labels(terms: TransferTerms, kind: str) -> np.ndarray:
@@ -85,6 +94,7 @@ def report(
     kind: str,
     dump: Path | None = None,
     only: set[str] | None = None,
+    priors: dict[str, Prior] | None = None,
 ) -> dict[str, tuple[float, float, float, float]]:
     """Print the per-group table of one group kind; return per metric the
     group-averaged MAPE of ideal, model and shrunk and the group-averaged coverage."""
@@ -97,6 +107,7 @@ def report(
         min_rows=MIN_HELD_OUT[kind],
         on_group=lambda group, rows, predicted: _partial(terms, group, rows, predicted),
         only=only,
+        priors=priors,
     )
     print(
         f"\n## leave-one-{kind}-out ({time.time() - started:.0f} s; groups of at least "
@@ -204,15 +215,26 @@ def main() -> None:
         help="comma-separated groups: hold out only these (a quick look; the tables "
         "then cover only them, and the shrinkage weight and intervals come from them alone)",
     )
+    parser.add_argument(
+        "--with",
+        dest="opt_in",
+        default="",
+        help=f"comma-separated opt-in parts of the model: {', '.join(OPT_IN)}",
+    )
     args = parser.parse_args()
     variants = [parse_variant(text) for text in args.variants.split(",")]
+    opt_in = {name.strip() for name in args.opt_in.split(",") if name.strip()}
+    if not opt_in <= set(OPT_IN):
+        refuse(f"--with: {args.opt_in!r}; accepted: comma-separated {', '.join(OPT_IN)}")
+    priors = dict(SCOPED_PRIORS) if "scope" in opt_in else None
     stored = load_store()
     started = time.time()
-    base = build_terms(stored)
+    base = with_graphs(build_terms(stored), "graphs" in opt_in)
     sources = len({item.info.source_id for item in stored})
     print(
         f"measurement store: {len(stored)} rows from {sources} sources "
-        f"(decomposed in {time.time() - started:.0f} s)"
+        f"(decomposed in {time.time() - started:.0f} s); opt-in parts: "
+        f"{', '.join(sorted(opt_in)) or 'none'}"
     )
     table = {}
     for device_priors, stacks in variants:
@@ -225,7 +247,7 @@ def main() -> None:
                 args.dump.mkdir(parents=True, exist_ok=True)
                 dump = args.dump / f"{kind}_{device_priors}_{stacks}.npz"
             only = None if args.hold_out is None else set(args.hold_out.split(","))
-            table[(device_priors, stacks, kind)] = report(terms, kind, dump, only)
+            table[(device_priors, stacks, kind)] = report(terms, kind, dump, only, priors)
     print("\n## variants (group-averaged MAPE: ideal / model / shrunk; 80% coverage)")
     for (device_priors, stacks, kind), summary in table.items():
         cells = "  ".join(

@@ -24,7 +24,8 @@ PROFILE.yaml`` stores the held-out error of the ``--kind`` profile (``generic``,
 default, or ``stack``) as that profile's accuracy block (`calibration.transfer_accuracy`:
 source-grouped split-conformal quantiles, and the source-averaged MAPE beside
 physics'), so ``predict --runtime PROFILE.yaml`` prints that interval; the CSVs must
-come from the variant that wrote the profile.
+come from the variant that wrote the profile. ``--with graphs,scope`` adds the opt-in
+CUDA-graph term and one-runtime scoping (as `benchmarks/transfer.py --with`).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ import numpy as np
 import yaml
 
 from calibration.store import load_store
-from calibration.transfer import METRICS
+from calibration.transfer import METRICS, SCOPED_PRIORS
 from calibration.transfer_accuracy import held_out_accuracy
 from calibration.transfer_held_out import PROFILE_KINDS, held_out_profile_predictions
 from calibration.transfer_terms import DEFAULT_VARIANT, build_terms, parse_variant
@@ -47,20 +48,28 @@ from calibration.transfer_validation import group_mape
 from roofline import InputError
 
 MIN_TABLE_ROWS = 10
+#: Opt-in parts of the model ``--with`` adds (as `benchmarks/transfer.py --with`).
+OPT_IN = ("graphs", "scope")
 LABELS = {"batch_latency_s": "batch latency", "ttft_s": "TTFT", "itl_s": "ITL (decode)"}
 COLUMNS = ("row", "source", "metric", "measured", "ideal", *PROFILE_KINDS)
 
 
 def run(
-    shard: tuple[int, int] | None, path: str | None, variant: str = DEFAULT_VARIANT
+    shard: tuple[int, int] | None,
+    path: str | None,
+    variant: str = DEFAULT_VARIANT,
+    opt_in: frozenset[str] = frozenset(),
 ) -> list[dict[str, object]]:
     """Held-out predictions of every measured value (of the shard's sources), one source
-    at a time, by ``variant``'s profiles; with ``path``, each source's values are
-    appended to the CSV as soon as its fit ends (an interrupted run keeps the sources
-    done)."""
+    at a time, by ``variant``'s profiles (with the ``opt_in`` parts, `OPT_IN`); with
+    ``path``, each source's values are appended to the CSV as soon as its fit ends (an
+    interrupted run keeps the sources done)."""
     stored = load_store()
     device_priors, stacks = parse_variant(variant)
-    terms = build_terms(stored, device_priors=device_priors, stacks=stacks)
+    terms = build_terms(
+        stored, device_priors=device_priors, stacks=stacks, graphs="graphs" in opt_in
+    )
+    priors = dict(SCOPED_PRIORS) if "scope" in opt_in else None
     groups = np.array([item.info.source_id for item in terms.stored])
     names = sorted(set(groups.tolist()), key=lambda g: (-np.sum(groups == g), g))
     chosen = names if shard is None else names[shard[0] :: shard[1]]
@@ -69,7 +78,7 @@ def run(
             csv.DictWriter(handle, fieldnames=COLUMNS).writeheader()
     records: list[dict[str, object]] = []
     for group in chosen:
-        predicted = held_out_profile_predictions(terms, groups, only=[group])
+        predicted = held_out_profile_predictions(terms, groups, only=[group], priors=priors)
         part = []
         for name in METRICS:
             for i in np.flatnonzero(np.isfinite(terms.measured[name]) & (groups == group)):
@@ -177,7 +186,16 @@ def main() -> None:
         "--write-accuracy", type=Path, help="profile YAML whose accuracy block is rewritten"
     )
     parser.add_argument("--kind", default="generic", choices=PROFILE_KINDS)
+    parser.add_argument(
+        "--with",
+        dest="opt_in",
+        default="",
+        help=f"comma-separated opt-in parts of the model: {', '.join(OPT_IN)}",
+    )
     args = parser.parse_args()
+    opt_in = frozenset(name.strip() for name in args.opt_in.split(",") if name.strip())
+    if not opt_in <= set(OPT_IN):
+        raise SystemExit(f"--with: {args.opt_in!r}; accepted: comma-separated {', '.join(OPT_IN)}")
     try:
         parse_variant(args.variant)
     except InputError as error:
@@ -195,7 +213,7 @@ def main() -> None:
             raise SystemExit(f"--shard: i/n with 0 <= i < n, got {args.shard!r}")
         shard = (index, count)
     started = time.time()
-    records = run(shard, args.save, args.variant)
+    records = run(shard, args.save, args.variant, opt_in)
     print(f"held-out fits took {time.time() - started:.0f} s", file=sys.stderr)
     report(records)
     if args.write_accuracy:

@@ -8,11 +8,18 @@ Prediction of one pass of a measured row (seconds)::
 ``C_op``, ``M_op`` are the operator's compute and memory times at efficiency 1
 (`calibration.rows.decompose`), ``fixed`` the interconnect wire time, ``kernels`` the
 kernels the pass launches (operators x layers), ``steps`` the forward steps (prefill
-chunks, or 1 per decode step), ``batch`` the sequences of the step. The terms:
+chunks, or 1 per decode step), ``batch`` the sequences of the step. Opt-in
+(`calibration.transfer_terms.with_graphs`): a decode pass the row's engine replays as a
+CUDA graph (``terms.graphs``, a stack attribute read from runtime, date, device class and
+batch: `calibration.transfer_graphs`) pays ``kappa x gamma`` per kernel, ``gamma`` one
+global factor (block ``graphs``, prior ``log_graph``). The terms:
 
 - **device** (per hardware preset, shrunk towards its device class, the class towards
   a prior mean ``e_c``: the preset's own efficiency, or a cited microbenchmark's
-  achieved fraction, `calibration.device_priors`): ``eta_c = sigmoid(logit(e_c) +
+  achieved fraction, `calibration.device_priors`; a device or class whose training rows
+  all come from one runtime has the ``device_one_runtime`` / ``class_one_runtime``
+  priors, the ordinary ones unless `SCOPED_PRIORS` tightens them (opt-in): its rows
+  cannot tell what belongs to the device from what belongs to that runtime on it): ``eta_c = sigmoid(logit(e_c) +
   g_class + u_device + s_stack)`` and likewise ``eta_m`` (plus a weight-format factor
   of the runtime on ``eta_m``, and under ``stacks="harness"`` one on ``eta_c``);
 - **stack** (per runtime x harness x year, shrunk towards a runtime level, that
@@ -54,7 +61,7 @@ from scipy.sparse import lil_matrix
 from genz.fitting import Array
 
 from .device_priors import CITED_DEVICE_SD
-from .transfer_terms import TransferTerms
+from .transfer_terms import Levels, TransferTerms
 
 METRICS = ("batch_latency_s", "ttft_s", "itl_s")
 #: Soft-L1 scale of the log residuals (a factor of about 1.2).
@@ -72,7 +79,14 @@ class Prior:
 
 
 #: Priors (log or logit scale). Launch cost: a few microseconds per kernel (CUDA
-#: launch latency ~3-5 us, far less under CUDA graphs); per-sequence cost: tens of
+#: launch latency ~3-5 us); ``log_graph``, the factor on it of a decode pass replayed as
+#: a CUDA graph: about 0.7 (0.5-0.95 within one sd), from the two pull requests that
+#: introduced graphs, read against this model (memory time at 80 % of peak bandwidth,
+#: the rest per-step overhead): vllm-project/vllm#1440, Llama-2-7B batch 1, 12.0 -> 10.5
+#: ms per token, overhead 3.6 -> 2.1 ms (0.6, if on an A100: the GPU is not named); ggml-org/llama.cpp#6766, LLaMA-2-7B Q4_0
+#: tg, RTX 3090 8.6 -> 7.8 ms (0.76), RTX 4090 7.2 -> 6.8 ms (0.83). The graph removes
+#: the launches, not the engine's per-step host work that ``kappa`` also carries;
+#: per-sequence cost: tens of
 #: microseconds per step (sampling, scheduling); per-request cost: about a millisecond
 #: (tokenisation, scheduling, the first step's set-up). Wide: the data decide.
 PRIORS: Mapping[str, Prior] = {
@@ -102,6 +116,17 @@ PRIORS: Mapping[str, Prior] = {
     "source_scale": Prior(0.0, 0.15),
     "class_runtime_eff": Prior(0.0, 1.5),
     "class_runtime_kappa": Prior(0.0, 1.5),
+    "device_one_runtime": Prior(0.0, 0.4),
+    "class_one_runtime": Prior(0.0, 0.5),
+    "log_graph": Prior(float(np.log(0.7)), 0.3),
+}
+#: Opt-in overrides of `PRIORS` that scope device terms to the stack: a device (class)
+#: whose training rows all come from one runtime is held at sd 0.1, so that runtime's
+#: effect on it goes to the device x runtime term, not to the device terms other stacks
+#: get. In `PRIORS` the two equal the ordinary device and class priors (no effect).
+SCOPED_PRIORS: Mapping[str, Prior] = {
+    "device_one_runtime": Prior(0.0, 0.1),
+    "class_one_runtime": Prior(0.0, 0.1),
 }
 #: Overrides of `PRIORS` under ``stacks="harness"``: the runtime level is held tighter,
 #: so a stack no fit saw starts from what many stacks share (the harness level) rather
@@ -131,7 +156,7 @@ class Layout:
     @classmethod
     def of(cls, terms: TransferTerms) -> Layout:
         """The blocks of ``terms``; ``harness`` and ``format_c`` are empty unless
-        ``terms.stacks == "harness"``."""
+        ``terms.stacks == "harness"``, ``graphs`` unless a row replays CUDA graphs."""
         part_b = terms.stacks == "harness"
         sizes = {
             "class_c": len(terms.device_class.names),
@@ -146,6 +171,7 @@ class Layout:
             "format_c": len(terms.fmt.names) if part_b else 0,
             "class_runtime": 3 * len(terms.class_runtime.names),
             "source": 5 * len(terms.source_runtime.names),
+            "graphs": 1 if np.any(terms.graphs) else 0,
         }
         blocks, start = {}, 0
         for name, size in sizes.items():
@@ -199,7 +225,7 @@ def fit_transfer(
     """Fit on the rows where ``train`` (boolean) is true (see the module docstring);
     ``priors`` overrides entries of `model_priors` for ``terms.stacks``."""
     layout = Layout.of(terms)
-    prior_mean, prior_sd = _prior_arrays(layout, model_priors(terms.stacks, priors), terms)
+    prior_mean, prior_sd = _prior_arrays(layout, model_priors(terms.stacks, priors), terms, train)
     start = prior_mean.copy()
     weights = _row_weights(terms, train)
     observed = {name: np.flatnonzero(train & np.isfinite(terms.measured[name])) for name in METRICS}
@@ -233,7 +259,8 @@ def row_terms(
 ) -> dict[str, Array]:
     """Per row: ``eta_c``, ``eta_m`` (achieved fractions of peak compute and bandwidth),
     ``kappa`` (s per kernel), ``sigma`` (s per sequence per step), ``rho`` (s per
-    request) and ``scale`` (the source's factor on time; 1 without sources)."""
+    request), ``scale`` (the source's factor on time; 1 without sources) and
+    ``kappa_decode`` (s per kernel of a decode pass: ``kappa``, times `graph_factor`)."""
     block = layout.blocks
     device, kind = terms.device.index, terms.device_class.index
     stack_values = _stack_values(
@@ -262,10 +289,12 @@ def row_terms(
         + lab[:, 1]
         + _format_offsets(terms, layout, params, "format")
     )
+    kappa = stack_values["kappa"] * np.exp(interaction[:, 2] + lab[:, 2])
     return {
         "eta_c": _sigmoid(logit_c),
         "eta_m": _sigmoid(logit_m),
-        "kappa": stack_values["kappa"] * np.exp(interaction[:, 2] + lab[:, 2]),
+        "kappa": kappa,
+        "kappa_decode": kappa * graph_factor(terms, layout, params),
         "sigma": stack_values["sigma"],
         "rho": stack_values["rho"] * np.exp(lab[:, 3]) * terms.request_cost_applies,
         "scale": np.exp(lab[:, 4]),
@@ -280,16 +309,16 @@ def predict_times(
     values = row_terms(terms, layout, params, with_source)
     times = {"ttft_s": np.zeros(n), "itl_s": np.zeros(n)}
     for indices, rows in terms.parts:
-        for name, phase, kernels in (
-            ("ttft_s", rows.prefill, terms.kernels_prefill),
-            ("itl_s", rows.decode, terms.kernels_decode),
+        for name, phase, kernels, launch in (
+            ("ttft_s", rows.prefill, terms.kernels_prefill, values["kappa"]),
+            ("itl_s", rows.decode, terms.kernels_decode, values["kappa_decode"]),
         ):
             compute = phase.compute_s / values["eta_c"][indices]
             memory = phase.memory_s / values["eta_m"][indices]
             total = (
                 np.maximum(compute, memory).sum(axis=0)
                 + phase.fixed_s
-                + kernels[indices] * values["kappa"][indices]
+                + kernels[indices] * launch[indices]
                 + phase.steps * phase.sequences * values["sigma"][indices]
             )
             if name == "ttft_s":
@@ -297,6 +326,15 @@ def predict_times(
             times[name][indices] = total
     times["batch_latency_s"] = times["ttft_s"] + (terms.output_tokens - 1) * times["itl_s"]
     return {name: t * values["scale"] for name, t in times.items()}
+
+
+def graph_factor(terms: TransferTerms, layout: Layout, params: Array) -> Array:
+    """Per row, the factor on ``kappa`` of its decode pass: ``gamma`` where the row
+    replays CUDA graphs (``terms.graphs``), else 1."""
+    if not _has(layout, "graphs"):
+        return np.ones(len(terms))
+    gamma = float(np.exp(params[layout.blocks["graphs"]][0]))
+    return np.where(terms.graphs, gamma, 1.0)
 
 
 def _stack_values(
@@ -361,11 +399,17 @@ _STACK = ("stack_eff", "stack_eff", "log_kappa", "log_sigma", "log_rho")
 
 
 def _prior_arrays(
-    layout: Layout, priors: Mapping[str, Prior] = PRIORS, terms: TransferTerms | None = None
+    layout: Layout,
+    priors: Mapping[str, Prior] = PRIORS,
+    terms: TransferTerms | None = None,
+    train: Array | None = None,
 ) -> tuple[Array, Array]:
     """Mean and standard deviation of every parameter's prior: `PRIORS` (or
     ``priors``); a device whose every row has a cited microbenchmark prior mean
-    (``terms.cited_compute`` / ``cited_memory``) has the sd `CITED_DEVICE_SD`."""
+    (``terms.cited_compute`` / ``cited_memory``) has the sd `CITED_DEVICE_SD`; with
+    ``train``, a device or device class whose training rows all come from one runtime
+    has at most the sd of ``device_one_runtime`` / ``class_one_runtime``
+    (`one_runtime_levels`)."""
     mean, sd = np.zeros(layout.size), np.ones(layout.size)
     simple = {
         "class_c": "class",
@@ -388,6 +432,8 @@ def _prior_arrays(
     names3 = ("class_runtime_eff", "class_runtime_eff", "class_runtime_kappa")
     mean[part] = np.tile([priors[name].mean for name in names3], count)
     sd[part] = np.tile([priors[name].sd for name in names3], count)
+    part = layout.blocks["graphs"]
+    mean[part], sd[part] = priors["log_graph"].mean, priors["log_graph"].sd
     blocks = (("glob", _GLOBAL), ("runtime", _RUNTIME), ("harness", _HARNESS), ("stack", _STACK))
     for block, names in blocks:
         part = layout.blocks[block]
@@ -404,7 +450,27 @@ def _prior_arrays(
             rows = np.bincount(terms.device.index, minlength=len(terms.device.names))
             start = layout.blocks[block].start
             sd[start : start + len(rows)][share == rows] = CITED_DEVICE_SD
+    if terms is not None and train is not None:
+        scoped: tuple[tuple[Levels, tuple[str, str], Prior], ...] = (
+            (terms.device, ("device_c", "device_m"), priors["device_one_runtime"]),
+            (terms.device_class, ("class_c", "class_m"), priors["class_one_runtime"]),
+        )
+        for level, names_of, tight in scoped:
+            single = one_runtime_levels(level, terms.runtime.index, train)
+            for name in names_of:
+                view = sd[layout.blocks[name]]
+                view[single] = np.minimum(view[single], tight.sd)
     return mean, sd
+
+
+def one_runtime_levels(level: Levels, runtime: Array, train: Array) -> Array:
+    """Per level (device or device class), whether all its training rows (at least one)
+    come from a single runtime."""
+    out = np.zeros(len(level.names), bool)
+    for k in range(len(level.names)):
+        seen = np.unique(runtime[train & (level.index == k)])
+        out[k] = len(seen) == 1
+    return out
 
 
 def _prior_means(layout: Layout) -> Array:
@@ -457,6 +523,8 @@ def _sparsity(
                     matrix[line, start + k] = 1
             for k in range(5):
                 matrix[line, block["glob"].start + k] = 1
+            if _has(layout, "graphs") and terms.graphs[i]:
+                matrix[line, block["graphs"].start] = 1
         offset += len(rows)
     for k in range(layout.size):
         matrix[count + k, k] = 1

@@ -8,7 +8,7 @@ one ``predict --runtime`` takes.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 
 import numpy as np
 
@@ -17,7 +17,7 @@ from genz.fitting import Array, evaluate
 from roofline import load_platform
 
 from .rows import row_inputs
-from .transfer import METRICS, TransferFit, fit_transfer
+from .transfer import METRICS, Prior, TransferFit, fit_transfer
 from .transfer_profile import generic_values, profile_document, stack_values
 from .transfer_terms import TransferTerms
 
@@ -32,16 +32,18 @@ def held_out_profile_predictions(
     progress: Callable[[str], None] | None = None,
     min_rows: int = 2,
     only: Collection[str] | None = None,
+    priors: Mapping[str, Prior] | None = None,
 ) -> dict[str, dict[str, Array]]:
     """Per profile kind and metric, each row's genz prediction by the profile a fit
     without its group writes (NaN for groups smaller than ``min_rows``, and for groups
-    not in ``only`` when given: a share of the groups, for runs split across processes)."""
+    not in ``only`` when given: a share of the groups, for runs split across processes);
+    ``priors`` overrides entries of the fit's priors (`calibration.transfer.fit_transfer`)."""
     out = {kind: {name: np.full(len(terms), np.nan) for name in METRICS} for kind in PROFILE_KINDS}
     for group in np.unique(groups):
         test = groups == group
         if test.sum() < min_rows or (only is not None and str(group) not in only):
             continue
-        fit = fit_transfer(terms, ~test)
+        fit = fit_transfer(terms, ~test, priors=priors)
         generic = profile_of(fit, None)
         for stack in np.unique(terms.stack.index[test]):
             rows = test & (terms.stack.index == stack)

@@ -20,7 +20,9 @@ predicts a row exactly as the fit does (source offsets left out, as for a new la
 - top level: ``sigma`` as ``sequence_overhead_s``, ``rho`` as ``request_overhead_s``
   (0 for a stack whose harness times the passes alone under ``stacks="harness"``,
   `calibration.transfer_terms.PASS_TIMED_HARNESSES`: the model charges it none),
-  ``kappa`` as ``kernel_launch_s`` (for platforms that are no preset, whose phases
+  ``kappa`` as ``kernel_launch_s`` (the eager launch cost: a profile has one for both
+  passes, so the model's CUDA-graph factor on the decode of engines that replay graphs,
+  `calibration.transfer_graphs`, is not in any profile; for platforms that are no preset, whose phases
   inherit the preset's own efficiencies), no step overhead and all-reduce latency 0 (the
   model's wire times carry no latency term);
 - weight formats: the runtime's (``data/runtime_formats``) and every other nominal width

@@ -27,6 +27,7 @@ from .device_priors import device_fractions, load_microbenchmarks, row_priors
 from .measurements import Measurement
 from .rows import CalibrationRows, decompose, row_inputs
 from .store import StoredRow
+from .transfer_graphs import decode_graphs
 
 #: Weight-format buckets by nominal bits: 16-bit (no factor), 8-bit, 4-6-bit, other.
 FORMAT_BUCKETS = ("16", "8", "4", "other")
@@ -102,7 +103,9 @@ class TransferTerms:
     where absent); ``prior_compute`` / ``prior_memory`` the device terms' prior means
     (the presets' efficiencies, or cited microbenchmark fractions: ``cited_compute`` /
     ``cited_memory`` say where; ``device_priors`` which of `DEVICE_PRIORS`);
-    ``harness`` the harness of every row; ``stacks`` one of `STACKS`.
+    ``harness`` the harness of every row; ``stacks`` one of `STACKS`; ``graphs`` whether
+    the row's decode steps replay as CUDA graphs (`calibration.transfer_graphs`; all
+    false, the default model without the graph term, unless `with_graphs` ``True``).
     """
 
     stored: tuple[StoredRow, ...]
@@ -126,6 +129,7 @@ class TransferTerms:
     cited_memory: Array = field(default_factory=lambda: np.zeros(0, bool))
     stacks: str = "runtime"
     device_priors: str = "preset"
+    graphs: Array = field(default_factory=lambda: np.zeros(0, bool))
 
     def __len__(self) -> int:
         return len(self.stored)
@@ -147,11 +151,15 @@ class TransferTerms:
 
 
 def build_terms(
-    stored: Sequence[StoredRow], device_priors: str = "preset", stacks: str = "runtime"
+    stored: Sequence[StoredRow],
+    device_priors: str = "preset",
+    stacks: str = "runtime",
+    graphs: bool = False,
 ) -> TransferTerms:
     """Decompose and index ``stored`` (see the module docstring); ``device_priors`` is
     one of `DEVICE_PRIORS` (`with_device_priors`), ``stacks`` one of `STACKS`
-    (`with_stacks`)."""
+    (`with_stacks`); ``graphs`` turns on the opt-in CUDA-graph attribute (`with_graphs`;
+    off in the default model: genz profiles cannot carry it, docs/accuracy.md)."""
     rows = [item.row for item in stored]
     n = len(rows)
     by_runtime: dict[str, list[int]] = {}
@@ -188,8 +196,18 @@ def build_terms(
         harness=Levels.of([item.info.harness for item in stored]),
         cited_compute=np.zeros(n, bool),
         cited_memory=np.zeros(n, bool),
+        graphs=np.zeros(n, bool),
     )
-    return with_stacks(with_device_priors(terms, device_priors), stacks)
+    return with_graphs(with_stacks(with_device_priors(terms, device_priors), stacks), graphs)
+
+
+def with_graphs(terms: TransferTerms, graphs: bool) -> TransferTerms:
+    """``terms`` with the CUDA-graph attribute of every row (`calibration.transfer_graphs`),
+    or with none (``graphs=False``: every decode pass charged the eager launch cost)."""
+    if not graphs:
+        return dataclasses.replace(terms, graphs=np.zeros(len(terms.stored), bool))
+    kinds = [terms.device_class.names[k] for k in terms.device_class.index]
+    return dataclasses.replace(terms, graphs=decode_graphs(terms.stored, kinds))
 
 
 def with_stacks(terms: TransferTerms, stacks: str) -> TransferTerms:
