@@ -59,10 +59,19 @@ MODELS = ("llama-2-7b", "llama-3.1-8b", "mixtral-8x7b", "deepseek-v3")
 PLATFORMS = ("h100-sxm", "a100-sxm-80gb", "apple-m2-max-30c", "jetson-agx-orin-64gb")
 #: (model, platform) pairs whose step-cost tables are recorded (a few: each takes ~0.1 s).
 STEP_CASES = (("llama-3.1-8b", "h100-sxm"), ("mixtral-8x7b", "a100-sxm-80gb"))
-#: StepCost's state-operator tables, added after the recording: unset (None) for these
-#: models, which have no state-space or linear-attention layers, and left out of their
-#: digests then.
-STATE_FIELDS = ("state_prefill_s", "state_pass_s", "state_pass_work")
+#: StepCost fields added after the recording, with the value they take for these models
+#: (no state-space or linear-attention layers, no LoRA adapters, no vision tower): left out
+#: of the digests at that value.
+ADDED_STEP_FIELDS: dict[str, Any] = {
+    "state_prefill_s": None,
+    "state_pass_s": None,
+    "state_pass_work": None,
+    "lora_adapters": 0.0,
+    "vision_s": None,
+    "adapter_tables": None,
+    "adapter_weight_s": None,
+    "adapter_work": None,
+}
 
 _INHERIT = PhaseProfile(None, 0.55, 2e-3, 1e-4, 0.5)
 _OVERRIDE = PhaseProfile(0.3, None, 1e-3)
@@ -276,10 +285,15 @@ def step_digest(model: Any, platform: Any, runtime: RuntimeProfile | None) -> st
             {
                 name: value
                 for name, value in vars(cost).items()
-                if not name.startswith("_") and not (name in STATE_FIELDS and value is None)
+                if not name.startswith("_")
+                and not (name in ADDED_STEP_FIELDS and _unset(value, ADDED_STEP_FIELDS[name]))
             }
         )
     return digest.hex()
+
+
+def _unset(value: Any, default: Any) -> bool:
+    return value is None if default is None else isinstance(value, float) and value == default
 
 
 def record(models: tuple[str, ...] = MODELS) -> Iterator[tuple[str, Any]]:
