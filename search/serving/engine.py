@@ -339,8 +339,12 @@ class _Engine:
                 continue
             # Admit only with a block of growth left for every running sequence (the
             # role of vLLM's watermark): a re-admitted victim cannot be evicted again
-            # before every sequence has decoded ``block_tokens`` more tokens.
-            want = need + extra + self.rate() * config.block_tokens
+            # before every sequence has decoded ``block_tokens`` more tokens; at least
+            # one step of them all, itself included (with 1-token blocks a swapped
+            # victim was else swapped back in and out, forever, before any step).
+            rate = self.rate()
+            step = rate + self.first_growth(i) if rate else 0
+            want = need + extra + max(rate * config.block_tokens, step)
             while self.free() < want and cache.evict(keep=prefix):
                 pass
             if self.free() < want:
