@@ -343,8 +343,10 @@ class _Engine:
             # one step of them all, itself included (with 1-token blocks a swapped
             # victim was else swapped back in and out, forever, before any step).
             rate = self.rate()
-            step = rate + self.first_growth(i) if rate else 0
-            want = need + extra + max(rate * config.block_tokens, step)
+            want = need + extra + rate * config.block_tokens
+            # (plain, blocks of 2+ tokens: rate x block_tokens >= rate + 1 already)
+            if rate and (config.block_tokens == 1 or not self.plain):
+                want = max(want, need + extra + rate + self.first_growth(i))
             while self.free() < want and cache.evict(keep=prefix):
                 pass
             if self.free() < want:
