@@ -2,7 +2,9 @@
 Python loop's (`engine._Engine.first_growth`): one whose preemption is a swap is refused
 at re-admission once it could not take a decode step even alone (before, the compiled
 loop swapped it in and out forever), one recomputed is refused once its longer prompt
-cannot fit. Every compiled path that can swap is covered (one replica, open-loop pools,
+cannot fit; with one-token blocks a swapped victim comes back only with room for one
+step of every sequence, itself included (before, both loops swapped it in and out
+forever). Every compiled path that can swap is covered (one replica, open-loop pools,
 a decode pool's prefilled requests, closed-loop clients on one replica and over pools),
 each run in a thread with a deadline so that a loop that never ends fails the test
 instead of hanging the suite (numba's ``nogil`` code runs without the GIL)."""
@@ -215,3 +217,21 @@ def test_closed_loop_pools_refuse_what_outgrows_the_decode_pool(monkeypatch, poo
     assert not first.rejected.any()
     assert second.rejected.tolist() == [True, False, True, False, False, True]
     assert (second.preemptions[[0, 2, 5]] == 1).all() and np.isfinite(first.finish_s).all()
+
+
+@pytest.mark.parametrize("policy", ["continuous", "chunked"])
+def test_one_token_blocks_readmit_a_victim_only_with_room_for_a_step(monkeypatch, policy):
+    """Blocks of one token (no slack; the watermark one token a sequence): two
+    requests of 100 + 400 tokens in 701 KV tokens fill it to 700 at 350 each; the
+    later one is swapped and comes back only once both can take a step (before, it was
+    swapped in and out forever on both loops); both finish."""
+    requests = workload([100, 100], [400, 400])
+    config = SchedulerConfig(
+        kv_capacity_tokens=701, preemption="swap", block_tokens=1, policy=policy
+    )
+    cost = cost_of(requests, config)
+    fast, slow = compiled_and_python(
+        monkeypatch, lambda: ended(lambda: simulate_pool(requests, cost, config, 701))
+    )
+    assert_same(fast, slow)
+    assert not slow.rejected.any() and slow.preemptions.tolist() == [0, 1]

@@ -345,7 +345,9 @@ def admit(
             done_at.append(clock[T])
             send_next(i, clock[T], per)
             continue
-        want = need + state[D] * block_tokens
+        # the watermark, at least one step of every sequence, this one included (engine)
+        step = state[D] + growth if state[D] else 0
+        want = need + max(state[D] * block_tokens, step)
         if capacity - state[KV] < want:
             break
         if outside >= 0:  # KV comes back from host (or arrived from the prefill pool)

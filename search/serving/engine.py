@@ -339,8 +339,14 @@ class _Engine:
                 continue
             # Admit only with a block of growth left for every running sequence (the
             # role of vLLM's watermark): a re-admitted victim cannot be evicted again
-            # before every sequence has decoded ``block_tokens`` more tokens.
-            want = need + extra + self.rate() * config.block_tokens
+            # before every sequence has decoded ``block_tokens`` more tokens; at least
+            # one step of them all, itself included (with 1-token blocks a swapped
+            # victim was else swapped back in and out, forever, before any step).
+            rate = self.rate()
+            want = need + extra + rate * config.block_tokens
+            # (plain, blocks of 2+ tokens: rate x block_tokens >= rate + 1 already)
+            if rate and (config.block_tokens == 1 or not self.plain):
+                want = max(want, need + extra + rate + self.first_growth(i))
             while self.free() < want and cache.evict(keep=prefix):
                 pass
             if self.free() < want:
