@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import csv
 import functools
+import math
 from pathlib import Path
 from typing import Any
 
@@ -622,8 +623,16 @@ def _offload_row(args: argparse.Namespace) -> list[tuple[str, str]]:
     return [("offload to host", f"weights {weights:.0%}, KV {kv:.0%} (streamed every step)")]
 
 
+#: Shown for a figure no finished request defines (every request rejected or unfinished).
+UNDEFINED = "n/a"
+
+
 def _ms(value: float) -> str:
-    return f"{value * 1e3:.1f} ms"
+    return UNDEFINED if math.isnan(value) else f"{value * 1e3:.1f} ms"
+
+
+def _per_s(value: float, digits: int, unit: str) -> str:
+    return UNDEFINED if math.isnan(value) else f"{value:.{digits}f} {unit}"
 
 
 def _speculation_json(args: argparse.Namespace) -> dict[str, Any]:
@@ -685,7 +694,7 @@ def _print_result(args: argparse.Namespace, workload: Any, result: Any) -> None:
         )
         if f"{key}_p50" in summary
     ]
-    e2e = " / ".join(f"{summary[f'e2e_s_p{p}']:.2f} s" for p in (50, 90, 99))
+    e2e = " / ".join(_per_s(summary[f"e2e_s_p{p}"], 2, "s") for p in (50, 90, 99))
     print_key_values(
         [
             ("model / hardware", f"{args.model} on {_replicas(args)}"),
@@ -695,17 +704,23 @@ def _print_result(args: argparse.Namespace, workload: Any, result: Any) -> None:
             *lora_rows(args),
             *_speculation_line(args),
             ("workload", workload.source),
-            ("requests (finished)", f"{summary['requests']:.0f} ({summary['finished']:.0f})"),
+            (
+                "requests",
+                f"{summary['requests']:.0f} ({summary['finished']:.0f} finished, "
+                f"{summary['rejected']:.0f} rejected)",
+            ),
             *latency,
             ("E2E P50/P90/P99", e2e),
             (
                 "throughput",
                 f"{summary['throughput_tokens_per_s']:.0f} output tokens/s, "
-                f"{summary['throughput_requests_per_s']:.2f} requests/s",
+                f"{summary['throughput_requests_per_s']:.2f} requests/s"
+                if summary["finished"]
+                else f"{UNDEFINED} (no request finished)",
             ),
             (
                 "goodput (SLO met)",
-                f"{summary['goodput_requests_per_s']:.2f} requests/s "
+                f"{_per_s(summary['goodput_requests_per_s'], 2, 'requests/s')} "
                 f"({summary['slo_attainment']:.1%} of requests)",
             ),
             (

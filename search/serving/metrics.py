@@ -171,6 +171,16 @@ def _sustainability(arrival: Floats, finish: Floats) -> tuple[bool, str]:
     return True, f"sustainable: {finished} finished / {arrived} arrived in the second half"
 
 
+def _nothing_served(record: RunRecord) -> str:
+    """The verdict of a run in which no request finished and some were rejected."""
+    rejected = int(record.rejected.sum())
+    return (
+        f"NOTHING SERVED: {rejected} of {len(record.rejected)} request(s) rejected, none "
+        f"finished (a rejected request needs more than the {record.kv_capacity_tokens} KV "
+        "tokens the replica holds); raise the KV budget or shorten the requests"
+    )
+
+
 def _hit_rate(hits: NDArray[np.int8]) -> float:
     """Share of the admitted requests with a prefix that found it cached (NaN: none)."""
     counted = hits[hits >= 0]
@@ -206,6 +216,8 @@ def summarise(
         meets &= queue <= slo.queue_s
     span = float(np.nanmax(finish_s) - arrival[0]) if done.any() else math.nan
     sustainable, verdict = _sustainability(arrival, finish_s)
+    if not done.any() and record.rejected.any():
+        sustainable, verdict = False, _nothing_served(record)
     capacity = max(record.kv_capacity_tokens, 1)
     occupancy = record.kv_tokens / capacity
     durations = np.diff(record.timeline_s, append=record.timeline_s[-1:])
