@@ -3,6 +3,7 @@ with least-loaded routing, the fewest-pools search, and rate x policy sweeps."""
 
 import csv
 import json
+import re
 
 import numpy as np
 import pytest
