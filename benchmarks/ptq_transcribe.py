@@ -33,23 +33,11 @@ import csv
 import sys
 from pathlib import Path
 
+from scaling_law.ptq_data import PTQ_COLUMNS
+
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = ROOT / "data" / "scaling" / "ptq" / "published" / "ptq_overtrained.csv"
 DATE_READ = "2026-12-04"
-COLUMNS = (
-    "model",
-    "family",
-    "params",
-    "train_tokens",
-    "quant_type",
-    "bits_per_weight",
-    "bits_basis",
-    "ppl_16",
-    "ppl_quant",
-    "source",
-    "source_table",
-    "date_read",
-)
 
 #: Model: (family, parameters N, training tokens D). Cards: Llama 3.2 (1.23B, "up to 9T
 #: tokens"), Llama 3 / 3.1 ("over 15T"), Llama 2 (2.0T, arXiv 2307.09288 Table 1), Gemma 2
@@ -244,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     table = rows()
     with args.out.open("w", encoding="utf-8", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=COLUMNS, lineterminator="\n")
+        writer = csv.DictWriter(handle, fieldnames=PTQ_COLUMNS, lineterminator="\n")
         writer.writeheader()
         writer.writerows(table)
     print(f"wrote {len(table)} rows to {args.out}")
