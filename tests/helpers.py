@@ -3,7 +3,10 @@ config, a made-up power model, one serving replica of a model on a platform, and
 CLI run in-process with its output captured."""
 
 import contextlib
+import dataclasses
 import io
+
+import numpy as np
 
 from app import cli
 from genz import Parallelism
@@ -38,3 +41,15 @@ def run_cli(*argv: str) -> tuple[int, str, str]:
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = cli.main(list(argv))
     return code, out.getvalue(), err.getvalue()
+
+
+def assert_same_records(fast, slow) -> None:
+    """Every field of two `RunRecord`s equal: arrays in dtype, shape and value (NaN equal to
+    NaN), other fields by ``==``."""
+    for field in dataclasses.fields(slow):
+        a, b = getattr(fast, field.name), getattr(slow, field.name)
+        if isinstance(b, np.ndarray):
+            assert a.dtype == b.dtype and a.shape == b.shape, field.name
+            assert np.array_equal(a, b, equal_nan=True), field.name
+        else:
+            assert a == b, field.name

@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 import pytest
+from helpers import assert_same_records
 
 from genz import load_model, load_runtime, step_cost
 from roofline import load_platform
@@ -36,16 +37,6 @@ def both(monkeypatch, workload, cost, config, capacity, prefilled=False):
     slow = simulate_pool(workload, cost, config, capacity, prefilled=prefilled)
     monkeypatch.delenv(compiled.CORE_VARIABLE)
     return fast, slow
-
-
-def assert_same(fast, slow):
-    for field in dataclasses.fields(fast):
-        a, b = getattr(fast, field.name), getattr(slow, field.name)
-        if isinstance(b, np.ndarray):
-            assert a.dtype == b.dtype and a.shape == b.shape, field.name
-            assert np.array_equal(a, b, equal_nan=True), field.name
-        else:
-            assert a == b, field.name
 
 
 CASES = {
@@ -83,7 +74,7 @@ def test_compiled_clients_equal_python_clients(monkeypatch, name):
     config = SchedulerConfig(**scheduler)
     replica = build_replica(MODEL, PLATFORM, workload, config=config)
     fast, slow = both(monkeypatch, workload, replica.cost, config, replica.kv_capacity_tokens)
-    assert_same(fast, slow)
+    assert_same_records(fast, slow)
     if workload.max_concurrency is not None:
         assert slow.arrival_s is not None and np.ptp(slow.arrival_s) > 0
     if config.request_overhead_s:
@@ -100,7 +91,7 @@ def test_compiled_loop_equals_python_loop(monkeypatch, name):
         MODEL, PLATFORM, workload, config=config, runtime=load_runtime(runtime) if runtime else None
     )
     fast, slow = both(monkeypatch, workload, replica.cost, config, replica.kv_capacity_tokens)
-    assert_same(fast, slow)
+    assert_same_records(fast, slow)
     if name in ("recompute", "swap"):
         assert slow.preemptions.sum() > 0
     if name == "rejections":
@@ -124,7 +115,7 @@ def test_compiled_decode_pool_and_two_context_operators(monkeypatch):
     )
     config = SchedulerConfig(policy="chunked", max_batched_tokens=1024)
     fast, slow = both(monkeypatch, workload, cost, config, 60000, prefilled=True)
-    assert_same(fast, slow)
+    assert_same_records(fast, slow)
 
 
 def test_runs_it_does_not_cover_take_the_python_loop():

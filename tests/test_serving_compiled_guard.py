@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers import assert_same_records
 
 from genz import load_model
 from roofline import load_platform
@@ -98,17 +99,6 @@ def compiled_and_python(monkeypatch, run: Callable[[], Any]) -> tuple[Any, Any]:
     return fast, slow
 
 
-def assert_same(fast, slow):
-    """Every field of two `RunRecord`s equal (arrays: dtype, shape and values)."""
-    for field in dataclasses.fields(slow):
-        a, b = getattr(fast, field.name), getattr(slow, field.name)
-        if isinstance(b, np.ndarray):
-            assert a.dtype == b.dtype and a.shape == b.shape, field.name
-            assert np.array_equal(a, b, equal_nan=True), field.name
-        else:
-            assert a == b, field.name
-
-
 @pytest.mark.parametrize("preemption", ["swap", "recompute"])
 @pytest.mark.parametrize("policy", ["continuous", "chunked"])
 def test_one_replica_refuses_what_outgrows_the_cache(monkeypatch, policy, preemption):
@@ -121,7 +111,7 @@ def test_one_replica_refuses_what_outgrows_the_cache(monkeypatch, policy, preemp
     fast, slow = compiled_and_python(
         monkeypatch, lambda: simulate_pool(requests, cost, config, 1100)
     )
-    assert_same(fast, slow)
+    assert_same_records(fast, slow)
     assert len(requests) > 1 and slow.rejected.all() and (slow.preemptions == 1).all()
 
 
@@ -147,7 +137,7 @@ def test_the_growth_a_swap_needs_is_one_token(monkeypatch, extra, preemption, pr
     fast, slow = compiled_and_python(
         monkeypatch, lambda: simulate_pool(requests, cost, config, capacity)
     )
-    assert_same(fast, slow)
+    assert_same_records(fast, slow)
     assert slow.preemptions.tolist() == preempted and slow.rejected.tolist() == refused
 
 
@@ -168,7 +158,7 @@ def test_pools_refuse_what_outgrows_a_replica(monkeypatch, routing, prefilled):
         )
 
     fast, slow = compiled_and_python(monkeypatch, run)
-    assert_same(fast, slow)
+    assert_same_records(fast, slow)
     assert slow.rejected[[0, 2, 4, 6]].all() and not slow.rejected[[1, 3, 5, 7]].any()
     assert (slow.preemptions[[0, 2, 4, 6]] >= 1).all()
 
@@ -183,7 +173,7 @@ def test_closed_loop_clients_move_on_after_a_refusal(monkeypatch):
     fast, slow = compiled_and_python(
         monkeypatch, lambda: simulate_pool(requests, cost, config, 1100)
     )
-    assert_same(fast, slow)
+    assert_same_records(fast, slow)
     assert slow.rejected.tolist() == [True, False, True, False, False, False]
     assert np.isfinite(slow.finish_s[[1, 3, 4, 5]]).all() and np.ptp(slow.arrival_s) > 0
 
@@ -212,7 +202,7 @@ def test_closed_loop_pools_refuse_what_outgrows_the_decode_pool(monkeypatch, poo
 
     fast, slow = compiled_and_python(monkeypatch, run)
     for a, b in zip(fast, slow, strict=True):
-        assert_same(a, b)
+        assert_same_records(a, b)
     first, second = slow
     assert not first.rejected.any()
     assert second.rejected.tolist() == [True, False, True, False, False, True]
@@ -233,5 +223,5 @@ def test_one_token_blocks_readmit_a_victim_only_with_room_for_a_step(monkeypatch
     fast, slow = compiled_and_python(
         monkeypatch, lambda: ended(lambda: simulate_pool(requests, cost, config, 701))
     )
-    assert_same(fast, slow)
+    assert_same_records(fast, slow)
     assert not slow.rejected.any() and slow.preemptions.tolist() == [0, 1]

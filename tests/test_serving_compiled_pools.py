@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 import pytest
+from helpers import assert_same_records
 
 from genz import load_model, step_cost
 from roofline import InputError, load_platform
@@ -69,16 +70,6 @@ def python_loop(monkeypatch, run):
         monkeypatch.delenv(compiled.CORE_VARIABLE)
 
 
-def assert_same(fast, slow):
-    for field in dataclasses.fields(slow):
-        a, b = getattr(fast, field.name), getattr(slow, field.name)
-        if isinstance(b, np.ndarray):
-            assert a.dtype == b.dtype and a.shape == b.shape, field.name
-            assert np.array_equal(a, b, equal_nan=True), field.name
-        else:
-            assert a == b, field.name
-
-
 @pytest.mark.parametrize("kind", ["poisson", "all at once"])
 @pytest.mark.parametrize("preemption", ["recompute", "swap"])
 @pytest.mark.parametrize("policy", list(POLICIES))
@@ -93,7 +84,7 @@ def test_compiled_pool_equals_python_pool(monkeypatch, replicas, policy, preempt
         return simulate_pool(workload, replica.cost, config, TIGHT_KV, replicas=replicas)
 
     fast, slow = compiled_loop(monkeypatch, run), python_loop(monkeypatch, run)
-    assert_same(fast, slow)
+    assert_same_records(fast, slow)
     assert slow.preemptions.sum() > 0
     assert slow.kv_capacity_tokens == TIGHT_KV * replicas
 
@@ -116,7 +107,7 @@ def test_compiled_routing_and_front_end_equal_python(monkeypatch, routing):
         )
 
     fast, slow = compiled_loop(monkeypatch, run), python_loop(monkeypatch, run)
-    assert_same(fast, slow)
+    assert_same_records(fast, slow)
     assert slow.engine_arrival_s is not None
 
 
@@ -156,7 +147,7 @@ def test_compiled_disaggregated_pools_equal_python(monkeypatch, pools, kind):
 
     fast, slow = compiled_loop(monkeypatch, run), python_loop(monkeypatch, run)
     for part in ("prefill", "decode", "combined"):
-        assert_same(getattr(fast, part), getattr(slow, part))
+        assert_same_records(getattr(fast, part), getattr(slow, part))
     assert np.array_equal(fast.finish_s, slow.finish_s, equal_nan=True)
     assert slow.decode.preemptions.sum() > 0
 
@@ -204,7 +195,7 @@ def test_compiled_closed_loop_pools_equal_python(monkeypatch, name):
 
     fast, slow = compiled_loop(monkeypatch, run), python_loop(monkeypatch, run)
     for part in ("prefill", "decode", "combined"):
-        assert_same(getattr(fast, part), getattr(slow, part))
+        assert_same_records(getattr(fast, part), getattr(slow, part))
     assert slow.combined.arrival_s is not None and np.ptp(slow.combined.arrival_s) > 0
     assert slow.prefill.rejected.sum() > 0
     if decode_kv:
