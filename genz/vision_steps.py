@@ -3,7 +3,7 @@ request carrying ``images`` images runs the ViT tower and projector on them once
 step that starts its prefill (a chunked prefill: with its first chunk), ahead of the
 decoder's pass over its prompt (text plus ``images x tokens_per_image`` image tokens).
 
-`vision_steps` tabulates, for ``k`` requests starting their prefill in one step, the
+`vision_step_costs` tabulates, for ``k`` requests starting their prefill in one step, the
 tower's time, FLOP and bytes over their ``k x images`` images (`vision_step_times`: the
 time alone), costed as `genz.predict` costs the
 tower in a prefill pass (same operators, the resolved runtime profile's prefill terms;
@@ -52,7 +52,7 @@ class VisionSteps:
     bytes: NDArray[np.float64]
 
 
-def vision_steps(
+def vision_step_costs(
     model: ModelConfig,
     platform: Platform,
     images: int,
@@ -65,7 +65,7 @@ def vision_steps(
     each start their prefill, for ``k = 0 .. max_starts`` (module doc)."""
     image_tokens(model, images)
     if model.vision is None or not images:
-        raise InputError("vision_step_times needs a VLM and --images >= 1")
+        raise InputError("the vision tower's steps need a VLM and --images >= 1")
     scenario = Scenario(
         precision=precision or Precision(), parallelism=parallelism or Parallelism()
     )
@@ -107,6 +107,6 @@ def vision_step_times(
 ) -> NDArray[np.float64]:
     """Tower time of a step in which ``k`` requests of ``images`` images each start
     their prefill, seconds, for ``k = 0 .. max_starts`` (0 at ``k = 0``)."""
-    return vision_steps(
+    return vision_step_costs(
         model, platform, images, max_starts, precision, parallelism, runtime
     ).seconds

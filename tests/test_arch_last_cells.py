@@ -68,7 +68,7 @@ def test_an_idle_vlm_replicas_energy_counts_the_vision_tower_by_the_activity_mod
     activity model's alone."""
     import dataclasses
 
-    from genz import load_model, vision_steps
+    from genz import load_model, vision_step_costs
     from roofline import load_platform
     from search.serving import SLO, build_replica, run, synthetic_workload, with_images
 
@@ -79,7 +79,7 @@ def test_an_idle_vlm_replicas_energy_counts_the_vision_tower_by_the_activity_mod
     text = dataclasses.replace(images, images=0)  # the same prompt tokens, no tower
     with_tower = run(images, build_replica(model, h100, images), SLO()).economics
     without = run(text, build_replica(model, h100, text), SLO()).economics
-    tower, power = vision_steps(model, h100, 2, 1), h100.power_model
+    tower, power = vision_step_costs(model, h100, 2, 1), h100.power_model
     n = len(images)
     assert n >= 5
     active = power.j_per_flop * tower.flop[1] + power.j_per_byte * tower.bytes[1]

@@ -22,7 +22,7 @@ from genz import (
     mtp_draft,
     step_activation_bytes,
     step_cost,
-    vision_steps,
+    vision_step_costs,
 )
 from roofline import (
     InputError,
@@ -157,7 +157,7 @@ def build_replica(
     if stated is not None:
         capacity = stated
     if workload.images:  # a VLM's tower, in the step starting each prefill
-        tower = vision_steps(
+        tower = vision_step_costs(
             model, platform, workload.images, rows, precision, parallelism, runtime
         )
         cost = replace(
