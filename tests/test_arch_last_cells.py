@@ -4,6 +4,7 @@ serve's energy counts a VLM's vision tower, and scenario files take `-ngl` offlo
 from __future__ import annotations
 
 import json
+import re
 import shlex
 
 import pytest
@@ -87,3 +88,69 @@ def test_an_idle_vlm_replicas_energy_counts_the_vision_tower_by_the_activity_mod
     assert active > 1.0  # joules: ~0.8 TFLOP and 2.5 GB a request
     per_request = (with_tower.energy_j - without.energy_j) / n
     assert per_request == pytest.approx(active + idle, rel=1e-9)
+
+
+# -- predict --scenarios: gpu_layers / host_hw (llama.cpp -ngl) ---------------------------
+
+NGL_HEADER = "model,hw,batch,input_tokens,output_tokens,runtime,gpu_layers,host_hw\n"
+
+
+def test_scenario_rows_take_gpu_layers_and_equal_the_clis_predict(tmp_path, capsys):
+    from app.cli import main
+
+    rows = (
+        ("llama-3.1-8b", "h100-sxm", 2, 512, 64, "ideal", 16),
+        ("llama-3.1-8b", "h100-sxm", 1, 256, 32, "llama.cpp", 0),
+        ("llama-3.1-8b", "h100-sxm", 1, 256, 32, "llama.cpp", 32),
+    )
+    text = NGL_HEADER + "".join(f"{','.join(map(str, row))},xeon-8480\n" for row in rows)
+    text += "llama-3.1-8b,h100-sxm,2,512,64,ideal,,\n"  # no split: the grid's row as before
+    path = tmp_path / "ngl.csv"
+    path.write_text(text)
+    assert main(["predict", "--scenarios", str(path), "--json"]) == 0
+    results = json.loads(capsys.readouterr().out)
+    for result, (model, hw, batch, prompt, output, runtime, layers) in zip(
+        results, rows, strict=False
+    ):
+        assert "error" not in result, result
+        assert (result["gpu_layers"], result["host_hw"]) == (layers, "xeon-8480")
+        flags = ["--model", model, "--hw", hw, "--batch", str(batch), "--runtime", runtime]
+        flags += ["--input", str(prompt), "--output", str(output), "--wbits", "16"]
+        flags += ["--gpu-layers", str(layers), "--host-hw", "xeon-8480", "--json"]
+        assert main(["predict", *flags]) == 0
+        printed = json.loads(capsys.readouterr().out)["summary"]
+        for key in ("ttft_s", "tpot_s", "e2e_s"):
+            assert result[key] == pytest.approx(printed[key], rel=1e-9), key
+        assert result["fits"] == (printed["device_fits"] and printed["host_fits"])
+    assert results[1]["tpot_s"] > results[2]["tpot_s"]  # all on the CPU is slower
+    plain = results[3]
+    assert "gpu_layers" not in plain and plain["tpot_s"] < results[0]["tpot_s"]
+
+
+@pytest.mark.parametrize(
+    ("cells", "message"),
+    [
+        ("1,abc,xeon-8480", r"^gpu_layers must be an integer >= 0, got 'abc'$"),
+        ("1,99,xeon-8480", r"^gpu_layers must be an integer in \[0, 32\] \(layers of"),
+        ("1,8,", r"^gpu_layers and host_hw go together"),
+        ("1,,xeon-8480", r"^gpu_layers and host_hw go together"),
+        ("1,8,no-such-cpu", r"^host_hw: "),
+        ("2,8,xeon-8480", r"^gpu_layers models one device and its host: use tp = pp = ep = 1$"),
+    ],
+)
+def test_bad_gpu_layers_cells_are_the_rows_one_line_error(cells, message):
+    from calibration.scenarios import parse_scenarios, predict_scenarios
+
+    text = f"model,hw,tp,gpu_layers,host_hw\nllama-3.1-8b,h100-sxm,{cells}\n"
+    rows, errors = parse_scenarios(text)
+    found = list(errors.values()) or [r.get("error") for r in predict_scenarios(rows)]
+    assert len(found) == 1 and found[0] is not None
+    assert re.search(message, found[0]) and "\n" not in found[0]
+
+
+def test_gpu_layers_with_weight_offload_names_the_columns():
+    from calibration.scenarios import parse_scenarios, predict_scenarios
+
+    text = "model,hw,weight_offload,gpu_layers,host_hw\nllama-3.1-8b,h100-sxm,0.5,8,xeon-8480\n"
+    (result,) = predict_scenarios(parse_scenarios(text)[0])
+    assert result["error"] == "gpu_layers cannot be combined with weight_offload / kv_offload"
