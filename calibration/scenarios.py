@@ -13,6 +13,8 @@ Columns (header names; only ``model`` and ``hw`` are required)::
                                           (empty or 0: none), adapters (default 1),
                                           targets ``qkv+o`` (default; or a quoted
                                           ``"qkv,o"``) from qkv, o, ffn
+    gpu_layers, host_hw   llama.cpp -ngl partial offload (`scenario_offload`): layers
+                          on ``hw``, the rest on the host CPU preset or file; together
 
 A measurement file of ``codesign calibrate`` (`genz.measurements`) is a scenario file
 too: its measured columns (``batch_latency_s``, ``throughput_tok_s``, ``ttft_s``,
@@ -59,6 +61,13 @@ from roofline import InputError, Platform, csv_failure, load_platform, read_user
 from .intervals import INTERVAL_KINDS, Interval, prediction_intervals
 from .measurements import MAX_TEXT_CHARS, METRIC_LIMITS, PROVENANCE_COLUMNS
 from .measurements import METRICS as MEASURED_METRICS
+from .scenario_offload import (
+    GPU_LAYERS_COLUMN,
+    HOST_HW_COLUMN,
+    OFFLOAD_COLUMNS,
+    offload_cells,
+    offload_outputs,
+)
 
 #: Largest scenario file read, bytes.
 MAX_SCENARIO_BYTES = 50_000_000
@@ -102,6 +111,7 @@ COLUMNS = (
     *ARCHITECTURE_COLUMNS,
     *LORA_COLUMNS,
     LORA_TARGETS_COLUMN,
+    *OFFLOAD_COLUMNS,
     *NOTE_COLUMNS,
     *MEASURED_METRICS,
 )
@@ -153,6 +163,7 @@ def output_columns(header: tuple[str, ...] = ()) -> list[str]:
         if set(header) & {*LORA_COLUMNS, LORA_TARGETS_COLUMN}
         else []
     )
+    offload = list(OFFLOAD_COLUMNS) if set(header) & set(OFFLOAD_COLUMNS) else []
     notes = [name for name in NOTE_COLUMNS if name in header]
     measured = [f"measured_{name}" for name in MEASURED_METRICS if name in header]
     errors = [error for name, _, error in SCORED_TIMES if name in header]
@@ -160,6 +171,7 @@ def output_columns(header: tuple[str, ...] = ()) -> list[str]:
         "line",
         *INPUT_OUTPUTS,
         *lora,
+        *offload,
         *SCENARIO_OUTPUTS[:-1],
         *notes,
         *measured,
@@ -180,6 +192,10 @@ class ScenarioRow:
     notes: dict[str, str] = field(default_factory=dict)
     measured: dict[str, float] = field(default_factory=dict)
     lora_targets: tuple[str, ...] = DEFAULT_LORA_TARGETS
+    #: llama.cpp -ngl offload (`scenario_offload`): layers on ``hw`` (None: no split)
+    #: and the host platform computing the rest.
+    gpu_layers: int | None = None
+    host_hw: str = ""
 
 
 def parse_scenarios(
@@ -242,7 +258,10 @@ def _row(line: int, cells: dict[str, str | None], runtime: str | None) -> Scenar
     measured = {name: _measured(name, text(name)) for name in MEASURED_METRICS if text(name)}
     chosen = runtime or text("runtime") or "ideal"
     targets = _lora_targets(text(LORA_TARGETS_COLUMN))
-    return ScenarioRow(line, text("model"), text("hw"), chosen, values, notes, measured, targets)
+    gpu_layers, host = offload_cells(text(GPU_LAYERS_COLUMN), text(HOST_HW_COLUMN))
+    return ScenarioRow(
+        line, text("model"), text("hw"), chosen, values, notes, measured, targets, gpu_layers, host
+    )
 
 
 def _lora_targets(cell: str) -> tuple[str, ...]:
@@ -292,6 +311,19 @@ def predict_scenarios(rows: list[ScenarioRow]) -> list[dict[str, Any]]:
                 results[index]["error"] = str(error)
             continue
         indices = _check_meshes(results, rows, indices, model)
+        for index in indices:  # -ngl offload: one row at a time (`scenario_offload`)
+            layers = rows[index].gpu_layers
+            if layers is None:
+                continue
+            try:
+                results[index].update(
+                    _offload_row(cache, rows[index], layers, model, platform, runtime)
+                )
+            except InputError as error:
+                results[index]["error"] = str(error)
+        indices = [index for index in indices if rows[index].gpu_layers is None]
+        if not indices:
+            continue
         try:
             _fill(results, [rows[i] for i in indices], indices, model, platform, runtime)
         except InputError:  # isolate the rows the model rejects, one by one
@@ -331,6 +363,22 @@ def _variant(model: ModelConfig, mix: tuple[Any, ...]) -> ModelConfig:
     except InputError as error:  # genz names the CLI's flags; a file names its columns
         text = str(error).replace("--lora-rank", "lora_rank").replace("--lora-", "lora_")
         raise InputError(text) from None
+
+
+def _offload_row(
+    cache: dict[tuple[str, str], Any],
+    row: ScenarioRow,
+    gpu_layers: int,
+    model: ModelConfig,
+    platform: Platform,
+    runtime: RuntimeProfile,
+) -> dict[str, Any]:
+    """The predicted columns of a row with ``gpu_layers`` layers on ``platform``."""
+    try:
+        host = _cached(cache, "hw", row.host_hw, load_platform)
+    except InputError as error:
+        raise InputError(f"{HOST_HW_COLUMN}: {error}") from None
+    return offload_outputs(model, platform, host, row.values, gpu_layers, runtime)
 
 
 def _check_meshes(
@@ -454,6 +502,8 @@ def _echo(row: ScenarioRow) -> dict[str, Any]:
         echo[name] = None if np.isnan(value) else int(value)
     echo.update({name: int(row.values[name]) for name in LORA_COLUMNS})
     echo[LORA_TARGETS_COLUMN] = "+".join(row.lora_targets)
+    if row.gpu_layers is not None:  # (rows without a split keep their columns as before)
+        echo[GPU_LAYERS_COLUMN], echo[HOST_HW_COLUMN] = row.gpu_layers, row.host_hw
     echo.update(row.notes)
     echo.update({f"measured_{name}": value for name, value in row.measured.items()})
     return echo

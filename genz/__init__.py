@@ -96,7 +96,7 @@ if TYPE_CHECKING:
     )
     from .serving_steps import StepCost
     from .step_probes import step_activation_bytes, step_cost
-    from .vision_steps import image_tokens, vision_step_times
+    from .vision_steps import VisionSteps, image_tokens, vision_step_costs, vision_step_times
 
 __getattr__, __dir__ = lazy_exports(__name__, __file__)
 
@@ -140,6 +140,7 @@ __all__ = [
     "SpeculativeEstimate",
     "StepCost",
     "UseCase",
+    "VisionSteps",
     "WeightBitsSummary",
     "WeightFormat",
     "capacity_suggestions",
@@ -179,6 +180,7 @@ __all__ = [
     "tensor_parallel_degrees",
     "use_case",
     "variant_refusal",
+    "vision_step_costs",
     "vision_step_times",
     "weight_bytes_per_device",
     "with_gqa",

@@ -138,6 +138,9 @@ class StepCost:
     #: in a step where ``k`` requests start their prefill, by ``k`` (max_sequences + 1,);
     #: the serving loop adds them to that step (a step's first chunk: context = chunk).
     vision_s: NDArray[np.float64] | None = None
+    #: Per-device FLOP and bytes of that tower, by ``k``, shape (2, max_sequences + 1),
+    #: for the step's energy (`search.serving.records.StepLog.joined`).
+    vision_work: NDArray[np.float64] | None = None
     adapter_tables: NDArray[np.float64] | None = None
     adapter_weight_s: NDArray[np.float64] | None = None
     adapter_work: NDArray[np.float64] | None = None

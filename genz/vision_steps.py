@@ -3,8 +3,9 @@ request carrying ``images`` images runs the ViT tower and projector on them once
 step that starts its prefill (a chunked prefill: with its first chunk), ahead of the
 decoder's pass over its prompt (text plus ``images x tokens_per_image`` image tokens).
 
-`vision_step_times` tabulates, for ``k`` requests starting their prefill in one step,
-the tower's time over their ``k x images`` images, costed as `genz.predict` costs the
+`vision_step_costs` tabulates, for ``k`` requests starting their prefill in one step, the
+tower's time, FLOP and bytes over their ``k x images`` images (`vision_step_times`: the
+time alone), costed as `genz.predict` costs the
 tower in a prefill pass (same operators, the resolved runtime profile's prefill terms;
 the step's fixed cost is the step's, counted once by `genz.StepCost`)."""
 
@@ -39,7 +40,19 @@ def image_tokens(model: ModelConfig, images: int) -> int:
     return images * model.vision.tokens_per_image
 
 
-def vision_step_times(
+@dataclasses.dataclass(frozen=True)
+class VisionSteps:
+    """The vision tower of a step in which ``k`` requests start their prefill, by ``k =
+    0 .. max_starts`` (0 at ``k = 0``): ``seconds`` (s), per-device ``flop`` and
+    main-memory ``bytes`` (the tower's operators, all their runs), for the step's time
+    and its energy (`search.serving.energy`)."""
+
+    seconds: NDArray[np.float64]
+    flop: NDArray[np.float64]
+    bytes: NDArray[np.float64]
+
+
+def vision_step_costs(
     model: ModelConfig,
     platform: Platform,
     images: int,
@@ -47,12 +60,12 @@ def vision_step_times(
     precision: Precision | None = None,
     parallelism: Parallelism | None = None,
     runtime: RuntimeProfile | None = None,
-) -> NDArray[np.float64]:
-    """Tower time of a step in which ``k`` requests of ``images`` images each start
-    their prefill, seconds, for ``k = 0 .. max_starts`` (0 at ``k = 0``)."""
+) -> VisionSteps:
+    """Time and work of the tower in a step in which ``k`` requests of ``images`` images
+    each start their prefill, for ``k = 0 .. max_starts`` (module doc)."""
     image_tokens(model, images)
     if model.vision is None or not images:
-        raise InputError("vision_step_times needs a VLM and --images >= 1")
+        raise InputError("the vision tower's steps need a VLM and --images >= 1")
     scenario = Scenario(
         precision=precision or Precision(), parallelism=parallelism or Parallelism()
     )
@@ -73,7 +86,27 @@ def vision_step_times(
     tower = vision_ops(model.vision, shape, 1.0)
     ops = PassOps(tuple(tower), ("model",) * len(tower))
     cost = cost_phase(resolved, "prefill", ops, 0.0, batch)
-    # The tower's operators only: the step's fixed cost is counted by the step.
-    rows = np.asarray(cost.time_s, float)[: len(tower)]
-    times = np.broadcast_to(rows.reshape(len(tower), -1), (len(tower), len(starts)))
-    return np.where(starts > 0, times.sum(axis=0), 0.0)
+
+    def summed(per_operator: NDArray[np.float64]) -> NDArray[np.float64]:
+        # The tower's operators only: the step's fixed cost is counted by the step.
+        rows = np.asarray(per_operator, float)[: len(tower)]
+        table = np.broadcast_to(rows.reshape(len(tower), -1), (len(tower), len(starts)))
+        return np.where(starts > 0, table.sum(axis=0), 0.0)
+
+    return VisionSteps(summed(cost.time_s), summed(cost.flop), summed(cost.bytes))
+
+
+def vision_step_times(
+    model: ModelConfig,
+    platform: Platform,
+    images: int,
+    max_starts: int,
+    precision: Precision | None = None,
+    parallelism: Parallelism | None = None,
+    runtime: RuntimeProfile | None = None,
+) -> NDArray[np.float64]:
+    """Tower time of a step in which ``k`` requests of ``images`` images each start
+    their prefill, seconds, for ``k = 0 .. max_starts`` (0 at ``k = 0``)."""
+    return vision_step_costs(
+        model, platform, images, max_starts, precision, parallelism, runtime
+    ).seconds

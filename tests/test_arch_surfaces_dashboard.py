@@ -1,6 +1,6 @@
 """Issue 23's features in the dashboard: controls a model refuses are disabled with the
 reason shown (Zamba2's window and layer mix), window choices stay within the context,
-and the Serving page hides what `serve` lacks and passes samples, beams and offload."""
+and the Serving page offers and passes samples, beams, offload, images and LoRA."""
 
 from __future__ import annotations
 
@@ -49,15 +49,15 @@ def test_window_choices_stay_within_the_context():
     assert "attention_layers" not in {w.key for w in gemma.sidebar.selectbox}
 
 
-def test_serving_page_hides_what_serve_lacks_and_passes_samples_offload_and_window():
+def test_serving_page_offers_images_and_lora_and_passes_samples_offload_and_window():
     pytest.importorskip("search.serving")
     from app.dashboard.page_specs import PAGES
     from app.dashboard.serving_page import Pools, Traffic, replica_step_cost, serve_command
     from search.serving import SLO
 
     (serving,) = [spec for spec in PAGES if spec.title == "Serving"]
-    assert not serving.controls & {"images", "lora_rank"}
     wanted = {"parallel_samples", "beam_width", "weight_offload", "kv_offload", "sliding_window"}
+    wanted |= {"images", "lora_rank", "lora_adapters", "lora_targets"}
     assert wanted <= serving.controls
     chosen = Selection(
         model="mistral-7b", weight_offload=0.25, sliding_window=1024, parallel_samples=4

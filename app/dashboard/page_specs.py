@@ -59,15 +59,12 @@ PAGES = (
         EVERY_CONTROL - {"weight_bits", "dp"} - LORA_CONTROLS,  # `quantize` has no LoRA
         needs="search.bits.quantizer",
     ),
-    # Request lengths come from the page's traffic, the replica is one (no dp); `serve`
-    # has no image or LoRA option, so those controls are hidden (samples and beams are
-    # its --samples / --beams).
+    # Request lengths come from the page's traffic, the replica is one (no dp); samples,
+    # beams, images and LoRA are `serve`'s --samples / --beams / --images / --lora-*.
     PageSpec(
         "serving_page.py",
         "Serving",
-        EVERY_CONTROL
-        - {"batch", "input_tokens", "output_tokens", "use_case", "dp", "images"}
-        - LORA_CONTROLS,
+        EVERY_CONTROL - {"batch", "input_tokens", "output_tokens", "use_case", "dp"},
         needs="search.serving",
     ),
     # The space file names its own hardware, models and scenario (chosen in the sidebar).

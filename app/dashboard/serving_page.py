@@ -30,12 +30,13 @@ from app.dashboard.state import (
     Selection,
     build_model,
     build_platform,
+    lora_flags,
     runtime_flags,
     runtime_profile,
     use_cases,
 )
 from app.formatting import human_seconds
-from genz import Parallelism, Precision, StepCost, step_cost
+from genz import Parallelism, Precision, StepCost, image_tokens, step_cost
 from roofline import FLAG_BOUNDS, list_platforms
 from search.serving import (
     SLO,
@@ -49,6 +50,7 @@ from search.serving import (
     run_disaggregated,
     step_table_tokens,
     synthetic_workload,
+    with_images,
 )
 
 POLICY_LABELS = {
@@ -180,6 +182,9 @@ def simulate(
         prefix_zipf=traffic.prefix_zipf,
         seed=SEED,
     )
+    if selection.images:  # `serve --images`: a VLM's images in every prompt
+        per_image = image_tokens(build_model(selection), selection.images) // selection.images
+        workload = with_images(workload, selection.images, per_image)
     if selection.parallel_samples > 1 or selection.beam_width > 1:  # `serve --samples/--beams`
         workload = dataclasses.replace(
             workload, samples=selection.parallel_samples, beams=selection.beam_width
@@ -290,12 +295,15 @@ def serve_command(
     ):
         if count > 1:
             parts += [flag, str(count)]
+    if selection.images:
+        parts += ["--images", str(selection.images)]
     for flag, variant in (
         ("--sliding-window", selection.sliding_window),
         ("--attention-layers", selection.attention_layers),
     ):
         if variant is not None:
             parts += [flag, str(variant)]
+    parts += lora_flags(selection)
     parts += runtime_flags(selection)
     parts += ["--policy", policy, "--use-case", traffic.use_case, "--duration", f"{duration:g}"]
     parts += ["--rate", rate if isinstance(rate, str) else f"{rate:g}", "--seed", str(SEED)]

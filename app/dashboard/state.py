@@ -180,6 +180,21 @@ def build_platform(selection: Selection) -> Platform:
     )
 
 
+def lora_flags(selection: Selection) -> list[str]:
+    """``--lora-rank/--lora-adapters/--lora-targets`` of the selection's adapters (none
+    without a rank), as `predict` and `serve` take them."""
+    if not selection.lora_rank:
+        return []
+    return [
+        "--lora-rank",
+        str(selection.lora_rank),
+        "--lora-adapters",
+        str(selection.lora_adapters),
+        "--lora-targets",
+        selection.lora_targets,
+    ]
+
+
 def build_model(selection: Selection) -> ModelConfig:
     """The preset model, or the uploaded config (`model_from_hf_config`), with the
     selection's window size and attention layer count (`genz.with_layer_mix`)."""
@@ -342,10 +357,7 @@ def predict_command(selection: Selection, **replace: object) -> str:
     for name, axis in ARCHITECTURE_AXES.items():
         if values[name] is not None:
             parts += [axis.flag, _number(values[name])]
-    if selection.lora_rank:
-        parts += ["--lora-rank", str(selection.lora_rank)]
-        parts += ["--lora-adapters", str(selection.lora_adapters)]
-        parts += ["--lora-targets", selection.lora_targets]
+    parts += lora_flags(selection)
     parts += runtime_flags(selection)
     return " ".join(part if part.startswith("<") else shlex.quote(part) for part in parts)
 

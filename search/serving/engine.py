@@ -396,7 +396,9 @@ class _Engine:
             int(tokens), ctx, pairs, d, self.ctx_sum + d, d + len(done), d + len(chunks)
         )
         if self.cost.vision_s is not None:  # images: the tower runs with a first chunk
-            seconds += self.cost.vision_s[sum(1 for _, q, c in chunks if c == q)]
+            starts = sum(1 for _, q, c in chunks if c == q)
+            seconds += self.cost.vision_s[starts]
+            self.work.tower(starts)
         self.work.steps.extend(
             (seconds, int(tokens), ctx, pairs, d, self.ctx_sum + d, d + len(done))
         )

@@ -105,6 +105,14 @@ class StepLog:
         self.spool = Spool()
         self.steps = self.spool.buffer
         self.runs: list[tuple[NDArray[np.float64], int, NDArray[np.float64]]] = []
+        #: (single step, requests starting their prefill) of the steps that ran a VLM's
+        #: vision tower, flat (`tower`).
+        self.towers: list[int] = []
+
+    def tower(self, starts: int) -> None:
+        """The next single step logged runs the vision tower of ``starts`` requests
+        (`genz.StepCost.vision_work`): call before logging it."""
+        self.towers.extend(((self.spool.nbytes // 8 + len(self.steps)) // 7, starts))
 
     def add(
         self,
@@ -151,6 +159,8 @@ class StepLog:
             rows = single[a : a + WORK_SLICE]
             b = a + len(rows)
             flop[a:b], moved[a:b] = cost.step_work(*(rows[:, k] for k in range(1, 7)))
+        if cost.vision_work is not None:  # the tower's work, in the steps it ran
+            StepLog._add_towers(logs, cost.vision_work, flop, moved)
         if runs:
             seconds[first:] = np.concatenate([run[0] for run in runs])
             contexts = np.concatenate([run[2] for run in runs])
@@ -163,6 +173,23 @@ class StepLog:
                     zero, zero, zero, d, c, d
                 )
         return seconds, flop, moved
+
+    @staticmethod
+    def _add_towers(
+        logs: Sequence[StepLog],
+        work: NDArray[np.float64],
+        flop: NDArray[np.float64],
+        moved: NDArray[np.float64],
+    ) -> None:
+        """Add the tower's per-device FLOP and bytes (``work``, (2, starts + 1)) to the
+        single steps of ``logs`` that ran it (``flop`` / ``moved`` as `joined` orders
+        them)."""
+        offset = 0
+        for log in logs:
+            pairs = np.asarray(log.towers, np.int64).reshape(-1, 2)
+            np.add.at(flop, offset + pairs[:, 0], work[0][pairs[:, 1]])
+            np.add.at(moved, offset + pairs[:, 0], work[1][pairs[:, 1]])
+            offset += len(log.spool.array()) // 7
 
 
 def merged_timeline(timelines: Sequence[ArrayLike]) -> NDArray[np.float64]:

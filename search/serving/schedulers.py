@@ -22,7 +22,7 @@ from genz import (
     mtp_draft,
     step_activation_bytes,
     step_cost,
-    vision_step_times,
+    vision_step_costs,
 )
 from roofline import (
     InputError,
@@ -157,10 +157,12 @@ def build_replica(
     if stated is not None:
         capacity = stated
     if workload.images:  # a VLM's tower, in the step starting each prefill
-        vision = vision_step_times(
+        tower = vision_step_costs(
             model, platform, workload.images, rows, precision, parallelism, runtime
         )
-        cost = replace(cost, vision_s=vision)
+        cost = replace(
+            cost, vision_s=tower.seconds, vision_work=np.stack([tower.flop, tower.bytes])
+        )
     if config.chunk_overhead_s > 0:  # per sequence in every step (`SchedulerConfig`)
         cost = replace(cost, fixed_sequence_s=cost.fixed_sequence_s + config.chunk_overhead_s)
     if config.async_scheduling:  # host time overlaps device time (`SchedulerConfig`)
@@ -319,6 +321,7 @@ class _StaticReplica:
             seconds = cost.step_time(size * prompt, size * prompt, pairs, 0, 0, size, size)
             if cost.vision_s is not None:  # every request of the batch starts its prefill
                 seconds += cost.vision_s[size]
+                self.work.tower(size)
             self.work.add(seconds, size * prompt, size * prompt, pairs, 0, 0, size)
             t += seconds
             self.first[ids] = t
