@@ -68,6 +68,7 @@ ADDED_STEP_FIELDS: dict[str, Any] = {
     "state_pass_work": None,
     "lora_adapters": 0.0,
     "vision_s": None,
+    "vision_work": None,
     "adapter_tables": None,
     "adapter_weight_s": None,
     "adapter_work": None,
