@@ -5,7 +5,9 @@ expresses with `genz.predict_partial_offload` and no runtime profile (``--runtim
 ideal``: the presets' own efficiencies and kernel overheads), the device ``rtx-3090``
 and the host ``ryzen-7-3700x``, and prints per row the measured and predicted ms per
 generated token and ``predicted / measured - 1``, then the MAPE and bias by model and
-test. Nothing is fitted on these rows. The source has tg (generation) rows only.
+test. Nothing is fitted on these rows. The source has tg (generation) rows only. Last, a
+structure check that uses the measured endpoints (labelled; not a prediction): how far the
+intermediate rows are from the straight line between all-host and all-device.
 
     python benchmarks/ngl_validate.py
 """
@@ -98,6 +100,31 @@ def summary(scored: list[Scored]) -> dict[tuple[str, str], tuple[int, float, flo
     }
 
 
+def split_check(rows: list[dict[str, str]]) -> dict[str, tuple[int, float, float]]:
+    """Structure check, not a prediction: each model's intermediate rows (``-ngl`` 1..L-1)
+    against the straight line between its own measured all-host (``-ngl 0``) and
+    all-device (``-ngl L + 1``) times, the per-layer additivity `genz.partial_offload`
+    assumes. model -> (rows, MAPE, bias)."""
+    by_model: dict[str, dict[int, dict[str, str]]] = defaultdict(dict)
+    for row in rows:
+        if row["gpu_layers"]:
+            by_model[row["source_model"]][int(row["ngl"])] = row
+    out = {}
+    for model, by_ngl in by_model.items():
+        layers = int(next(iter(by_ngl.values()))["layers"])
+        host, device = float(by_ngl[0]["tpot_ms"]), float(by_ngl[layers + 1]["tpot_ms"])
+        errors = [
+            (host + n / layers * (device - host)) / float(by_ngl[n]["tpot_ms"]) - 1.0
+            for n in range(1, layers)
+        ]
+        out[model] = (
+            len(errors),
+            sum(map(abs, errors)) / len(errors),
+            sum(errors) / len(errors),
+        )
+    return out
+
+
 def main() -> None:
     scored, skipped = score(load_rows())
     print("model           test  ngl  --gpu-layers  measured ms  predicted ms   error")
@@ -116,6 +143,10 @@ def main() -> None:
     print("group            test  rows    MAPE    bias")
     for (group, test), (count, mape, bias) in sorted(summary(scored).items()):
         print(f"{group:<16} {test:<4} {count:>5} {mape:>7.1%} {bias:>+7.1%}")
+    print("\nstructure check (measured endpoints, not a prediction): -ngl 1..L-1 against")
+    print("the line between the measured -ngl 0 and -ngl L + 1 times")
+    for model, (count, mape, bias) in sorted(split_check(load_rows()).items()):
+        print(f"{model:<16} tg   {count:>5} {mape:>7.1%} {bias:>+7.1%}")
 
 
 if __name__ == "__main__":

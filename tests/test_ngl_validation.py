@@ -81,3 +81,22 @@ def test_benchmark_scores_only_expressible_rows() -> None:
     assert all_gpu.gpu_layers == 32
     assert all_gpu.predicted_ms < all_cpu.predicted_ms
     assert all_cpu.error == pytest.approx(all_cpu.predicted_ms / 110.77 - 1)
+
+
+def test_split_check_is_zero_on_a_straight_line() -> None:
+    bench = _load(ROOT / "benchmarks" / "ngl_validate.py", "ngl_validate")
+    rows = [
+        {"source_model": "m", "layers": "4", "ngl": str(n), "gpu_layers": g, "tpot_ms": t}
+        for n, g, t in (
+            (0, "0", "10"),
+            (1, "1", "8"),
+            (2, "2", "6"),
+            (3, "3", "4"),
+            (4, "", "99"),
+            (5, "4", "2"),
+        )
+    ]
+    assert bench.split_check(rows) == {"m": (3, 0.0, 0.0)}
+    rows[2]["tpot_ms"] = "5"  # line says 6 at n = 2: +20 %
+    count, mape, bias = bench.split_check(rows)["m"]
+    assert count == 3 and mape == pytest.approx(0.2 / 3) and bias == pytest.approx(0.2 / 3)
