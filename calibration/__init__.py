@@ -55,15 +55,9 @@ if TYPE_CHECKING:
     )
     from .profile_io import write_profile
     from .rows import measured_metrics
+    from .scenario_columns import SCENARIO_OUTPUTS, output_columns
     from .scenario_summary import source_summary
-    from .scenarios import (
-        SCENARIO_OUTPUTS,
-        ScenarioRow,
-        load_scenarios,
-        output_columns,
-        parse_scenarios,
-        predict_scenarios,
-    )
+    from .scenarios import ScenarioRow, load_scenarios, parse_scenarios, predict_scenarios
     from .store import SourceInfo, StoredRow, load_store, load_tagged_measurements
     from .transfer_export import (
         TransferExport,
