@@ -1,6 +1,6 @@
-"""README's Commands table, re-checked (issue #25): every command in it parses as written
-and with ``--json``, the quick ones run to a finite JSON answer, and bad input to any of
-them exits 2 with one line."""
+"""README's Commands table and the full one in docs/cli.md ("One question, one command"),
+re-checked (issue #25): every command in them parses as written and with ``--json``, the
+quick ones run to a finite JSON answer, and bad input to any of them exits 2 with one line."""
 
 from __future__ import annotations
 
@@ -14,10 +14,19 @@ from fuzzing import check_answer, run_case
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
-COMMANDS = [
-    shlex.split(found)[1:]
-    for found in re.findall(r"^\|[^|]*\| `codesign ([^`]*)`", README, re.MULTILINE)
-    for found in [f"codesign {found}"]
+#: The command reference's "One question, one command" table, README's table in full.
+CLI_DOCS = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+
+
+def _table_commands(text: str) -> list[list[str]]:
+    """The argv of every ``| question | `codesign ...` |`` row of ``text``."""
+    found = re.findall(r"^\|[^|]*\| `codesign ([^`]*)`", text, re.MULTILINE)
+    return [shlex.split(f"codesign {command}")[1:] for command in found]
+
+
+README_COMMANDS = _table_commands(README)
+COMMANDS = README_COMMANDS + [
+    argv for argv in _table_commands(CLI_DOCS) if argv not in README_COMMANDS
 ]
 #: Commands that finish in well under a second: run to the end with --json.
 QUICK = {"hw", "roofline", "models", "predict", "speculate", "disagg", "oicf"}
@@ -32,7 +41,8 @@ def _id(argv: list[str]) -> str:
 def test_the_table_lists_every_command():
     from app.cli.commands import COMMANDS as REGISTERED
 
-    assert {argv[0] for argv in COMMANDS} == set(REGISTERED)
+    assert {argv[0] for argv in README_COMMANDS} == set(REGISTERED)
+    assert all(argv in _table_commands(CLI_DOCS) for argv in README_COMMANDS)  # the full one
 
 
 @pytest.mark.parametrize("argv", [a for a in COMMANDS if a[0] != "app"], ids=_id)
