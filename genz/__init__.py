@@ -96,7 +96,8 @@ if TYPE_CHECKING:
     )
     from .serving_steps import StepCost
     from .step_probes import step_activation_bytes, step_cost
-    from .vision_steps import VisionSteps, image_tokens, vision_step_costs, vision_step_times
+    from .vision import image_tokens
+    from .vision_steps import VisionSteps, vision_step_costs
 
 __getattr__, __dir__ = lazy_exports(__name__, __file__)
 
@@ -181,7 +182,6 @@ __all__ = [
     "use_case",
     "variant_refusal",
     "vision_step_costs",
-    "vision_step_times",
     "weight_bytes_per_device",
     "with_gqa",
     "with_layer_mix",

@@ -43,6 +43,7 @@ from .runtime import RuntimeProfile
 from .runtime_cost import cost_passes
 from .scenario import Scenario
 from .scenario_checks import check_layer_bits, check_parallelism
+from .vision import image_tokens
 from .vision_ops import vision_ops
 from .windows import decode_mean_keys, prefill_means
 
@@ -219,11 +220,8 @@ def predict(
     check_parallelism(model, scenario.parallelism)
     check_layer_bits(model, scenario.precision)
     if scenario.images:  # image tokens join the prompt (genz.vision)
-        if model.vision is None:
-            raise InputError(f"--images: {model.name} has no vision encoder (vision_config)")
         scenario = dataclasses.replace(
-            scenario,
-            input_tokens=scenario.input_tokens + scenario.images * model.vision.tokens_per_image,
+            scenario, input_tokens=scenario.input_tokens + image_tokens(model, scenario.images)
         )
     patterns = layer_bit_patterns(model, scenario.precision)
     evaluations = [

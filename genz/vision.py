@@ -11,9 +11,12 @@ The tower's parameters count in the model-level ``embedding`` weight group.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from roofline import InputError
+
+if TYPE_CHECKING:
+    from .model import ModelConfig
 
 VISION_KEYS = ("hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size")
 
@@ -94,3 +97,15 @@ def vision_from_config(config: dict[str, Any], text_hidden: int, origin: str) ->
         text_hidden_size=text_hidden,
         projector_layers=projector,
     )
+
+
+def image_tokens(model: ModelConfig, images: int) -> int:
+    """Prompt tokens ``images`` images add to a request of ``model`` (a one-line error
+    naming ``--images`` for a model without a vision encoder, as `genz.predict`)."""
+    if isinstance(images, bool) or not isinstance(images, int) or images < 0:
+        raise InputError(f"--images must be an integer >= 0, got {images!r}")
+    if not images:
+        return 0
+    if model.vision is None:
+        raise InputError(f"--images: {model.name} has no vision encoder (vision_config)")
+    return images * model.vision.tokens_per_image

@@ -4,9 +4,8 @@ step that starts its prefill (a chunked prefill: with its first chunk), ahead of
 decoder's pass over its prompt (text plus ``images x tokens_per_image`` image tokens).
 
 `vision_step_costs` tabulates, for ``k`` requests starting their prefill in one step, the
-tower's time, FLOP and bytes over their ``k x images`` images (`vision_step_times`: the
-time alone), costed as `genz.predict` costs the
-tower in a prefill pass (same operators, the resolved runtime profile's prefill terms;
+tower's time, FLOP and bytes over their ``k x images`` images, costed as `genz.predict`
+costs the tower in a prefill pass (same operators, the resolved runtime profile's prefill terms;
 the step's fixed cost is the step's, counted once by `genz.StepCost`)."""
 
 from __future__ import annotations
@@ -25,19 +24,8 @@ from .resolved import resolve
 from .runtime import RuntimeProfile
 from .runtime_cost import cost_phase
 from .scenario import Parallelism, Precision, Scenario
+from .vision import image_tokens
 from .vision_ops import vision_ops
-
-
-def image_tokens(model: ModelConfig, images: int) -> int:
-    """Prompt tokens ``images`` images add to a request of ``model`` (a one-line error
-    naming ``--images`` for a model without a vision encoder, as `genz.predict`)."""
-    if isinstance(images, bool) or not isinstance(images, int) or images < 0:
-        raise InputError(f"--images must be an integer >= 0, got {images!r}")
-    if not images:
-        return 0
-    if model.vision is None:
-        raise InputError(f"--images: {model.name} has no vision encoder (vision_config)")
-    return images * model.vision.tokens_per_image
 
 
 @dataclasses.dataclass(frozen=True)
@@ -94,19 +82,3 @@ def vision_step_costs(
         return np.where(starts > 0, table.sum(axis=0), 0.0)
 
     return VisionSteps(summed(cost.time_s), summed(cost.flop), summed(cost.bytes))
-
-
-def vision_step_times(
-    model: ModelConfig,
-    platform: Platform,
-    images: int,
-    max_starts: int,
-    precision: Precision | None = None,
-    parallelism: Parallelism | None = None,
-    runtime: RuntimeProfile | None = None,
-) -> NDArray[np.float64]:
-    """Tower time of a step in which ``k`` requests of ``images`` images each start
-    their prefill, seconds, for ``k = 0 .. max_starts`` (0 at ``k = 0``)."""
-    return vision_step_costs(
-        model, platform, images, max_starts, precision, parallelism, runtime
-    ).seconds

@@ -13,7 +13,7 @@ from app.cli import main
 from genz import Scenario, load_model, load_runtime, predict, step_cost, with_lora
 from genz.adapter_steps import adapters_touched
 from genz.params import lora_params
-from genz.vision_steps import vision_step_times
+from genz.vision_steps import vision_step_costs
 
 LENGTHS = ["--input", "1024", "--output", "64", "--length-cv", "0"]
 LORAS = [(16, 8, ("qkv", "o"), None), (64, 100, ("qkv", "o", "ffn"), "vllm")]
@@ -127,7 +127,7 @@ def test_chunked_prefill_runs_the_tower_once_with_the_first_chunk(h100):
     chunked = ["--policy", "chunked", "--max-batched-tokens", "512"]
     images = _vlm("--images", "2", *chunked)
     text = _serve("--model", "llava-1.5-7b", "--input", str(200 + 2 * 576), *chunked)
-    tower = vision_step_times(load_model("llava-1.5-7b"), h100, 2, 1)[1]
+    tower = vision_step_costs(load_model("llava-1.5-7b"), h100, 2, 1).seconds[1]
     assert tower > 0
     assert images["ttft_s_p50"] - text["ttft_s_p50"] == pytest.approx(tower, rel=1e-9)
 
