@@ -67,27 +67,23 @@ def mode_widgets(bar: Any, model: ModelConfig, controls: frozenset[str]) -> None
     # those with state-space or linear-attention layers too), disabled with the model's
     # one-line refusal when it takes no value (Zamba2's shared blocks, a parallel hybrid).
     if "sliding_window" in shown and model.num_attention_layers:
-        box.selectbox(
-            WINDOW_LABEL,
-            [MODEL_OWN, *_window_options(model)],
-            key="sliding_window",
-            disabled=window_refusal is not None,
-            help=window_refusal,
+        _refusable_select(
+            box, WINDOW_LABEL, _window_options(model), "sliding_window", window_refusal
         )
-        if window_refusal:
-            box.caption(f"{WINDOW_LABEL}: {window_refusal}")
     if "attention_layers" in shown and model.num_attention_layers and model.num_state_layers:
-        box.selectbox(
-            MIX_LABEL,
-            [MODEL_OWN, *_mix_options(model)],
-            key="attention_layers",
-            disabled=mix_refusal is not None,
-            help=mix_refusal,
-        )
-        if mix_refusal:
-            box.caption(f"{MIX_LABEL}: {mix_refusal}")
+        _refusable_select(box, MIX_LABEL, _mix_options(model), "attention_layers", mix_refusal)
     if "lora_rank" in shown:
         _lora_widgets(box, model, lora_refusal)
+
+
+def _refusable_select(
+    box: Any, label: str, options: tuple[int, ...], key: str, refusal: str | None
+) -> None:
+    """A selectbox of the model's own value and ``options``, disabled with ``refusal``
+    (the model's one-line reason, also shown as a caption) when the model takes none."""
+    box.selectbox(label, [MODEL_OWN, *options], key=key, disabled=refusal is not None, help=refusal)
+    if refusal:
+        box.caption(f"{label}: {refusal}")
 
 
 def _window_options(model: ModelConfig) -> tuple[int, ...]:
