@@ -70,6 +70,27 @@ def python_loop(monkeypatch, run):
         monkeypatch.delenv(compiled.CORE_VARIABLE)
 
 
+def disaggregated_both_ways(monkeypatch, workload, prefill, decode, pools):
+    """The disaggregated run on the compiled and on the Python loop, with every record of
+    both pools and the combined one equal; (compiled, Python) results."""
+    link = kv_link(prefill, decode, *pools)
+
+    def run():
+        return simulate_disaggregated(
+            workload,
+            prefill,
+            decode,
+            link=link,
+            prefill_replicas=pools[0],
+            decode_replicas=pools[1],
+        )
+
+    fast, slow = compiled_loop(monkeypatch, run), python_loop(monkeypatch, run)
+    for part in ("prefill", "decode", "combined"):
+        assert_same_records(getattr(fast, part), getattr(slow, part))
+    return fast, slow
+
+
 @pytest.mark.parametrize("kind", ["poisson", "all at once"])
 @pytest.mark.parametrize("preemption", ["recompute", "swap"])
 @pytest.mark.parametrize("policy", list(POLICIES))
@@ -133,21 +154,7 @@ def test_compiled_disaggregated_pools_equal_python(monkeypatch, pools, kind):
         ),
         kv_capacity_tokens=TIGHT_KV,
     )
-    link = kv_link(prefill, decode, *pools)
-
-    def run():
-        return simulate_disaggregated(
-            workload,
-            prefill,
-            decode,
-            link=link,
-            prefill_replicas=pools[0],
-            decode_replicas=pools[1],
-        )
-
-    fast, slow = compiled_loop(monkeypatch, run), python_loop(monkeypatch, run)
-    for part in ("prefill", "decode", "combined"):
-        assert_same_records(getattr(fast, part), getattr(slow, part))
+    fast, slow = disaggregated_both_ways(monkeypatch, workload, prefill, decode, pools)
     assert np.array_equal(fast.finish_s, slow.finish_s, equal_nan=True)
     assert slow.decode.preemptions.sum() > 0
 
@@ -181,21 +188,7 @@ def test_compiled_closed_loop_pools_equal_python(monkeypatch, name):
     if decode_kv:
         decode = dataclasses.replace(decode, kv_capacity_tokens=decode_kv)
     prefill = dataclasses.replace(prefill, kv_capacity_tokens=28000)
-    link = kv_link(prefill, decode, *pools)
-
-    def run():
-        return simulate_disaggregated(
-            workload,
-            prefill,
-            decode,
-            link=link,
-            prefill_replicas=pools[0],
-            decode_replicas=pools[1],
-        )
-
-    fast, slow = compiled_loop(monkeypatch, run), python_loop(monkeypatch, run)
-    for part in ("prefill", "decode", "combined"):
-        assert_same_records(getattr(fast, part), getattr(slow, part))
+    _, slow = disaggregated_both_ways(monkeypatch, workload, prefill, decode, pools)
     assert slow.combined.arrival_s is not None and np.ptp(slow.combined.arrival_s) > 0
     assert slow.prefill.rejected.sum() > 0
     if decode_kv:
