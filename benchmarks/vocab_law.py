@@ -17,7 +17,10 @@ scored, `scaling_law.vocab_fit`):
    ten runs from their mean). Models: the base law plus the fitted term; the base law
    alone (what the shipped law says a vocabulary change does); no vocabulary effect at all;
 2. the same leave-one-architecture-out error per family;
-3. the term fitted on all runs and its optimal vocabulary per family.
+3. the term fitted on all runs and its optimal vocabulary per family;
+4. the same term with the optimum growing with training tokens D instead of N (the sweep
+   cannot tell them apart: D grows as N^1.09 across its families), and the optimal
+   vocabulary of each at Qwen2.5-0.5B's size at 10B and 18T tokens.
 
 With ``--out`` the term is refitted on ``--bootstrap`` resamples (runs drawn with
 replacement within each family, ``--seed``), paired with the base law's samples, and the
@@ -36,6 +39,8 @@ from pathlib import Path
 import numpy as np
 
 from scaling_law import (
+    VocabRuns,
+    VocabTerm,
     attach_vocab_term,
     bootstrap_terms,
     fit_vocab_term,
@@ -55,6 +60,20 @@ SOURCE = {
     "path": "exp_data.csv",
     "commit": "6701cc202af8b075a46eef8e9d263b3f2ebe012c",
 }
+
+
+#: Qwen2.5-0.5B (24 x 896, 14 / 2 heads of 64, SwiGLU 4,864): non-embedding parameters, and
+#: the co-design's token settings (the seed paper's 10B, Qwen2.5's 18T).
+QWEN_NON_EMBEDDING = 357_870_464.0
+QWEN_TOKENS = (1e10, 1.8e13)
+
+
+def within_rmse(runs: VocabRuns, offsets: np.ndarray, term: VocabTerm, size: np.ndarray) -> float:
+    """In-sample RMSE of the within-family deviations with ``term`` growing with ``size``."""
+    family = runs.family_index
+    residual = runs.loss - offsets - term(runs.architecture.vocab, size)
+    means = np.bincount(family, weights=residual) / np.bincount(family)
+    return float(np.sqrt(np.mean((residual - means[family]) ** 2)))
 
 
 def summary(errors: np.ndarray) -> dict[str, float]:
@@ -120,6 +139,20 @@ def main() -> None:
         f"\n   term: curvature {term.curvature:.4f} nats per (ln V)^2, V* = "
         f"{term.optimum:,.0f} (N / 1e8)^{term.exponent:.3f}"
     )
+    by_tokens = fit_vocab_term(runs, offsets, size=runs.tokens)
+    print(
+        "\n4. does the optimum grow with N or with D? (the sweep moves them together)\n"
+        f"   with N: in-sample RMSE {within_rmse(runs, offsets, term, params):.4f} nats; "
+        f"with D: {within_rmse(runs, offsets, by_tokens, runs.tokens):.4f} nats "
+        f"(V* = {by_tokens.optimum:,.0f} (D / 1e8)^{by_tokens.exponent:.3f})"
+    )
+    for tokens in QWEN_TOKENS:
+        with_n = optimal_vocab(QWEN_NON_EMBEDDING, term.optimum, term.exponent)
+        with_d = optimal_vocab(tokens, by_tokens.optimum, by_tokens.exponent)
+        print(
+            f"   Qwen2.5-0.5B's size ({QWEN_NON_EMBEDDING:.3g} non-embedding) at {tokens:.3g} "
+            f"tokens: V* = {float(with_n):,.0f} (with N) or {float(with_d):,.0f} (with D)"
+        )
     if args.out is None:
         return
     samples = bootstrap_terms(runs, offsets, args.bootstrap, args.seed)

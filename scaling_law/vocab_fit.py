@@ -133,8 +133,13 @@ def base_offsets(law: ScalingLaw, runs: VocabRuns) -> Array:
     return predict_loss(law, runs.architecture, runs.tokens)
 
 
-def fit_vocab_term(runs: VocabRuns, offsets: Array) -> VocabTerm:
-    """Least-squares term on the within-family differences of ``runs.loss - offsets``."""
+def fit_vocab_term(runs: VocabRuns, offsets: Array, size: Array | None = None) -> VocabTerm:
+    """Least-squares term on the within-family differences of ``runs.loss - offsets``.
+
+    ``size``: what the optimum grows with, per run (default the non-embedding parameter
+    count, the law's `VocabTerm`; e.g. ``runs.tokens`` to ask whether the data can tell
+    N from D). The optimum is reported at ``size = 1e8``.
+    """
     from scipy.optimize import minimize  # here: importing the package (pages, CLI) skips scipy
 
     family = runs.family_index
@@ -142,7 +147,8 @@ def fit_vocab_term(runs: VocabRuns, offsets: Array) -> VocabTerm:
         raise InputError("the vocabulary term needs >= 3 runs in every family")
     target = _demean(runs.loss - offsets, family)
     log_vocab = np.log(np.asarray(runs.architecture.vocab, float))
-    log_size = np.log(runs.non_embedding_params / VOCAB_PARAMS_REFERENCE)
+    grows_with = runs.non_embedding_params if size is None else np.asarray(size, float)
+    log_size = np.log(grows_with / VOCAB_PARAMS_REFERENCE)
 
     def profile(point: Array) -> tuple[float, float]:
         centre = point[0] + point[1] * log_size

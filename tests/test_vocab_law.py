@@ -90,6 +90,10 @@ def test_the_fit_recovers_a_known_term(runs) -> None:
     assert fitted.curvature == pytest.approx(truth.curvature, rel=0.01)
     assert fitted.optimum == pytest.approx(truth.optimum, rel=0.02)
     assert fitted.exponent == pytest.approx(truth.exponent, abs=0.01)
+    # another size variable (10 x N) moves only the optimum reported at size 1e8
+    scaled = fit_vocab_term(synthetic, offsets, size=runs.non_embedding_params * 10.0)
+    assert scaled.curvature == pytest.approx(fitted.curvature, rel=1e-3)
+    assert scaled.optimum == pytest.approx(fitted.optimum / 10.0**fitted.exponent, rel=1e-2)
 
 
 def test_held_out_the_term_beats_the_base_law_alone_as_recorded(runs, laws) -> None:
