@@ -19,6 +19,9 @@ Every fitted law records its data domain; predictions outside it are flagged
 post-training quantisation term (`ptq_loss_penalty`); `training_flops` and
 `training_seconds` estimate training cost from a peak FLOP/s and an MFU; `MfuModel`
 (`load_mfu_model`, fitted on the Gemstones step times) makes the MFU follow width and depth.
+The vocabulary term (`fit_vocab_term` on Tao et al.'s sweep, `load_vocab_runs`;
+`attach_vocab_term` adds it to a shape law as form ``chinchilla-shape-vocab``) prices the
+vocabulary inside the sweep's range.
 """
 
 from .architecture import Architecture, ParameterCounts, count_parameters
@@ -83,6 +86,16 @@ from .training_time import (
     training_flops,
     training_seconds,
 )
+from .vocab_fit import (
+    VocabRuns,
+    VocabTerm,
+    bootstrap_terms,
+    fit_vocab_term,
+    held_out_errors,
+    load_vocab_runs,
+)
+from .vocab_form import CHINCHILLA_SHAPE_VOCAB, optimal_vocab, vocab_term
+from .vocab_law import attach_vocab_term
 
 __all__ = [
     "ARCHITECTURE_DIMENSIONS",
@@ -90,6 +103,7 @@ __all__ = [
     "CHINCHILLA",
     "CHINCHILLA_SHAPE",
     "CHINCHILLA_SHAPE_BETA_PRIOR",
+    "CHINCHILLA_SHAPE_VOCAB",
     "COLUMNS",
     "DEFAULT_PTQ",
     "DEFAULT_REFERENCE_BITS",
@@ -117,8 +131,12 @@ __all__ = [
     "ResidualReport",
     "ScalingData",
     "ScalingLaw",
+    "VocabRuns",
+    "VocabTerm",
     "architecture_dimensions",
     "architecture_training_flops",
+    "attach_vocab_term",
+    "bootstrap_terms",
     "check_output_path",
     "compute_optimal",
     "count_parameters",
@@ -130,7 +148,9 @@ __all__ = [
     "fit_mfu",
     "fit_pooled_law",
     "fit_ptq",
+    "fit_vocab_term",
     "get_form",
+    "held_out_errors",
     "implied_mfu",
     "law_from_dict",
     "law_inputs",
@@ -144,7 +164,9 @@ __all__ = [
     "load_ptq_ensemble",
     "load_ptq_rows",
     "load_scaling_csv",
+    "load_vocab_runs",
     "mfu_leave_one_out",
+    "optimal_vocab",
     "per_dataset_form",
     "pool_tables",
     "power_sum_form",
@@ -163,4 +185,5 @@ __all__ = [
     "training_flops",
     "training_seconds",
     "unpriced_dimensions",
+    "vocab_term",
 ]

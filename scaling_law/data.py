@@ -190,7 +190,9 @@ class ScalingData:
         gamma_w: float = KUMAR_GAMMA_W,
         reference_bits: float = DEFAULT_REFERENCE_BITS,
     ) -> dict[str, Array]:
-        """Feature arrays for a `LawForm`: ``params`` (N_eff), ``tokens`` and shape ratios.
+        """Feature arrays for a `LawForm`: ``params`` (N_eff), ``tokens``; when the
+        columns give an architecture also width, depth, shape ratios, ``vocab`` and
+        ``non_embedding_params``.
 
         N is the ``params`` column or the count from the architecture columns
         (``include_embeddings``, ``moe_parameters`` choose the convention); D is the
@@ -230,6 +232,8 @@ class ScalingData:
                 aspect_ratio=arch.aspect_ratio,
                 ffn_ratio=arch.ffn_ratio,
                 gqa_ratio=arch.gqa_ratio,
+                vocab=np.asarray(arch.vocab, dtype=float),
+                non_embedding_params=arch.counts().select(False, moe_parameters),
             )
         return features
 

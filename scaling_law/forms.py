@@ -50,6 +50,8 @@ FEATURE_NAMES = (
     "aspect_ratio",
     "ffn_ratio",
     "gqa_ratio",
+    "vocab",
+    "non_embedding_params",
     "dataset",
 )
 

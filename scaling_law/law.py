@@ -192,6 +192,13 @@ def law_inputs(
             ffn_ratio=architecture.ffn_ratio,
             gqa_ratio=architecture.gqa_ratio,
         )
+        if "vocab" in form.required_features:
+            features.update(
+                vocab=np.asarray(architecture.vocab, dtype=float),
+                non_embedding_params=architecture.counts().select(
+                    False, moe_parameters or law.moe_parameters
+                ),
+            )
     try:
         arrays = np.broadcast_arrays(*features.values())
     except ValueError:
