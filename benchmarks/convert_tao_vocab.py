@@ -2,8 +2,10 @@
 Larger Models Deserve Larger Vocabularies", NeurIPS 2024, arXiv 2407.13623; repository
 sail-sg/scaling-with-vocab) into one row per finished training run.
 
-Input: ``data/scaling/vocab/tao2024_exp_data.csv``, an unchanged copy of the repository's
-``exp_data.csv`` (commit 6701cc20): 1,200 rows = 60 runs (6 model families x 10 vocabulary
+Input: the repository's ``exp_data.csv`` at commit 6701cc20 (``--source``: a checkout or
+``git show 6701cc20:exp_data.csv`` of sail-sg/scaling-with-vocab; the repository has no
+licence file, so the raw file is not redistributed here, only the 60 finished-run values
+transcribed from it with their line numbers): 1,200 rows = 60 runs (6 model families x 10 vocabulary
 sizes, 4,096-96,256) x 20 evaluation points along each run's cosine schedule. A run is the
 group of rows sharing ``(embed_dim, Non_vocab_parameters, vocab_size)``; its finished loss
 is the row with the most FLOPs (the end of the schedule: the learning rate has decayed to
@@ -13,7 +15,7 @@ embed_dim) D``. The architecture of each family (layers, heads, FFN width) comes
 ``tao2024_families.json`` (the repository's model configs). The loss is the source's
 ``Lossu``: unigram-normalised validation loss on SlimPajama, nats per token (negative).
 
-Run: ``python benchmarks/convert_tao_vocab.py`` (writes ``data/scaling/vocab/tao2024_runs.csv``;
+Run: ``python benchmarks/convert_tao_vocab.py --source exp_data.csv`` (writes ``data/scaling/vocab/tao2024_runs.csv``;
 ``--check`` compares instead of writing). Nothing is downloaded.
 """
 
@@ -91,7 +93,9 @@ def render(rows: list[dict[str, object]]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--source", type=Path, default=FOLDER / "tao2024_exp_data.csv")
+    parser.add_argument(
+        "--source", type=Path, required=True, help="exp_data.csv of sail-sg/scaling-with-vocab"
+    )
     parser.add_argument("--families", type=Path, default=FOLDER / "tao2024_families.json")
     parser.add_argument("--out", type=Path, default=FOLDER / "tao2024_runs.csv")
     parser.add_argument("--check", action="store_true", help="compare with --out, write nothing")
