@@ -17,11 +17,10 @@ each copied by hand from the public source named with it and never edited:
   ``QError = PPL(Q) / PPL(fp16) - 1``.
 * ``LLAMA31_8B``: ik_llama.cpp PR #83 (2024-10-09, same mirror, ``83 - New SOTA
   quantization_ 4.25 bpw IQ4_KS.md``): LLaMA-3.1-8B, ``Qerr(IQ4_XS)`` (mainline type).
-* ``QWEN2``: the Qwen team's own table in its Qwen2 GGUF model cards ("Evaluation":
-  llama.cpp ``llama-perplexity`` on wikitext, one set-up for every size; added to
-  ``Qwen/Qwen2-0.5B-Instruct-GGUF`` README by commit b182c764, the same table in the
-  1.5B / 7B / 72B cards): Qwen2-Instruct 0.5B, 1.5B, 7B, 72B at fp16 and eight llama.cpp
-  types (the 57B-A14B MoE row and the one-model iq1_m column are not taken).
+* ``ptq_gguf_tables.py`` (issue #27 round 3): llama.cpp tables of several sizes of one
+  family: the Qwen team's Qwen2-Instruct 0.5B-72B card table, ThomasBaruzier's
+  Qwen2.5-Instruct 0.5B / 1.5B / 32B and Llama-3.3-70B-Instruct tables, dranger003's
+  Llama-3 70B table (llama.cpp PR #6745), the LLaMA-1 7B / 13B k-quants of PR #1684.
 
 Sources quoting only the ratio give ``ppl_16 = 1`` and ``ppl_quant = 1 + QError``: only the
 ratio enters the degradation ``ln(PPL_q / PPL_16)``, and ``source_table`` says so.
@@ -38,6 +37,8 @@ import csv
 import sys
 from pathlib import Path
 
+from ptq_gguf_tables import gguf_cells
+
 from scaling_law.ptq_data import PTQ_COLUMNS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,10 +48,11 @@ DATE_READ = "2026-12-04"
 #: Model: (family, parameters N, training tokens D). Cards: Llama 3.2 (1.23B, "up to 9T
 #: tokens"), Llama 3 / 3.1 ("over 15T"), Llama 2 (2.0T, arXiv 2307.09288 Table 1), Gemma 2
 #: (9B: 8T tokens, arXiv 2408.00118 Section 3), Qwen2 (arXiv 2407.10671, model table:
-#: trained tokens 12T for 0.5B, 7T for 1.5B / 7B / 72B; N nominal, as the names say; the
-#: rows are of the -Instruct models, i.e. the base model plus post-training). N of the
-#: models already shipped in
-#: ptq_published.csv is kept as there (nominal sizes), so one model has one (N, D).
+#: trained tokens 12T for 0.5B, 7T for 1.5B / 7B / 72B), Qwen2.5 (18T tokens, Qwen2.5
+#: report arXiv 2412.15115), Llama 3.3 70B ("15+ trillion tokens", NVIDIA NeMo's Llama
+#: model page); Qwen and Llama-3.3 N nominal, as the names say, and their rows are of the
+#: -Instruct models (the base model plus post-training). N of the models already shipped
+#: in ptq_published.csv is kept as there (nominal sizes), so one model has one (N, D).
 MODELS = {
     "Llama-3.2 1B": ("llama3", 1.23e9, 9e12),
     "Llama-3 8B": ("llama3", 8.0e9, 15e12),
@@ -64,6 +66,12 @@ MODELS = {
     "Qwen2 1.5B": ("qwen2", 1.5e9, 7e12),
     "Qwen2 7B": ("qwen2", 7e9, 7e12),
     "Qwen2 72B": ("qwen2", 72e9, 7e12),
+    "Qwen2.5 0.5B": ("qwen2.5", 0.5e9, 18e12),
+    "Qwen2.5 1.5B": ("qwen2.5", 1.5e9, 18e12),
+    "Qwen2.5 32B": ("qwen2.5", 32e9, 18e12),
+    "Llama-3.3 70B": ("llama3", 70.6e9, 15e12),
+    "LLaMA-1 7B": ("llama1", 6.7e9, 1e12),
+    "LLaMA-1 13B": ("llama1", 13.0e9, 1e12),
 }
 
 ANY4_SOURCE = (
@@ -161,47 +169,6 @@ LLAMA31_QERR_PERCENT = 2.82
 #: Same architecture and mainline IQ4_XS mix as Llama-3 8B, whose IQ4_XS file is 4.14 GiB.
 LLAMA31_BITS = round(16 * 4.14 / LLAMA3_F16_GIB, 3)
 
-QWEN2_SOURCE = (
-    "https://huggingface.co/Qwen/Qwen2-0.5B-Instruct-GGUF/commit/"
-    "b182c7646062bdd5fd6e0cf75337cb8ad096f56c (README.md, 'Evaluation'; the same table in "
-    "Qwen/Qwen2-1.5B-Instruct-GGUF, -7B-, -72B-Instruct-GGUF)"
-)
-QWEN2_TABLE = (
-    "Evaluation table (llama.cpp llama-perplexity on wikitext), {size} row: fp16 column = "
-    "ppl_16, {kind} column = ppl_quant"
-)
-QWEN2_TYPES = ("Q8_0", "Q6_K", "Q5_K_M", "Q5_0", "Q4_K_M", "Q4_0", "Q3_K_M", "Q2_K")
-#: Qwen2 card table: size -> (fp16, q8_0, q6_k, q5_k_m, q5_0, q4_k_m, q4_0, q3_k_m, q2_k).
-QWEN2 = {
-    "0.5B": (15.11, 15.13, 15.14, 15.24, 15.40, 15.36, 16.28, 15.70, 16.74),
-    "1.5B": (10.43, 10.43, 10.45, 10.50, 10.56, 10.61, 10.79, 11.08, 13.04),
-    "7B": (7.93, 7.94, 7.96, 7.97, 7.98, 8.02, 8.19, 8.20, 10.58),
-    "72B": (5.58, 5.58, 5.59, 5.59, 5.60, 5.61, 5.66, 5.68, 5.91),
-}
-QUANTIZE_README = (
-    "https://github.com/ggerganov/llama.cpp/blob/02240912ff3621da378ed62cb5d0f279f17fc9d1/"
-    "examples/quantize/README.md"
-)
-#: Bits per weight of llama.cpp's k-quant mixes, from the BPW tables of QUANTIZE_README
-#: (Llama 2 7B for the Qwen2 models up to 7B, Llama 2 70B for Qwen2 72B), and of the
-#: legacy block formats (32 weights + fp16 scale: Q4_0 4.5, Q5_0 5.5, Q8_0 8.5).
-KQUANT_BPW_7B = {"Q6_K": 6.56, "Q5_K_M": 5.68, "Q4_K_M": 4.84, "Q3_K_M": 3.91, "Q2_K": 3.35}
-KQUANT_BPW_70B = {"Q6_K": 6.56, "Q5_K_M": 5.65, "Q4_K_M": 4.80, "Q3_K_M": 3.85, "Q2_K": 3.40}
-LEGACY_BPW = {"Q8_0": 8.5, "Q5_0": 5.5, "Q4_0": 4.5}
-
-
-def _qwen2_bits(size: str, quant: str) -> tuple[float, str]:
-    """Bits per weight of one Qwen2 row and the basis it is read on."""
-    if quant in LEGACY_BPW:
-        return LEGACY_BPW[quant], "legacy block format: 32 weights + one fp16 scale"
-    table = KQUANT_BPW_70B if size == "72B" else KQUANT_BPW_7B
-    which = "Llama 2 70B" if size == "72B" else "Llama 2 7B"
-    return table[quant], (
-        f"{which} BPW table, {QUANTIZE_README} (the mix's bits on the transformer "
-        "tensors; Qwen2's 152k-token embedding, a large share of the small models' files, "
-        "is not counted)"
-    )
-
 
 def _row(
     model: str,
@@ -276,11 +243,7 @@ def rows() -> list[dict[str, object]]:
             LLAMA31_TABLE,
         )
     )
-    for size, (fp16, *quantised) in QWEN2.items():
-        for quant, ppl in zip(QWEN2_TYPES, quantised, strict=True):
-            bits, basis = _qwen2_bits(size, quant)
-            table = QWEN2_TABLE.format(size=size, kind=quant.lower())
-            out.append(_row(f"Qwen2 {size}", quant, bits, basis, fp16, ppl, QWEN2_SOURCE, table))
+    out.extend(_row(*cell) for cell in gguf_cells())
     return out
 
 

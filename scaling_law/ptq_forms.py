@@ -8,6 +8,9 @@ the log degradation, like `scaling_law.ptq_fit` fits Kumar et al.'s form. The co
   refitted (`scaling_law.ptq_fit` does the same with bounds on the exponents).
 * ``kumar-recal``: Kumar's exponents ``gamma_D``, ``gamma_N`` held (an offset), only the
   scale ``c_T`` and the bit scale ``gamma_post`` refitted: ``[1, -P]``.
+* ``kumar-hold-D``: Kumar's ``gamma_D`` held (an offset), the scale, ``gamma_N`` and
+  ``gamma_post`` refitted: ``[1, -ln N, -P]`` (the refit `benchmarks/ptq_fit.py --all-rows`
+  scores best on pooled perplexity error).
 * ``tokens-per-param``: one exponent on ``D / N`` (``gamma_D = gamma_N``): ``[1, ln(D/N), -P]``.
 * ``two-regime-N``: Kumar's columns plus a hinge ``max(0, ln N - ln N*)``, so the N
   exponent differs above the break ``N*`` (chosen within the fit, among `BREAKS`, by the
@@ -68,6 +71,8 @@ def _columns(form: str, rows: PtqRows, log_break: float) -> tuple[Array, Array]:
         return np.column_stack([ones, log_d, -log_n, -bits]), zero
     if form == "kumar-recal":
         return np.column_stack([ones, -bits]), _kumar_offset(rows)
+    if form == "kumar-hold-D":
+        return np.column_stack([ones, -log_n, -bits]), KUMAR_PTQ.gamma_d * log_d
     if form == "tokens-per-param":
         return np.column_stack([ones, log_d - log_n, -bits]), zero
     if form == "two-regime-N":
@@ -79,7 +84,14 @@ def _columns(form: str, rows: PtqRows, log_break: float) -> tuple[Array, Array]:
     raise InputError(f"PTQ form: {form!r} is not one of {', '.join(FORMS)}")
 
 
-FORMS = ("kumar-free", "kumar-recal", "tokens-per-param", "two-regime-N", "base-loss")
+FORMS = (
+    "kumar-free",
+    "kumar-recal",
+    "kumar-hold-D",
+    "tokens-per-param",
+    "two-regime-N",
+    "base-loss",
+)
 
 
 @dataclass(frozen=True)

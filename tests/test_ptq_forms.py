@@ -66,6 +66,9 @@ def test_recalibration_moves_only_the_scale() -> None:
     fit = fit_form("kumar-recal", rows_from(lambda r: 2.0 * kumar(r)))
     assert np.exp(fit.theta[0]) == pytest.approx(2.0 * KUMAR_PTQ.c_t)
     assert shift_on_kumar_range(fit) == pytest.approx((2.0, 2.0))
+    flatter = lambda r: kumar(r) * (r.params / 1e9) ** 0.2  # noqa: E731  gamma_N 0.2 lower
+    fit = fit_form("kumar-hold-D", rows_from(flatter))
+    assert fit.theta[1] == pytest.approx(KUMAR_PTQ.gamma_n - 0.2)
 
 
 def test_two_regime_finds_its_break_and_base_loss_its_exponent() -> None:
