@@ -24,8 +24,8 @@ median predicted / observed within 0.8-1.25.
 
 Then the alternative forms of `scaling_law.ptq_forms` (Kumar's refitted free, Kumar's
 exponents held with the scale recalibrated, Kumar's D exponent held with the rest refitted,
-one exponent on tokens per parameter, a
-two-regime N exponent, a base-loss form on Chinchilla's reducible loss), each held out by
+one exponent on tokens per parameter, a two-regime N exponent, one factor on post-trained
+checkpoints, a base-loss form on Chinchilla's reducible loss), each held out by
 model and by family the same way, with how far each form's fit to every row moves from
 Kumar's constants on Kumar et al.'s own range (30M-220M parameters, <= 26B tokens, 3-8
 bits; a form adopted as default must stay near 1 there).
@@ -106,15 +106,15 @@ def size_pairs(rows: PtqRows) -> list[tuple[str, str, str, float, float]]:
 
 def table(columns: dict[str, dict[str, float]], models: list[str]) -> str:
     """Models down, variants across, and per variant how many models are within TARGET."""
-    head = f"{'model':<13} " + " ".join(f"{label:>11}" for label in columns)
+    head = f"{'model':<22} " + " ".join(f"{label:>11}" for label in columns)
     body = [
-        f"{m:<13} "
+        f"{m:<22} "
         + " ".join(
             f"{values[m]:11.2f}" if m in values else f"{'-':>11}" for values in columns.values()
         )
         for m in models
     ]
-    counts = f"{'in ' + str(TARGET[0]) + '-' + str(TARGET[1]):<13} " + " ".join(
+    counts = f"{'in ' + str(TARGET[0]) + '-' + str(TARGET[1]):<22} " + " ".join(
         f"{f'{within_target(v)}/{len(v)}':>11}" for v in columns.values()
     )
     return "\n".join([head, *body, counts])
@@ -127,6 +127,7 @@ LABELS = {
     "kumar-hold-D": "hold-D",
     "tokens-per-param": "D/N",
     "two-regime-N": "2-regime",
+    "post-trained": "post",
     "base-loss": "base-loss",
 }
 
@@ -147,11 +148,11 @@ def forms_report(rows: PtqRows, models: list[str]) -> None:
     print(
         "\nalternative forms (scaling_law.ptq_forms), median predicted / observed per model, "
         "fitted without the held-out model ('-mod') or family ('-fam'); K = Kumar's constants; "
-        "free / recal / hold-D / D/N / 2-regime / base-loss = kumar-free / kumar-recal / "
-        "kumar-hold-D / tokens-per-param / two-regime-N / base-loss"
+        "free / recal / hold-D / D/N / 2-regime / post / base-loss = kumar-free / kumar-recal / "
+        "kumar-hold-D / tokens-per-param / two-regime-N / post-trained / base-loss"
     )
     print(table(columns, models))
-    print(f"{'median |ln|':<13} " + " ".join(f"{spread(v):11.2f}" for v in columns.values()))
+    print(f"{'median |ln|':<22} " + " ".join(f"{spread(v):11.2f}" for v in columns.values()))
     offsets = kind_offsets(rows)
     placed, ok = with_kind_offsets(rows, offsets)
     print(
@@ -188,7 +189,7 @@ def main() -> None:
         index = rows.model.index(m)
         counts = ", ".join(f"{k} {int((kind[mine] == k).sum())}" for k in dict.fromkeys(kind[mine]))
         print(
-            f"  {m:<13} {rows.family[index]:<7} {rows.tokens[index] / rows.params[index]:6.0f} "
+            f"  {m:<22} {rows.family[index]:<7} {rows.tokens[index] / rows.params[index]:6.0f} "
             f"tokens/param  rows: {counts}"
         )
     kumar = predict_delta(KUMAR_PTQ, rows)

@@ -76,24 +76,24 @@ BARUZIER_TABLE = (
 )
 #: ThomasBaruzier tables: model -> (repo, commit, F16 size MB, F16 PPL, {quant: (MB, PPL)}).
 BARUZIER_TABLES = {
-    "Qwen2.5 0.5B": ("Qwen2.5-0.5B-Instruct-GGUF", "43933b7d3f186b9074b4ab7cdf7a1652c086a4cf",
+    "Qwen2.5 0.5B-Instruct": ("Qwen2.5-0.5B-Instruct-GGUF", "43933b7d3f186b9074b4ab7cdf7a1652c086a4cf",
                      949, 15.1819, {
         "Q2_K": (323, 17.6841), "Q3_K_S": (323, 17.7765), "Q3_K_M": (339, 15.8499),
         "Q3_K_L": (353, 15.7298), "Q4_K_S": (368, 15.5497), "Q4_K_M": (380, 15.4428),
         "Q5_K_S": (394, 15.5266), "Q5_K_M": (401, 15.4788), "Q6_K": (483, 15.2145)}),
-    "Qwen2.5 1.5B": ("Qwen2.5-1.5B-Instruct-GGUF", "449ed4880d309facedc2fceac95cbf64105f76c8",
+    "Qwen2.5 1.5B-Instruct": ("Qwen2.5-1.5B-Instruct-GGUF", "449ed4880d309facedc2fceac95cbf64105f76c8",
                      2951, 10.1512, {
         "Q2_K": (645, 14.1657), "Q3_K_S": (726, 12.4782), "Q3_K_M": (786, 11.3529),
         "Q3_K_L": (840, 11.1934), "Q4_K_S": (897, 10.5236), "Q4_K_M": (941, 10.4628),
         "Q5_K_S": (1048, 10.2715), "Q5_K_M": (1073, 10.2529), "Q6_K": (1214, 10.2030)}),
-    "Qwen2.5 32B": ("Qwen2.5-32B-Instruct-GGUF", "1fe22900f056ea7b52345931e37d5bc889147907",
+    "Qwen2.5 32B-Instruct": ("Qwen2.5-32B-Instruct-GGUF", "1fe22900f056ea7b52345931e37d5bc889147907",
                     62500, 5.5191, {
         "Q2_K": (11743, 6.6603), "Q3_K_S": (13726, 6.0878), "Q3_K_M": (15197, 5.8008),
         "Q3_K_L": (16449, 5.7812), "Q4_K_S": (17915, 5.6367), "Q4_K_M": (18932, 5.6224),
         "Q5_K_S": (21590, 5.5680), "Q5_K_M": (22185, 5.5670), "Q6_K": (25641, 5.5305),
         "IQ2_M": (10743, 6.7268), "IQ3_XXS": (12245, 6.1570), "IQ3_M": (14125, 5.9942),
         "IQ4_XS": (16874, 5.6502)}),
-    "Llama-3.3 70B": ("Llama-3.3-70B-Instruct-GGUF", "ed38ae9 (short hash as stored)",
+    "Llama-3.3 70B-Instruct": ("Llama-3.3-70B-Instruct-GGUF", "ed38ae9 (short hash as stored)",
                       134580, 5.4539, {
         "Q2_K": (25153, 6.7633), "Q3_K_S": (29480, 5.9948), "Q3_K_M": (32680, 5.8430),
         "Q3_K_L": (35420, 5.8050), "Q4_K_S": (38478, 5.5814), "Q4_K_M": (40550, 5.5582),
@@ -102,9 +102,10 @@ BARUZIER_TABLES = {
         "IQ4_XS": (36146, 5.6062)}),
 }  # fmt: skip
 #: Models whose k-quant bits are read from a BPW table (embedding a large share of N).
-BPW_TABLE_OF = {"Qwen2 0.5B": "Llama 2 7B", "Qwen2 1.5B": "Llama 2 7B", "Qwen2 7B": "Llama 2 7B",
-                "Qwen2 72B": "Llama 2 70B", "Qwen2.5 0.5B": "Llama 2 7B",
-                "Qwen2.5 1.5B": "Llama 2 7B"}  # fmt: skip
+BPW_TABLE_OF = {"Qwen2 0.5B-Instruct": "Llama 2 7B", "Qwen2 1.5B-Instruct": "Llama 2 7B",
+                "Qwen2 7B-Instruct": "Llama 2 7B", "Qwen2 72B-Instruct": "Llama 2 70B",
+                "Qwen2.5 0.5B-Instruct": "Llama 2 7B",
+                "Qwen2.5 1.5B-Instruct": "Llama 2 7B"}  # fmt: skip
 
 LLAMA3_70B_SOURCE = (
     "https://github.com/ggml-org/llama.cpp/pull/6745 (comment by dranger003, 2024-05-03, "
@@ -167,7 +168,7 @@ def gguf_cells() -> list[Cell]:
     """Every row of the tables above, in the order they are listed."""
     out: list[Cell] = []
     for size, (fp16, *quantised) in QWEN2.items():
-        model = f"Qwen2 {size}"
+        model = f"Qwen2 {size}-Instruct"
         for quant, ppl in zip(QWEN2_TYPES, quantised, strict=True):
             bits, basis = _table_bits(model, quant)
             table = QWEN2_TABLE.format(size=size, kind=quant.lower())

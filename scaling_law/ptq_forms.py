@@ -15,6 +15,13 @@ the log degradation, like `scaling_law.ptq_fit` fits Kumar et al.'s form. The co
 * ``two-regime-N``: Kumar's columns plus a hinge ``max(0, ln N - ln N*)``, so the N
   exponent differs above the break ``N*`` (chosen within the fit, among `BREAKS`, by the
   Huber loss on the fitted rows only).
+* ``post-trained``: Kumar's constants, times one factor ``exp(theta)`` on post-trained
+  (instruction-tuned) checkpoints, `is_post_trained`: ``[post]`` with Kumar's prediction as
+  the offset. Pre-trained checkpoints, and so Kumar et al.'s own range, keep Kumar's
+  constants exactly. Motivation: the error of a checkpoint depends on its training
+  dynamics, not on (N, D) alone (Catalan-Tatjer et al. 2025, arXiv 2510.06213: the
+  learning-rate schedule drives the PTQ error of open checkpoints), and post-training is a
+  training stage the (N, D) of pre-training does not see.
 * ``base-loss``: degradation grows as the model nears its irreducible loss,
   ``delta = c * R(N, D)^-k * exp(-P / gamma_post)`` with ``R = A / N^alpha + B / D^beta``
   the reducible loss of Hoffmann et al. 2022's fitted law (arXiv 2203.15556, Eq. 10:
@@ -52,6 +59,15 @@ BREAKS = (3e9, 1e10, 3e10)
 _IRLS_STEPS = 50
 
 
+#: Model names of post-trained checkpoints end with this (the tables' own model names).
+POST_TRAINED_SUFFIX = "-Instruct"
+
+
+def is_post_trained(rows: PtqRows) -> Array:
+    """1.0 for rows of a post-trained (instruction-tuned) checkpoint, 0.0 otherwise."""
+    return np.array([m.endswith(POST_TRAINED_SUFFIX) for m in rows.model], dtype=float)
+
+
 def reducible_loss(params: Array, tokens: Array) -> Array:
     """``A / N^alpha + B / D^beta`` (nats per token) with Hoffmann et al.'s constants."""
     a, b, alpha, beta = CHINCHILLA_REDUCIBLE
@@ -78,6 +94,8 @@ def _columns(form: str, rows: PtqRows, log_break: float) -> tuple[Array, Array]:
     if form == "two-regime-N":
         hinge = np.maximum(0.0, log_n - log_break)
         return np.column_stack([ones, log_d, -log_n, -hinge, -bits]), zero
+    if form == "post-trained":
+        return is_post_trained(rows)[:, None], np.log(predict_delta(KUMAR_PTQ, rows))
     if form == "base-loss":
         log_r = np.log(reducible_loss(rows.params, rows.tokens))
         return np.column_stack([ones, -log_r, -bits]), zero
@@ -90,6 +108,7 @@ FORMS = (
     "kumar-hold-D",
     "tokens-per-param",
     "two-regime-N",
+    "post-trained",
     "base-loss",
 )
 

@@ -132,7 +132,7 @@ def test_overtrained_table_is_what_the_transcription_writes(rerun_converter) -> 
     assert rerun_converter("ptq_transcribe.py") == shipped.read_bytes()
     rows = load_all_ptq_rows()
     assert len(rows) == 201 and len(set(rows.model)) == 18
-    assert {"Llama-3.2 1B", "Gemma-2 9B", "Qwen2 72B", "Qwen2.5 0.5B", "Llama-3.3 70B"} <= set(
+    assert {"Llama-3.2 1B", "Gemma-2 9B", "Qwen2 72B-Instruct", "Qwen2.5 0.5B-Instruct"} <= set(
         rows.model
     )
 

@@ -116,3 +116,18 @@ def test_bad_input_is_refused() -> None:
     assert set(FORMS) >= {"kumar-free", "base-loss"} and isinstance(
         fit_form("kumar-recal", rows), FormFit
     )
+
+
+def test_post_trained_factor_touches_only_post_trained_checkpoints() -> None:
+    rows = rows_from(kumar)
+    named = PtqRows(
+        tuple(m + "-Instruct" if m in ("b", "d") else m for m in rows.model), rows.family,
+        rows.quant_type, rows.params, rows.tokens, rows.bits, rows.ppl_16,
+        rows.ppl_16 * np.exp(rows.delta * np.where(np.isin(rows.model, ["b", "d"]), 0.5, 1.0)),
+        rows.source, rows.source_table, rows.date_read, rows.path,
+    )  # fmt: skip
+    fit = fit_form("post-trained", named)
+    assert np.exp(fit.theta[0]) == pytest.approx(0.5)
+    base = named.take(np.array([not m.endswith("-Instruct") for m in named.model]))
+    np.testing.assert_allclose(fit.predict(base), kumar(base), rtol=1e-12)
+    assert shift_on_kumar_range(fit) == pytest.approx((1.0, 1.0))
