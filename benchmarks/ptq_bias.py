@@ -36,7 +36,7 @@ constant (LLaMA-1 and Llama-2 7B -> 13B, Qwen2 1.5B -> 7B -> 72B positive, Llama
 70B negative), and models of about the same N (Llama-3 70B, Llama-3.3 70B, Qwen2 72B)
 show how far apart two models' fragility is that no (N, D, bits) form can separate.
 
-Run: ``python benchmarks/ptq_bias.py`` (about 40 seconds: 24 bounded refits).
+Run: ``python benchmarks/ptq_bias.py`` (40 s to 2 min on 2 shared cores: 24 bounded refits).
 """
 
 from __future__ import annotations
