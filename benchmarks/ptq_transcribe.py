@@ -17,6 +17,10 @@ each copied by hand from the public source named with it and never edited:
   ``QError = PPL(Q) / PPL(fp16) - 1``.
 * ``LLAMA31_8B``: ik_llama.cpp PR #83 (2024-10-09, same mirror, ``83 - New SOTA
   quantization_ 4.25 bpw IQ4_KS.md``): LLaMA-3.1-8B, ``Qerr(IQ4_XS)`` (mainline type).
+* ``ptq_gguf_tables.py`` (issue #27 round 3): llama.cpp tables of several sizes of one
+  family: the Qwen team's Qwen2-Instruct 0.5B-72B card table, ThomasBaruzier's
+  Qwen2.5-Instruct 0.5B / 1.5B / 32B and Llama-3.3-70B-Instruct tables, dranger003's
+  Llama-3 70B table (llama.cpp PR #6745), the LLaMA-1 7B / 13B k-quants of PR #1684.
 
 Sources quoting only the ratio give ``ppl_16 = 1`` and ``ppl_quant = 1 + QError``: only the
 ratio enters the degradation ``ln(PPL_q / PPL_16)``, and ``source_table`` says so.
@@ -33,6 +37,8 @@ import csv
 import sys
 from pathlib import Path
 
+from ptq_gguf_tables import gguf_cells
+
 from scaling_law.ptq_data import PTQ_COLUMNS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,8 +47,12 @@ DATE_READ = "2026-12-04"
 
 #: Model: (family, parameters N, training tokens D). Cards: Llama 3.2 (1.23B, "up to 9T
 #: tokens"), Llama 3 / 3.1 ("over 15T"), Llama 2 (2.0T, arXiv 2307.09288 Table 1), Gemma 2
-#: (9B: 8T tokens, arXiv 2408.00118 Section 3). N of the models already shipped in
-#: ptq_published.csv is kept as there (nominal sizes), so one model has one (N, D).
+#: (9B: 8T tokens, arXiv 2408.00118 Section 3), Qwen2 (arXiv 2407.10671, model table:
+#: trained tokens 12T for 0.5B, 7T for 1.5B / 7B / 72B), Qwen2.5 (18T tokens, Qwen2.5
+#: report arXiv 2412.15115), Llama 3.3 70B ("15+ trillion tokens", NVIDIA NeMo's Llama
+#: model page); Qwen and Llama-3.3 N nominal, as the names say, and their rows are of the
+#: -Instruct models (the base model plus post-training). N of the models already shipped
+#: in ptq_published.csv is kept as there (nominal sizes), so one model has one (N, D).
 MODELS = {
     "Llama-3.2 1B": ("llama3", 1.23e9, 9e12),
     "Llama-3 8B": ("llama3", 8.0e9, 15e12),
@@ -52,6 +62,16 @@ MODELS = {
     "Llama-2 13B": ("llama2", 13.0e9, 2e12),
     "Llama-2 70B": ("llama2", 70e9, 2e12),
     "Gemma-2 9B": ("gemma2", 9.24e9, 8e12),
+    "Qwen2 0.5B-Instruct": ("qwen2", 0.5e9, 12e12),
+    "Qwen2 1.5B-Instruct": ("qwen2", 1.5e9, 7e12),
+    "Qwen2 7B-Instruct": ("qwen2", 7e9, 7e12),
+    "Qwen2 72B-Instruct": ("qwen2", 72e9, 7e12),
+    "Qwen2.5 0.5B-Instruct": ("qwen2.5", 0.5e9, 18e12),
+    "Qwen2.5 1.5B-Instruct": ("qwen2.5", 1.5e9, 18e12),
+    "Qwen2.5 32B-Instruct": ("qwen2.5", 32e9, 18e12),
+    "Llama-3.3 70B-Instruct": ("llama3", 70.6e9, 15e12),
+    "LLaMA-1 7B": ("llama1", 6.7e9, 1e12),
+    "LLaMA-1 13B": ("llama1", 13.0e9, 1e12),
 }
 
 ANY4_SOURCE = (
@@ -223,6 +243,7 @@ def rows() -> list[dict[str, object]]:
             LLAMA31_TABLE,
         )
     )
+    out.extend(_row(*cell) for cell in gguf_cells())
     return out
 
 

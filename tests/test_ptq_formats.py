@@ -131,8 +131,10 @@ def test_overtrained_table_is_what_the_transcription_writes(rerun_converter) -> 
     shipped = Path(__file__).resolve().parents[1] / "data/scaling/ptq/published/ptq_overtrained.csv"
     assert rerun_converter("ptq_transcribe.py") == shipped.read_bytes()
     rows = load_all_ptq_rows()
-    assert len(rows) == 91 and len(set(rows.model)) == 10
-    assert {"Llama-3.2 1B", "Llama-3 70B", "Gemma-2 9B"} <= set(rows.model)
+    assert len(rows) == 201 and len(set(rows.model)) == 18
+    assert {"Llama-3.2 1B", "Gemma-2 9B", "Qwen2 72B-Instruct", "Qwen2.5 0.5B-Instruct"} <= set(
+        rows.model
+    )
 
 
 def test_one_model_one_n_and_d_across_tables(tmp_path, monkeypatch) -> None:
