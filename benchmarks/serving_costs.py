@@ -10,15 +10,17 @@ the issue's targets and the MAPE of each:
   cited achievable-GEMM scale; always: on a row of a version family the profile does
   not cover, no per-sequence host cost), still no front-end costs; its residuals are
   what the costs are fitted on;
-- ``after``: ``stack`` plus a per-request and a per-output-chunk cost per source,
-  each fitted on the other sources only (`calibration.serving_costs.held_out_costs`:
-  the source's version family, else its engine, else every other source).
+- ``after``: ``stack`` plus a per-request cost (served rows only,
+  `calibration.serving_costs.served`) and a per-output-chunk cost per source and
+  stack, each fitted on the other sources only (`held_out_costs`: the request cost
+  on the source's version family, else its engine, else every other source; the chunk
+  cost on its family only).
 
 It also prints each family's costs fitted on all its sources (in sample, for
 reading) and the held-out costs each source was simulated with.
 
 Run: ``python benchmarks/serving_costs.py [--source NAME] [--seeds 3] [--cited-gemm]
-[--out-dir DIR]`` (about 3 minutes on one core for the shipped rows with 3 seeds).
+[--chunk-basis family|engine] [--out-dir DIR]`` (about 3 minutes on one core for the shipped rows with 3 seeds).
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from calibration.serving_costs import (
     Stack,
     family_table,
     held_out_costs,
+    served,
     stack_of,
 )
 
@@ -82,7 +85,9 @@ def residuals(rows: Sequence[Row]) -> list[Residual]:
             continue
         diff = (float(row["measured"]) - float(row["simulated"])) / 1e3  # type: ignore[arg-type]
         stack = stack_of(str(row["runtime"]))
-        found.append(Residual(str(row["file"]), stack, kind, diff, float(row["in_flight"])))  # type: ignore[arg-type]
+        load = float(row["in_flight"]), float(row["queued"])  # type: ignore[arg-type]
+        profiled = row["profile"] != "ideal"
+        found.append(Residual(str(row["file"]), stack, kind, diff, *load, profiled))
     return found
 
 
@@ -124,6 +129,13 @@ def main() -> None:
         action="store_true",
         help="scale each device's compute efficiency by its cited achievable GEMM rate",
     )
+    parser.add_argument(
+        "--chunk-basis",
+        choices=("family", "engine"),
+        default="family",
+        help="fit a source's chunk cost on its version family only (default) or else on "
+        "its engine's other release lines too",
+    )
     parser.add_argument("--out-dir", help="write each pass's scored numbers as CSV here")
     args = parser.parse_args()
     if args.seeds < 1:
@@ -140,11 +152,14 @@ def main() -> None:
 
     def with_costs(name: str, setup: dict[str, str]) -> Options:
         stack = stack_of(setup["runtime"])
-        found = costs.setdefault((name, stack), held_out_costs(fitted, name, stack))
+        bases = 1 if args.chunk_basis == "family" else 2
+        found = costs.setdefault((name, stack), held_out_costs(fitted, name, stack, bases))
         return Options(
             None,
             args.seeds,
-            request_overhead_s=found.request_s,
+            request_overhead_s=found.request_s
+            if served(setup["runtime"], setup["scenario"])
+            else 0,
             chunk_overhead_s=found.chunk_s,
             stack_rules=rules,
         )

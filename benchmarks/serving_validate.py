@@ -391,8 +391,9 @@ def score_setup(
     name: str, setup: dict[str, str], measurements: list[Measurement], options: Options
 ) -> list[dict[str, object]]:
     """One row per measured number of the set-up: its set-up, measured and simulated
-    value (mean over seeds), seed-to-seed ``spread``, signed ``error``, ``met``, and
-    ``in_flight`` (simulated requests in the engine: throughput x mean E2E)."""
+    value (mean over seeds), seed-to-seed ``spread``, signed ``error``, ``met``,
+    ``in_flight`` (simulated requests in the engine: throughput x mean E2E) and
+    ``queued`` (simulated mean queueing delay over mean TTFT)."""
     random = setup["scenario"] == "rate" or setup["lengths"] == "sharegpt"
     seeds = range(options.seeds if random else 1)
     steps = scheduler_steps(setup) if options.steps is None else options.steps
@@ -413,6 +414,7 @@ def score_setup(
     in_flight = float(
         np.mean([s["throughput_requests_per_s"] * s["e2e_s_mean"] for s in summaries])
     )
+    queued = float(np.mean([s.get("queue_s_mean", np.nan) / s["ttft_s_mean"] for s in summaries]))
     rows: list[dict[str, object]] = []
     for m in measurements:
         draws = np.array([simulated_value(s, m.metric, m.statistic) for s in summaries])
@@ -425,7 +427,8 @@ def score_setup(
             | {"metric": m.metric, "statistic": m.statistic}
             | {"measured": m.measured, "simulated": value, "error": error}
             | {"met": abs(error) <= TARGETS[m.statistic], "spread": spread}
-            | {"in_flight": in_flight, "steps": steps, "overlap": overlap, "seeds": len(seeds)}
+            | {"in_flight": in_flight, "queued": queued}
+            | {"steps": steps, "overlap": overlap, "seeds": len(seeds)}
         )
     return rows
 

@@ -19,9 +19,12 @@ stack or device facts that the profile's own fit (offline batch latencies) canno
   streaming, per sequence in every step), fitted from the residuals of a simulation
   without them: the request cost is the median of ``measured - simulated`` TTFT (P50
   and mean) over numbers at low load (at most `LOW_LOAD` requests in flight by
-  Little's law, so queueing is small); the chunk cost the median of
+  Little's law, or a simulated queueing delay of at most `QUEUED` of the TTFT); the chunk cost the median of
   ``(measured - simulated) TPOT / requests in flight`` over every TPOT number (P50 and
-  mean). Both are clipped at 0. Out of source: a source's costs come from the other
+  mean) simulated with a calibrated profile (with ``ideal`` physics the residual is
+  mostly the kernels' efficiency, not host time). Both are clipped at 0. The request
+  cost applies to served rows only (`served`: HTTP benchmark clients, not in-process
+  harnesses such as ``trtllm-bench`` or one static batch). Out of source: a source's costs come from the other
   sources of its family, else (the request cost only: the front end is much alike
   across engines) of its engine, else of every other source (`BASES`), the first
   with `MIN_ROWS` numbers of the kind; 0 where none has.
@@ -71,6 +74,8 @@ PROFILE_FAMILIES: dict[str, tuple[str, str, float]] = {
 }
 #: Requests in flight (simulated, Little's law) at or below which TTFT has little queueing.
 LOW_LOAD = 2.0
+#: Or: the simulated mean queueing delay is at most this share of the mean TTFT.
+QUEUED = 0.1
 #: Fewest numbers of a kind (TTFT at low load, TPOT) a basis needs to fit that cost.
 MIN_ROWS = 5
 #: Fallback order of the rows a source's costs are fitted on.
@@ -93,13 +98,22 @@ class Stack:
 class Residual:
     """One measured serving number against its simulation without front-end costs:
     ``metric`` ``ttft`` or ``tpot``, ``diff_s`` = measured - simulated, seconds;
-    ``in_flight``: simulated requests in the engine (throughput x mean E2E)."""
+    ``in_flight``: simulated requests in the engine (throughput x mean E2E);
+    ``queued``: simulated mean queueing delay over mean TTFT (NaN: not known);
+    ``profiled``: simulated with a calibrated runtime profile (not ``ideal``)."""
 
     source: str
     stack: Stack
     metric: str
     diff_s: float
     in_flight: float
+    queued: float = float("nan")
+    profiled: bool = True
+
+    @property
+    def low_load(self) -> bool:
+        """At most `LOW_LOAD` requests in flight, or queueing at most `QUEUED` of TTFT."""
+        return self.in_flight <= LOW_LOAD or self.queued <= QUEUED
 
 
 @dataclass(frozen=True)
@@ -141,23 +155,37 @@ def newer(profile: RuntimeProfile, stack: Stack) -> bool:
     return fitted is not None and fitted.order > 0 and stack.order > fitted.order
 
 
+#: In-process harnesses: no HTTP front end between the client and the engine.
+IN_PROCESS = re.compile(r"trtllm-bench|static batch")
+
+
+def served(runtime: str, scenario: str) -> bool:
+    """Whether a row's requests go through a served front end (HTTP server,
+    tokeniser): not one static batch, not an in-process harness (`IN_PROCESS`)."""
+    return scenario != "static" and not IN_PROCESS.search(runtime)
+
+
 def fit_costs(residuals: Sequence[Residual]) -> tuple[float, float, int, int]:
     """Request and chunk cost (s, clipped at 0) and the TTFT / TPOT rows behind each
     (module docstring); 0 where no row of the kind is given."""
-    ttft = [r.diff_s for r in residuals if r.metric == "ttft" and r.in_flight <= LOW_LOAD]
-    tpot = [r.diff_s / max(r.in_flight, 1.0) for r in residuals if r.metric == "tpot"]
+    ttft = [r.diff_s for r in residuals if r.metric == "ttft" and r.low_load]
+    tpot = [
+        r.diff_s / max(r.in_flight, 1.0) for r in residuals if r.metric == "tpot" and r.profiled
+    ]
     request = max(float(np.median(ttft)), 0.0) if ttft else 0.0
     chunk = max(float(np.median(tpot)), 0.0) if tpot else 0.0
     return request, chunk, len(ttft), len(tpot)
 
 
-def held_out_costs(residuals: Sequence[Residual], source: str, stack: Stack) -> FrontEndCosts:
+def held_out_costs(
+    residuals: Sequence[Residual], source: str, stack: Stack, chunk_bases: int = 1
+) -> FrontEndCosts:
     """A source's costs fitted without its own rows, each on the first basis with at
     least `MIN_ROWS` numbers of its kind: the request cost (the front end: HTTP
     server, tokeniser, much alike across engines) on the other sources of its family,
     else of its engine, else on every other source (`BASES`); the chunk cost (the
     engine's own output path, which changes between release lines) on its family
-    only. 0 where none has."""
+    only (``chunk_bases=2``: else on its engine's other lines too). 0 where none has."""
     others = [r for r in residuals if r.source != source]
     pools = (
         [r for r in others if r.stack == stack],
@@ -171,7 +199,7 @@ def held_out_costs(residuals: Sequence[Residual], source: str, stack: Stack) -> 
         r, c, n_ttft, n_tpot = fit_costs(pool)
         if request is None and n_ttft >= MIN_ROWS:
             request, counts[0], bases[0] = r, n_ttft, name
-        if chunk is None and n_tpot >= MIN_ROWS and name == BASES[0]:
+        if chunk is None and n_tpot >= MIN_ROWS and name in BASES[:chunk_bases]:
             chunk, counts[1], bases[1] = c, n_tpot, name
     basis = f"request: {bases[0] or 'none'}, chunk: {bases[1] or 'none'}"
     return FrontEndCosts(request or 0.0, chunk or 0.0, basis, counts[0], counts[1])

@@ -19,6 +19,7 @@ from calibration.serving_costs import (
     held_out_costs,
     newer,
     profile_stack,
+    served,
     stack_of,
 )
 from genz import load_runtime
@@ -56,12 +57,22 @@ def _r(source: str, metric: str, diff: float, n: float, stack: Stack | None = No
 def test_fit_costs_takes_medians_at_low_load_and_per_sequence() -> None:
     rows = [_r("a", "ttft", d, 1.0) for d in (0.010, 0.020, 0.030)]
     rows.append(_r("a", "ttft", 5.0, 40.0))  # queueing: not at low load
+    rows.append(Residual("a", Stack("vllm", "0.4-0.5", 2024), "ttft", 0.020, 40.0, 0.05))
     rows += [_r("a", "tpot", 0.001 * n, n) for n in (1.0, 10.0, 100.0)]
     request, chunk, n_ttft, n_tpot = fit_costs(rows)
     assert request == pytest.approx(0.020)
     assert chunk == pytest.approx(0.001)
-    assert (n_ttft, n_tpot) == (3, 3)
+    assert (n_ttft, n_tpot) == (4, 3)  # the busy row that hardly queues counts
     assert fit_costs([_r("a", "ttft", -0.5, 1.0)])[:2] == (0.0, 0.0)  # clipped, none
+    physics = Residual("a", Stack("mlc", "2024", 2024), "tpot", 0.5, 1.0, profiled=False)
+    assert fit_costs([physics])[1:4:2] == (0.0, 0)  # ideal rows fit no chunk cost
+
+
+def test_only_served_rows_pay_the_front_end() -> None:
+    assert served("vLLM v0.6.0 (--num-scheduler-steps 10)", "offline")  # QPS inf, HTTP
+    assert served("NIM (TensorRT-LLM backend); GenAI-Perf", "closed")
+    assert not served("TensorRT-LLM v1.0 (PyTorch backend, trtllm-bench throughput)", "offline")
+    assert not served("TensorRT-LLM v0.5.0", "static")
 
 
 def test_held_out_costs_never_use_the_source_and_fall_back() -> None:
@@ -75,6 +86,8 @@ def test_held_out_costs_never_use_the_source_and_fall_back() -> None:
     assert costs.request_s == pytest.approx(0.004)  # the family's other source
     assert costs.chunk_s == 0.0  # too few in the family; never an older line's
     assert costs.basis == "request: family, chunk: none"
+    wider = held_out_costs(rows, "own", mine, chunk_bases=2)
+    assert (wider.chunk_s, wider.basis) == (pytest.approx(0.002), "request: family, chunk: engine")
     other = held_out_costs(rows, "other", mine)  # the family has only "own" then
     assert other.request_s == pytest.approx(1.0)
     alone = held_out_costs(rows[10:], "other", mine)
