@@ -214,9 +214,10 @@ def _fractions() -> dict[str, tuple[float | None, float | None]]:
 
 
 def gemm_scale(profile: RuntimeProfile, hardware: str, activation_bits: float) -> float:
-    """The device's cited achievable GEMM fraction (for the row's GEMM dtype: fp8 at
-    8-bit activations where cited, else 16-bit) over the mean of the profile's fitted
-    hardware (``domain.hardware``); 1 where the device, or every fitted one, is uncited."""
+    """The device's cited achievable GEMM fraction for the row's GEMM dtype (FP8 at 8
+    or fewer activation bits where cited, so FP4 rows take the FP8 fraction: no FP4
+    one is cited; else 16-bit) over the mean of the profile's fitted hardware
+    (``domain.hardware``); 1 where the device, or every fitted one, is uncited."""
     which = 1 if activation_bits <= 8.5 else 0
     fitted = profile.domain.hardware if profile.domain is not None else ()
     own = _fraction(hardware, which)

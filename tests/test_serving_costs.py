@@ -108,7 +108,9 @@ def test_gemm_scale_is_the_cited_fraction_over_the_fitted_devices_mean() -> None
     assert gemm_scale(trt, "a100-sxm-80gb", 16.0) == pytest.approx(a100_80 / reference)
     fp8 = 1402.6 / 1979
     assert gemm_scale(trt, "h100-sxm", 8.0) == pytest.approx(fp8 / ((a100_40 + a100_80 + fp8) / 3))
-    assert gemm_scale(trt, "b200", 16.0) == 1.0  # no cited rate
+    assert gemm_scale(trt, "l40s", 16.0) == 1.0  # no cited rate
+    b200 = 3432.5 / 4500  # FP4 rows take the FP8 fraction
+    assert gemm_scale(trt, "b200", 4.0) == pytest.approx(b200 / ((a100_40 + a100_80 + fp8) / 3))
 
 
 def test_adapt_profile_changes_one_preset_only() -> None:
