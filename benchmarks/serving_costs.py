@@ -12,9 +12,9 @@ the issue's targets and the MAPE of each:
   what the costs are fitted on;
 - ``after``: ``stack`` plus a per-request cost (served rows only,
   `calibration.serving_costs.served`) and a per-output-chunk cost per source and
-  stack, each fitted on the other sources only (`held_out_costs`: the request cost
-  on the source's version family, else its engine, else every other source; the chunk
-  cost on its family only).
+  stack, each fitted on the other sources only (`held_out_costs`: the source's version
+  family, else its engine's other lines, else, the request cost only, every other
+  source).
 
 It also prints each family's costs fitted on all its sources (in sample, for
 reading) and the held-out costs each source was simulated with.
@@ -77,12 +77,15 @@ def score_all(
 
 
 def residuals(rows: Sequence[Row]) -> list[Residual]:
-    """TTFT and TPOT (P50, mean) numbers as `Residual` (measured - simulated, s)."""
+    """TTFT (P50, mean; served rows only) and TPOT (P50, mean) numbers as `Residual`
+    (measured - simulated, s)."""
     found = []
     for row in rows:
         kind = RESIDUALS.get((str(row["metric"]), str(row["statistic"])))
-        if kind is None:
-            continue
+        if kind is None or (
+            kind == "ttft" and not served(str(row["runtime"]), str(row["scenario"]))
+        ):
+            continue  # an in-process client's TTFT has no front end to fit
         diff = (float(row["measured"]) - float(row["simulated"])) / 1e3  # type: ignore[arg-type]
         stack = stack_of(str(row["runtime"]))
         load = float(row["in_flight"]), float(row["queued"])  # type: ignore[arg-type]
@@ -132,9 +135,9 @@ def main() -> None:
     parser.add_argument(
         "--chunk-basis",
         choices=("family", "engine"),
-        default="family",
-        help="fit a source's chunk cost on its version family only (default) or else on "
-        "its engine's other release lines too",
+        default="engine",
+        help="fit a source's chunk cost on its version family, else its engine's other "
+        "release lines (engine, the default), or on its family only",
     )
     parser.add_argument("--out-dir", help="write each pass's scored numbers as CSV here")
     args = parser.parse_args()

@@ -25,9 +25,9 @@ stack or device facts that the profile's own fit (offline batch latencies) canno
   mostly the kernels' efficiency, not host time). Both are clipped at 0. The request
   cost applies to served rows only (`served`: HTTP benchmark clients, not in-process
   harnesses such as ``trtllm-bench`` or one static batch). Out of source: a source's costs come from the other
-  sources of its family, else (the request cost only: the front end is much alike
-  across engines) of its engine, else of every other source (`BASES`), the first
-  with `MIN_ROWS` numbers of the kind; 0 where none has.
+  sources of its family, else of its engine, else (the request cost only: the front
+  end is much alike across engines, an output path is not) of every other source
+  (`BASES`), the first with `MIN_ROWS` numbers of the kind; 0 where none has.
 - **achievable GEMM rate per device** (`gemm_scale`): a calibrated profile's compute
   efficiency is one number for every device it was fitted on; the cited
   max-achievable-matmul fractions (``data/hardware/microbenchmarks.csv``,
@@ -63,6 +63,7 @@ FAMILIES: tuple[tuple[str, str, str, float, str], ...] = (
     (r"vLLM v?0\.6\b", "vllm", "0.6", 2024.5, "v0.6.0 post 2024-09-05: CPU overheads cut"),
     (r"vLLM", "vllm", "V1 (0.7+)", 2025.0, "vLLM 0.7 and later: the V1 engine"),
     (r"SGLang", "sglang", "0.3", 2024.5, "SGLang 0.3.0 (vLLM v0.6.0 post, 2024-09)"),
+    (r"LMDeploy v?0\.[0-3]\b", "lmdeploy", "0.1-0.3", 2023.9, "v0.1.0a1 2023-12, v0.2.0 2024-01"),
     (r"LMDeploy", "lmdeploy", "0.4-0.6", 2024.0, "0.4.0 runs 2024-05; v0.6.0a0 2024-09"),
     (r"MLC", "mlc", "2024", 2024.0, "runs of 2024-05"),
 )
@@ -156,12 +157,13 @@ def newer(profile: RuntimeProfile, stack: Stack) -> bool:
 
 
 #: In-process harnesses: no HTTP front end between the client and the engine.
-IN_PROCESS = re.compile(r"trtllm-bench|static batch")
+IN_PROCESS = re.compile(r"trtllm-bench|static batch|in-process")
 
 
 def served(runtime: str, scenario: str) -> bool:
     """Whether a row's requests go through a served front end (HTTP server,
-    tokeniser): not one static batch, not an in-process harness (`IN_PROCESS`)."""
+    tokeniser): not one static batch, not an in-process harness (`IN_PROCESS`:
+    ``trtllm-bench``, LMDeploy's in-process ``profile_throughput.py`` client)."""
     return scenario != "static" and not IN_PROCESS.search(runtime)
 
 
@@ -178,14 +180,16 @@ def fit_costs(residuals: Sequence[Residual]) -> tuple[float, float, int, int]:
 
 
 def held_out_costs(
-    residuals: Sequence[Residual], source: str, stack: Stack, chunk_bases: int = 1
+    residuals: Sequence[Residual], source: str, stack: Stack, chunk_bases: int = 2
 ) -> FrontEndCosts:
     """A source's costs fitted without its own rows, each on the first basis with at
     least `MIN_ROWS` numbers of its kind: the request cost (the front end: HTTP
     server, tokeniser, much alike across engines) on the other sources of its family,
     else of its engine, else on every other source (`BASES`); the chunk cost (the
-    engine's own output path, which changes between release lines) on its family
-    only (``chunk_bases=2``: else on its engine's other lines too). 0 where none has."""
+    engine's own output path) on its family, else on its engine's other lines
+    (``chunk_bases=1``: its family only). 0 where none has."""
+    if chunk_bases not in (1, 2):
+        raise InputError(f"chunk_bases must be 1 (family) or 2 (else engine), got {chunk_bases}")
     others = [r for r in residuals if r.source != source]
     pools = (
         [r for r in others if r.stack == stack],

@@ -34,6 +34,9 @@ def test_stack_of_reads_engine_and_release_year() -> None:
     assert stack_of("vLLM v0.6.0 (--num-scheduler-steps 10)").family == "0.6"
     assert stack_of("vLLM 0.19.1").family == "V1 (0.7+)"
     assert stack_of("SGLang v0.3.0").engine == "sglang"
+    assert stack_of("vLLM 0.10.1.1 (V1 engine)").family == "V1 (0.7+)"
+    assert stack_of("LMDeploy v0.2.0 (TurboMind)").family == "0.1-0.3"
+    assert stack_of("LMDeploy 0.4.0 (TurboMind)").family == "0.4-0.6"
     with pytest.raises(InputError, match="no version family"):
         stack_of("my engine 1.0")
 
@@ -73,6 +76,7 @@ def test_only_served_rows_pay_the_front_end() -> None:
     assert served("NIM (TensorRT-LLM backend); GenAI-Perf", "closed")
     assert not served("TensorRT-LLM v1.0 (PyTorch backend, trtllm-bench throughput)", "offline")
     assert not served("TensorRT-LLM v0.5.0", "static")
+    assert not served("LMDeploy v0.2.0 (TurboMind, in-process profile_throughput.py)", "closed")
 
 
 def test_held_out_costs_never_use_the_source_and_fall_back() -> None:
@@ -81,18 +85,24 @@ def test_held_out_costs_never_use_the_source_and_fall_back() -> None:
     rows += [_r("other", "ttft", 0.004, 1.0, mine) for _ in range(MIN_ROWS)]
     rows += [_r("old", "tpot", 0.002, 1.0) for _ in range(MIN_ROWS)]
     rows += [_r("few", "tpot", 9.0, 1.0, mine) for _ in range(MIN_ROWS - 1)]
+    rows += [_r("trt", "tpot", 5.0, 1.0, Stack("tensorrt-llm", "1.x", 2025))] * MIN_ROWS
     rows += [_r("old", "ttft", 0.5, 1.0) for _ in range(MIN_ROWS)]
-    costs = held_out_costs(rows, "own", mine)
+    costs = held_out_costs(rows, "own", mine, chunk_bases=1)
     assert costs.request_s == pytest.approx(0.004)  # the family's other source
-    assert costs.chunk_s == 0.0  # too few in the family; never an older line's
+    assert costs.chunk_s == 0.0  # too few in the family; not an older line's
     assert costs.basis == "request: family, chunk: none"
-    wider = held_out_costs(rows, "own", mine, chunk_bases=2)
+    wider = held_out_costs(rows, "own", mine)  # default: else the engine's other lines
     assert (wider.chunk_s, wider.basis) == (pytest.approx(0.002), "request: family, chunk: engine")
     other = held_out_costs(rows, "other", mine)  # the family has only "own" then
     assert other.request_s == pytest.approx(1.0)
     alone = held_out_costs(rows[10:], "other", mine)
-    assert (alone.request_s, alone.basis) == (pytest.approx(0.5), "request: engine, chunk: none")
-    assert held_out_costs(rows, "old", Stack("vllm", "0.4-0.5", 2024)).chunk_s == 0.0
+    assert (alone.request_s, alone.chunk_s) == (pytest.approx(0.5), pytest.approx(0.002))
+    assert alone.basis == "request: engine, chunk: engine"
+    old = Stack("vllm", "0.4-0.5", 2024)
+    assert held_out_costs(rows, "old", old).chunk_s == 0.0  # 4 engine rows: too few
+    assert held_out_costs(rows, "old", old).request_s == pytest.approx(1.0)
+    with pytest.raises(InputError, match="chunk_bases"):
+        held_out_costs(rows, "old", old, chunk_bases=3)  # never another engine's
     empty = held_out_costs(rows[:10], "own", mine)
     assert (empty.request_s, empty.chunk_s, empty.basis) == (0.0, 0.0, "request: none, chunk: none")
     assert family_table(rows)[mine].ttft_rows == 10 + MIN_ROWS
