@@ -7,27 +7,28 @@ stack or device facts that the profile's own fit (offline batch latencies) canno
   ``runtime`` text (`FAMILIES`, each dated by the sources' own dates). A profile was
   fitted on its ``stack.version_family`` or, for the shipped profiles without one,
   the family its ``domain.runtime_versions`` names (`PROFILE_FAMILIES`,
-  `profile_stack`). On a row of a later family (`newer`), the
-  profile's per-sequence host cost (``sequence_overhead_s``, fitted on older
-  releases: 0.13 ms per sequence per step for the 2024 vLLM runs) is not charged; the
-  per-output-chunk cost fitted for that family is charged instead (0 where none is
-  fitted: a family no profile and no serving row covers gets no per-sequence host
-  cost). Device terms (efficiencies, per-step cost) are kept.
+  `profile_stack`). On a row of a later family (`newer`) the profile's per-sequence
+  host cost (``sequence_overhead_s``, fitted on older releases: 0.13 ms per sequence
+  per step for the 2024 vLLM runs) is not charged; the per-output-chunk cost fitted
+  on serving rows is charged instead (the family's, else its engine's other lines',
+  else 0: what a family no profile and no serving row covers gets). Device terms
+  (efficiencies, per-step cost) are kept.
 - **front-end costs** (`fit_costs`, `held_out_costs`): a per-request cost
   (``SchedulerConfig.request_overhead_s``: HTTP, tokenisation, hand-off) and a
   per-output-chunk cost (``SchedulerConfig.chunk_overhead_s``: detokenisation,
   streaming, per sequence in every step), fitted from the residuals of a simulation
-  without them: the request cost is the median of ``measured - simulated`` TTFT (P50
-  and mean) over numbers at low load (at most `LOW_LOAD` requests in flight by
-  Little's law, or a simulated queueing delay of at most `QUEUED` of the TTFT); the chunk cost the median of
-  ``(measured - simulated) TPOT / requests in flight`` over every TPOT number (P50 and
-  mean) simulated with a calibrated profile (with ``ideal`` physics the residual is
-  mostly the kernels' efficiency, not host time). Both are clipped at 0. The request
-  cost applies to served rows only (`served`: HTTP benchmark clients, not in-process
-  harnesses such as ``trtllm-bench`` or one static batch). Out of source: a source's costs come from the other
-  sources of its family, else of its engine, else (the request cost only: the front
-  end is much alike across engines, an output path is not) of every other source
-  (`BASES`), the first with `MIN_ROWS` numbers of the kind; 0 where none has.
+  without them. The request cost is the median of ``measured - simulated`` TTFT (P50
+  and mean) over served numbers (`served`: HTTP benchmark clients, not in-process
+  harnesses such as ``trtllm-bench`` or one static batch, which it is not charged to
+  either) at low load (at most `LOW_LOAD` requests in flight by Little's law, or a
+  simulated queueing delay of at most `QUEUED` of the TTFT). The chunk cost is the
+  median of ``(measured - simulated) TPOT / requests in flight`` over the TPOT numbers
+  (P50 and mean) simulated with a calibrated profile (with ``ideal`` physics the
+  residual is mostly the kernels' efficiency, not host time). Both are clipped at 0.
+  Out of source: a source's costs come from the other sources of its family, else of
+  its engine's other lines, else (the request cost only: the front end is much alike
+  across engines, an output path is not) of every other source (`BASES`), the first
+  with `MIN_ROWS` numbers of the kind; 0 where none has.
 - **achievable GEMM rate per device** (`gemm_scale`): a calibrated profile's compute
   efficiency is one number for every device it was fitted on; the cited
   max-achievable-matmul fractions (``data/hardware/microbenchmarks.csv``,
