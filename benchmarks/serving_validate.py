@@ -35,8 +35,9 @@ from pathlib import Path
 
 import numpy as np
 
-from genz import Parallelism, Precision, load_model, load_runtime
-from roofline import InputError, data_dir, load_platform
+from calibration.serving_costs import adapt_profile, gemm_scale, newer, stack_of
+from genz import Parallelism, Precision, RuntimeProfile, load_model, load_runtime
+from roofline import InputError, Platform, data_dir, load_platform
 from search.serving import (
     SchedulerConfig,
     ServingResult,
@@ -199,16 +200,24 @@ def simulate(
     steps: int | None = None,
     request_overhead_s: float = 0.0,
     async_scheduling: bool = False,
+    chunk_overhead_s: float = 0.0,
+    stack_rules: StackRules | None = None,
 ) -> dict[str, float]:
     """Summary (`search.serving.summarise`) of the set-up on its replica; ``profile``
     overrides the row's runtime profile and ``steps`` its scheduler steps. A stated ``kv_capacity_tokens`` (an engine's
     logged KV cache size) replaces the one the replica derives from memory.
-    ``async_scheduling`` overlaps host and device time (`SchedulerConfig`)."""
+    ``async_scheduling`` overlaps host and device time, ``request_overhead_s`` and
+    ``chunk_overhead_s`` are the front-end costs (`SchedulerConfig`); ``stack_rules``
+    adapts the row's profile to its device and version family (`StackRules`)."""
     name = profile or setup["profile"]
     requests = workload(setup, seed)
+    platform = load_platform(setup["hardware"])
+    runtime = None if name == "ideal" else load_runtime(name)
+    if runtime is not None and stack_rules is not None:
+        runtime = stack_rules.adapt(runtime, platform, setup)
     replica = build_replica(
         load_model(setup["model"]),
-        load_platform(setup["hardware"]),
+        platform,
         requests,
         precision=Precision(
             weight_bits=float(setup["weight_bits"]),
@@ -226,9 +235,10 @@ def simulate(
             if setup.get("kv_free_fraction")
             else None,
             request_overhead_s=request_overhead_s,
+            chunk_overhead_s=chunk_overhead_s,
             async_scheduling=async_scheduling,
         ),
-        runtime=None if name == "ideal" else load_runtime(name),
+        runtime=runtime,
     )
     if setup["kv_capacity_tokens"]:
         replica = replace(replica, kv_capacity_tokens=int(setup["kv_capacity_tokens"]))
@@ -236,6 +246,29 @@ def simulate(
     if setup["scenario"] == "closed":
         return steady_summary(result, int(setup["concurrency"]))
     return result.summary
+
+
+@dataclass(frozen=True)
+class StackRules:
+    """How a row's runtime profile is adapted (`calibration.serving_costs`):
+    ``cited_gemm``: compute efficiency times the device's cited achievable-GEMM scale
+    (`gemm_scale`); ``families``: on a row of a version family later than the
+    profile's (`newer`), the profile's per-sequence cost is not charged (a fitted
+    per-chunk cost, `SchedulerConfig.chunk_overhead_s`, may stand in for it)."""
+
+    cited_gemm: bool = False
+    families: bool = False
+
+    def adapt(
+        self, runtime: RuntimeProfile, platform: Platform, setup: dict[str, str]
+    ) -> RuntimeProfile:
+        scale = (
+            gemm_scale(runtime, setup["hardware"], float(setup["activation_bits"]))
+            if self.cited_gemm
+            else 1.0
+        )
+        foreign = self.families and newer(runtime, stack_of(setup["runtime"]))
+        return adapt_profile(runtime, platform, scale, 0.0 if foreign else None)
 
 
 def steady_summary(result: ServingResult, concurrency: int) -> dict[str, float]:
@@ -338,6 +371,68 @@ def report(label_: str, errors: list[tuple[float, bool]]) -> str:
     )
 
 
+@dataclass(frozen=True)
+class Options:
+    """How every set-up is simulated: ``profile`` for every row (None: the row's),
+    ``seeds`` for random workloads, ``steps`` (None: the row's), front-end costs
+    (s; `SchedulerConfig`), overlap scheduling on `OVERLAPPING` engines, profile
+    adaptation (`StackRules`)."""
+
+    profile: str | None = None
+    seeds: int = 5
+    steps: int | None = None
+    request_overhead_s: float = 0.0
+    chunk_overhead_s: float = 0.0
+    async_scheduling: bool = False
+    stack_rules: StackRules | None = None
+
+
+def score_setup(
+    name: str, setup: dict[str, str], measurements: list[Measurement], options: Options
+) -> list[dict[str, object]]:
+    """One row per measured number of the set-up: its set-up, measured and simulated
+    value (mean over seeds), seed-to-seed ``spread``, signed ``error``, ``met``,
+    ``in_flight`` (simulated requests in the engine: throughput x mean E2E) and
+    ``queued`` (simulated mean queueing delay over mean TTFT)."""
+    random = setup["scenario"] == "rate" or setup["lengths"] == "sharegpt"
+    seeds = range(options.seeds if random else 1)
+    steps = scheduler_steps(setup) if options.steps is None else options.steps
+    overlap = options.async_scheduling and overlaps(setup)
+    summaries = [
+        simulate(
+            setup,
+            options.profile,
+            seed,
+            steps,
+            options.request_overhead_s,
+            overlap,
+            options.chunk_overhead_s,
+            options.stack_rules,
+        )
+        for seed in seeds
+    ]
+    in_flight = float(
+        np.mean([s["throughput_requests_per_s"] * s["e2e_s_mean"] for s in summaries])
+    )
+    queued = float(np.mean([s.get("queue_s_mean", np.nan) / s["ttft_s_mean"] for s in summaries]))
+    rows: list[dict[str, object]] = []
+    for m in measurements:
+        draws = np.array([simulated_value(s, m.metric, m.statistic) for s in summaries])
+        value = float(draws.mean())
+        spread = float(draws.std(ddof=1) / value) if len(draws) > 1 else 0.0
+        error = value / m.measured - 1
+        row: dict[str, object] = {"file": name, **setup}
+        rows.append(
+            row
+            | {"metric": m.metric, "statistic": m.statistic}
+            | {"measured": m.measured, "simulated": value, "error": error}
+            | {"met": abs(error) <= TARGETS[m.statistic], "spread": spread}
+            | {"in_flight": in_flight, "queued": queued}
+            | {"steps": steps, "overlap": overlap, "seeds": len(seeds)}
+        )
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--source", default="", help="only CSV files whose name contains this")
@@ -377,7 +472,13 @@ def main() -> None:
         parser.error("--seeds must be >= 1")
     if args.steps is not None and args.steps < 1:
         parser.error("--steps must be >= 1")
-    overhead = args.request_overhead_ms / 1e3
+    options = Options(
+        args.profile,
+        args.seeds,
+        args.steps,
+        args.request_overhead_ms / 1e3,
+        async_scheduling=args.async_scheduling,
+    )
     files = {k: v for k, v in load_rows().items() if args.source in k}
     by_client: dict[tuple[str, str], list[tuple[float, bool]]] = {}
     by_group: dict[str, list[tuple[float, bool]]] = {}
@@ -391,41 +492,29 @@ def main() -> None:
             if args.exclude and re.search(args.exclude, label(setup)):
                 continue
             profile = args.profile or setup["profile"]
-            random = setup["scenario"] == "rate" or setup["lengths"] == "sharegpt"
-            seeds = range(args.seeds if random else 1)
-            steps = scheduler_steps(setup) if args.steps is None else args.steps
-            overlap = args.async_scheduling and overlaps(setup)
-            summaries = [
-                simulate(setup, args.profile, seed, steps, overhead, overlap) for seed in seeds
-            ]
+            rows = score_setup(name, setup, measurements, options)
+            written.extend(rows)
             if not args.brief:
+                first = rows[0]
                 print(
-                    f"{label(setup)}  [profile {profile}, {steps} scheduler step(s), "
-                    f"{len(summaries)} seed(s){', overlap scheduling' if overlap else ''}]"
+                    f"{label(setup)}  [profile {profile}, {first['steps']} scheduler step(s), "
+                    f"{first['seeds']} seed(s){', overlap scheduling' if first['overlap'] else ''}]"
                 )
             client = CLIENTS[setup["scenario"]]
-            for m in measurements:
-                draws = np.array([simulated_value(s, m.metric, m.statistic) for s in summaries])
-                value = float(draws.mean())
-                spread = float(draws.std(ddof=1) / value) if len(draws) > 1 else 0.0
-                error = value / m.measured - 1
-                target = TARGETS[m.statistic]
-                met = abs(error) <= target
+            for m, row in zip(measurements, rows, strict=True):
+                error, met = float(row["error"]), bool(row["met"])  # type: ignore[arg-type]
                 for table in (here, by_client):
                     table.setdefault((client, group_of(m)), []).append((error, met))
                 by_group.setdefault(group_of(m), []).append((error, met))
-                written.append(
-                    {"file": name, **setup, "metric": m.metric, "statistic": m.statistic}
-                    | {"measured": m.measured, "simulated": value, "error": error, "met": met}
-                )
                 if args.brief:
                     continue
+                spread = float(row["spread"])  # type: ignore[arg-type]
                 reason = miss_reason(setup, m, error, profile, spread)
                 verdict = "met" if met else f"MISSED ({reason})"
                 print(
                     f"    {m.metric:<19} {m.statistic:<5} measured {m.measured:>10.4g}  "
-                    f"simulated {value:>10.4g} (+-{spread:>4.0%})  error {error:>+7.1%}  "
-                    f"target {target:.0%}: {verdict}"
+                    f"simulated {row['simulated']:>10.4g} (+-{spread:>4.0%})  error {error:>+7.1%}  "
+                    f"target {TARGETS[m.statistic]:.0%}: {verdict}"
                 )
         for (client, group), errors in sorted(here.items()):
             print("  " + report(f"{name} {client} {group}", errors))

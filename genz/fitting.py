@@ -21,6 +21,7 @@ from .runtime import (
     PHASES,
     Accuracy,
     ClassAccuracy,
+    DeviceOverride,
     kv_formats_from_dict,
     weight_format_from_dict,
 )
@@ -39,6 +40,7 @@ __all__ = [
     "Accuracy",
     "Array",
     "ClassAccuracy",
+    "DeviceOverride",
     "GridInputs",
     "evaluate",
     "expected_experts_touched",
