@@ -3,12 +3,17 @@
 Prediction of one pass of a measured row (seconds)::
 
     t = sum_ops max(C_op / eta_c, M_op / eta_m) + fixed + kernels * kappa
-        + steps * batch * sigma + [prefill] * rho
+        + steps * (tau + batch * sigma) + [prefill] * rho
 
 ``C_op``, ``M_op`` are the operator's compute and memory times at efficiency 1
 (`calibration.rows.decompose`), ``fixed`` the interconnect wire time, ``kernels`` the
 kernels the pass launches (operators x layers), ``steps`` the forward steps (prefill
-chunks, or 1 per decode step), ``batch`` the sequences of the step. Opt-in
+chunks, or 1 per decode step), ``batch`` the sequences of the step; ``tau`` (per step,
+whatever the batch) is 0 unless opt-in (`calibration.transfer_terms.with_step_cost`:
+blocks ``step_glob``, ``step_runtime``, ``step_stack``, log ``tau`` shrunk like
+``kappa``, `STEP_PRIORS`): without it, a stack whose rows are all at batch 1 can only
+read its per-step host cost as a per-sequence cost, which a batch of 2,000 then pays
+2,000 times. Opt-in
 (`calibration.transfer_terms.with_graphs`): a decode pass the row's engine replays as a
 CUDA graph (``terms.graphs``, a stack attribute read from runtime, date, device class and
 batch: `calibration.transfer_graphs`) pays ``kappa x gamma`` per kernel, ``gamma`` one
@@ -119,7 +124,25 @@ PRIORS: Mapping[str, Prior] = {
     "device_one_runtime": Prior(0.0, 0.4),
     "class_one_runtime": Prior(0.0, 0.5),
     "log_graph": Prior(float(np.log(0.7)), 0.3),
+    "log_tau_global": Prior(float(np.log(2e-4)), 2.0),
+    "log_tau_runtime": Prior(0.0, 1.5),
+    "log_tau": Prior(0.0, 1.0),
 }
+#: Overrides of `PRIORS` with the per-step cost ``tau`` (opt-in,
+#: `calibration.transfer_terms.with_step_cost`): a runtime's per-sequence cost is held
+#: nearer the global one (sd 0.5 in log), its per-step cost is free to move (sd 1.5): the
+#: work done per sequence of a step (sampling, stop checks, KV bookkeeping) is much the
+#: same across engines, the host work per step (a Python scheduler or a C++ loop) is what
+#: differs; so a runtime measured at batch 1 only puts its overhead in ``tau``, and the
+#: split of the two is read from the stacks measured at several batch sizes.
+STEP_PRIORS: Mapping[str, Prior] = {
+    "log_sigma_runtime": Prior(0.0, 0.5),
+}
+#: With the per-step cost, the sd of the per-sequence cost ``sigma`` of a runtime or
+#: stack whose training rows all have one batch size (`one_batch_levels`): such rows
+#: cannot tell a cost per sequence from one per step, so ``sigma`` stays at its parent's
+#: and the step cost takes what they add.
+ONE_BATCH_SIGMA = Prior(0.0, 0.05)
 #: Opt-in overrides of `PRIORS` that scope device terms to the stack: a device (class)
 #: whose training rows all come from one runtime is held at sd 0.1, so that runtime's
 #: effect on it goes to the device x runtime term, not to the device terms other stacks
@@ -139,11 +162,15 @@ HARNESS_PRIORS: Mapping[str, Prior] = {
 }
 
 
-def model_priors(stacks: str, overrides: Mapping[str, Prior] | None = None) -> dict[str, Prior]:
+def model_priors(
+    stacks: str, overrides: Mapping[str, Prior] | None = None, step_cost: bool = False
+) -> dict[str, Prior]:
     """The priors of a fit with stack structure ``stacks``: `PRIORS`, with
-    `HARNESS_PRIORS` under ``"harness"``, then ``overrides``."""
+    `HARNESS_PRIORS` under ``"harness"``, `STEP_PRIORS` with the per-step cost
+    (``step_cost``), then ``overrides``."""
     structure = HARNESS_PRIORS if stacks == "harness" else {}
-    return {**PRIORS, **structure, **(overrides or {})}
+    step = STEP_PRIORS if step_cost else {}
+    return {**PRIORS, **structure, **step, **(overrides or {})}
 
 
 @dataclass(frozen=True)
@@ -156,7 +183,8 @@ class Layout:
     @classmethod
     def of(cls, terms: TransferTerms) -> Layout:
         """The blocks of ``terms``; ``harness`` and ``format_c`` are empty unless
-        ``terms.stacks == "harness"``, ``graphs`` unless a row replays CUDA graphs."""
+        ``terms.stacks == "harness"``, ``graphs`` unless a row replays CUDA graphs, the
+        ``step_*`` blocks unless ``terms.step_cost``."""
         part_b = terms.stacks == "harness"
         sizes = {
             "class_c": len(terms.device_class.names),
@@ -172,6 +200,9 @@ class Layout:
             "class_runtime": 3 * len(terms.class_runtime.names),
             "source": 5 * len(terms.source_runtime.names),
             "graphs": 1 if np.any(terms.graphs) else 0,
+            "step_glob": 1 if terms.step_cost else 0,
+            "step_runtime": len(terms.runtime.names) if terms.step_cost else 0,
+            "step_stack": len(terms.stack.names) if terms.step_cost else 0,
         }
         blocks, start = {}, 0
         for name, size in sizes.items():
@@ -204,7 +235,8 @@ class TransferFit:
         return row_terms(self.terms, self.layout, self.params, with_source)
 
     def stack_terms(self) -> dict[str, dict[str, float]]:
-        """Per stack (runtime|harness): efficiency offsets and overheads (seconds)."""
+        """Per stack (runtime|harness|year): efficiency offsets and overheads (seconds;
+        ``tau`` the per-step cost, 0 without the opt-in step blocks)."""
         out = {}
         for k, name in enumerate(self.terms.stack.names):
             runtime = self.terms.runtime.names.index(name.split("|")[0])
@@ -213,6 +245,8 @@ class TransferFit:
                 self.layout, self.params, np.array([k]), np.array([runtime]), np.array([harness])
             )
             out[name] = {key: float(value[0]) for key, value in values.items()}
+            tau = step_costs(self.layout, self.params, np.array([k]), np.array([runtime]))
+            out[name]["tau"] = float(tau[0])
         return out
 
 
@@ -225,7 +259,8 @@ def fit_transfer(
     """Fit on the rows where ``train`` (boolean) is true (see the module docstring);
     ``priors`` overrides entries of `model_priors` for ``terms.stacks``."""
     layout = Layout.of(terms)
-    prior_mean, prior_sd = _prior_arrays(layout, model_priors(terms.stacks, priors), terms, train)
+    chosen = model_priors(terms.stacks, priors, terms.step_cost)
+    prior_mean, prior_sd = _prior_arrays(layout, chosen, terms, train)
     start = prior_mean.copy()
     weights = _row_weights(terms, train)
     observed = {name: np.flatnonzero(train & np.isfinite(terms.measured[name])) for name in METRICS}
@@ -259,8 +294,9 @@ def row_terms(
 ) -> dict[str, Array]:
     """Per row: ``eta_c``, ``eta_m`` (achieved fractions of peak compute and bandwidth),
     ``kappa`` (s per kernel), ``sigma`` (s per sequence per step), ``rho`` (s per
-    request), ``scale`` (the source's factor on time; 1 without sources) and
-    ``kappa_decode`` (s per kernel of a decode pass: ``kappa``, times `graph_factor`)."""
+    request), ``scale`` (the source's factor on time; 1 without sources),
+    ``kappa_decode`` (s per kernel of a decode pass: ``kappa``, times `graph_factor`)
+    and ``tau`` (s per step; 0 without the opt-in per-step cost)."""
     block = layout.blocks
     device, kind = terms.device.index, terms.device_class.index
     stack_values = _stack_values(
@@ -298,6 +334,7 @@ def row_terms(
         "sigma": stack_values["sigma"],
         "rho": stack_values["rho"] * np.exp(lab[:, 3]) * terms.request_cost_applies,
         "scale": np.exp(lab[:, 4]),
+        "tau": step_costs(layout, params, terms.stack.index, terms.runtime.index),
     }
 
 
@@ -321,6 +358,8 @@ def predict_times(
                 + kernels[indices] * launch[indices]
                 + phase.steps * phase.sequences * values["sigma"][indices]
             )
+            if terms.step_cost:
+                total = total + phase.steps * values["tau"][indices]
             if name == "ttft_s":
                 total = total + values["rho"][indices]
             times[name][indices] = total
@@ -335,6 +374,20 @@ def graph_factor(terms: TransferTerms, layout: Layout, params: Array) -> Array:
         return np.ones(len(terms))
     gamma = float(np.exp(params[layout.blocks["graphs"]][0]))
     return np.where(terms.graphs, gamma, 1.0)
+
+
+def step_costs(layout: Layout, params: Array, stack: Array, runtime: Array) -> Array:
+    """Per row, the per-step cost ``tau`` of its stack, seconds: ``exp(global + runtime +
+    stack)``; 0 without the opt-in step blocks."""
+    if not _has(layout, "step_glob"):
+        return np.zeros(len(stack))
+    blocks = layout.blocks
+    log_tau = (
+        params[blocks["step_glob"]][0]
+        + params[blocks["step_runtime"]][runtime]
+        + params[blocks["step_stack"]][stack]
+    )
+    return np.asarray(np.exp(log_tau), float)
 
 
 def _stack_values(
@@ -409,7 +462,9 @@ def _prior_arrays(
     (``terms.cited_compute`` / ``cited_memory``) has the sd `CITED_DEVICE_SD`; with
     ``train``, a device or device class whose training rows all come from one runtime
     has at most the sd of ``device_one_runtime`` / ``class_one_runtime``
-    (`one_runtime_levels`)."""
+    (`one_runtime_levels`); with the per-step cost (``terms.step_cost``), a runtime or
+    stack whose training rows have one batch size has the per-sequence cost sd of
+    `ONE_BATCH_SIGMA` (`one_batch_levels`)."""
     mean, sd = np.zeros(layout.size), np.ones(layout.size)
     simple = {
         "class_c": "class",
@@ -434,6 +489,13 @@ def _prior_arrays(
     sd[part] = np.tile([priors[name].sd for name in names3], count)
     part = layout.blocks["graphs"]
     mean[part], sd[part] = priors["log_graph"].mean, priors["log_graph"].sd
+    for block, name in (
+        ("step_glob", "log_tau_global"),
+        ("step_runtime", "log_tau_runtime"),
+        ("step_stack", "log_tau"),
+    ):
+        part = layout.blocks[block]
+        mean[part], sd[part] = priors[name].mean, priors[name].sd
     blocks = (("glob", _GLOBAL), ("runtime", _RUNTIME), ("harness", _HARNESS), ("stack", _STACK))
     for block, names in blocks:
         part = layout.blocks[block]
@@ -450,6 +512,12 @@ def _prior_arrays(
             rows = np.bincount(terms.device.index, minlength=len(terms.device.names))
             start = layout.blocks[block].start
             sd[start : start + len(rows)][share == rows] = CITED_DEVICE_SD
+    if terms is not None and train is not None and terms.step_cost:
+        batches = np.array([item.row.batch for item in terms.stored], float)
+        for block, level in (("runtime", terms.runtime), ("stack", terms.stack)):
+            sigma_of = 5 * np.flatnonzero(one_batch_levels(level, batches, train)) + 3
+            view = sd[layout.blocks[block]]
+            view[sigma_of] = np.minimum(view[sigma_of], ONE_BATCH_SIGMA.sd)
     if terms is not None and train is not None:
         scoped: tuple[tuple[Levels, tuple[str, str], Prior], ...] = (
             (terms.device, ("device_c", "device_m"), priors["device_one_runtime"]),
@@ -470,6 +538,15 @@ def one_runtime_levels(level: Levels, runtime: Array, train: Array) -> Array:
     for k in range(len(level.names)):
         seen = np.unique(runtime[train & (level.index == k)])
         out[k] = len(seen) == 1
+    return out
+
+
+def one_batch_levels(level: Levels, batches: Array, train: Array) -> Array:
+    """Per level (runtime or stack), whether its training rows have at most one batch
+    size (no row at all: nothing to tell either)."""
+    out = np.zeros(len(level.names), bool)
+    for k in range(len(level.names)):
+        out[k] = len(np.unique(batches[train & (level.index == k)])) <= 1
     return out
 
 
@@ -525,6 +602,10 @@ def _sparsity(
                 matrix[line, block["glob"].start + k] = 1
             if _has(layout, "graphs") and terms.graphs[i]:
                 matrix[line, block["graphs"].start] = 1
+            if _has(layout, "step_glob"):
+                matrix[line, block["step_glob"].start] = 1
+                matrix[line, block["step_runtime"].start + terms.runtime.index[i]] = 1
+                matrix[line, block["step_stack"].start + terms.stack.index[i]] = 1
         offset += len(rows)
     for k in range(layout.size):
         matrix[count + k, k] = 1
