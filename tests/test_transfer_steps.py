@@ -13,10 +13,10 @@ from test_transfer import _rows
 from calibration.transfer import (
     PRIORS,
     Layout,
-    _prior_means,
     fit_transfer,
     one_batch_levels,
     predict_times,
+    prior_means,
 )
 from calibration.transfer_terms import build_terms, with_step_cost
 
@@ -45,7 +45,7 @@ def _truth(terms):
     """Measured times: the model's own with per-step costs ``TAU`` (server) and
     ``TAU_BENCH`` (bench), per-sequence cost ``SIGMA``."""
     layout = Layout.of(terms)
-    params = _prior_means(layout)
+    params = prior_means(layout)
     params[layout.blocks["glob"].start + 3] = np.log(SIGMA)
     params[layout.blocks["step_glob"]] = np.log(TAU)
     bench = layout.blocks["step_stack"].start + terms.stack.names.index(BENCH)
