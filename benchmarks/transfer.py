@@ -32,7 +32,8 @@ to the model (`OPT_IN`): ``graphs`` (the CUDA-graph attribute: a decode pass the
 engine replays as a CUDA graph pays ``gamma`` times the launch cost,
 `calibration.transfer_graphs`), ``scope`` (devices and classes measured on one runtime
 held at `calibration.transfer.SCOPED_PRIORS`, so a device x runtime effect stays with
-that runtime).
+that runtime), ``steps`` (a per-step cost ``tau`` per stack beside the per-sequence cost,
+`calibration.transfer_terms.with_step_cost`).
 
 Prints, per group kind: one row per group with at least `MIN_TABLE_ROWS` values
 (values: measured numbers, a row may measure TTFT and ITL), then per metric the
@@ -59,6 +60,7 @@ from calibration.transfer_terms import (
     with_device_priors,
     with_graphs,
     with_stacks,
+    with_step_cost,
 )
 from calibration.transfer_validation import (
     conformal_bounds,
@@ -75,7 +77,7 @@ LABELS = {"batch_latency_s": "batch latency", "ttft_s": "TTFT", "itl_s": "ITL (d
 #: The library's default model (`calibration.transfer_terms.build_terms`'s defaults).
 DEFAULT_VARIANT = "preset/runtime"
 #: Opt-in parts of the model ``--with`` adds.
-OPT_IN = ("graphs", "scope")
+OPT_IN = ("graphs", "scope", "steps")
 
 
 def group_labels(terms: TransferTerms, kind: str) -> np.ndarray:
@@ -229,7 +231,7 @@ def main() -> None:
     priors = dict(SCOPED_PRIORS) if "scope" in opt_in else None
     stored = load_store()
     started = time.time()
-    base = with_graphs(build_terms(stored), "graphs" in opt_in)
+    base = with_step_cost(with_graphs(build_terms(stored), "graphs" in opt_in), "steps" in opt_in)
     sources = len({item.info.source_id for item in stored})
     print(
         f"measurement store: {len(stored)} rows from {sources} sources "

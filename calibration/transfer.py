@@ -3,12 +3,17 @@
 Prediction of one pass of a measured row (seconds)::
 
     t = sum_ops max(C_op / eta_c, M_op / eta_m) + fixed + kernels * kappa
-        + steps * batch * sigma + [prefill] * rho
+        + steps * (tau + batch * sigma) + [prefill] * rho
 
 ``C_op``, ``M_op`` are the operator's compute and memory times at efficiency 1
 (`calibration.rows.decompose`), ``fixed`` the interconnect wire time, ``kernels`` the
 kernels the pass launches (operators x layers), ``steps`` the forward steps (prefill
-chunks, or 1 per decode step), ``batch`` the sequences of the step. Opt-in
+chunks, or 1 per decode step), ``batch`` the sequences of the step; ``tau`` (per step,
+whatever the batch) is 0 unless opt-in (`calibration.transfer_terms.with_step_cost`:
+blocks ``step_glob``, ``step_runtime``, ``step_stack``, log ``tau`` shrunk like
+``kappa``, `STEP_PRIORS`): without it, a stack whose rows are all at batch 1 can only
+read its per-step host cost as a per-sequence cost, which a batch of 2,000 then pays
+2,000 times. Opt-in
 (`calibration.transfer_terms.with_graphs`): a decode pass the row's engine replays as a
 CUDA graph (``terms.graphs``, a stack attribute read from runtime, date, device class and
 batch: `calibration.transfer_graphs`) pays ``kappa x gamma`` per kernel, ``gamma`` one
@@ -34,7 +39,8 @@ TTFT is the prefill pass, ITL the decode pass, batch latency ``TTFT + (output - 
 ITL``. Fit: every measured metric of every row gives ``log(measured / predicted)``,
 weighted by ``1 / sqrt(rows of its source)`` (so one large suite does not decide every
 term), under a soft-L1 loss (scale `ROBUST_SCALE`), plus quadratic penalties of the
-priors (`PRIORS`); `scipy.optimize.least_squares` with the Jacobian's sparsity. A level
+priors (`PRIORS`, `calibration.transfer_priors`); `scipy.optimize.least_squares` with
+the Jacobian's sparsity. A level
 (device, class, runtime, stack, format, source) no training row has keeps its prior
 mean, which is how a held-out source, device or stack is predicted.
 
@@ -60,90 +66,48 @@ from scipy.sparse import lil_matrix
 
 from genz.fitting import Array
 
-from .device_priors import CITED_DEVICE_SD
-from .transfer_terms import Levels, TransferTerms
+from .transfer_priors import (
+    HARNESS_PRIORS,
+    ONE_BATCH_SIGMA,
+    PRIORS,
+    SCOPED_PRIORS,
+    STEP_PRIORS,
+    Prior,
+    model_priors,
+    one_batch_levels,
+    one_runtime_levels,
+    prior_arrays,
+    prior_means,
+)
+from .transfer_terms import TransferTerms
+
+__all__ = [
+    "HARNESS_PRIORS",
+    "METRICS",
+    "ONE_BATCH_SIGMA",
+    "PRIORS",
+    "SCOPED_PRIORS",
+    "STEP_PRIORS",
+    "Layout",
+    "Prior",
+    "TransferFit",
+    "fit_transfer",
+    "graph_factor",
+    "model_priors",
+    "one_batch_levels",
+    "one_runtime_levels",
+    "predict_times",
+    "prior_arrays",
+    "prior_means",
+    "row_terms",
+    "step_costs",
+]
 
 METRICS = ("batch_latency_s", "ttft_s", "itl_s")
 #: Soft-L1 scale of the log residuals (a factor of about 1.2).
 ROBUST_SCALE = 0.2
 #: A row weighs ``rows of its source ** -SOURCE_WEIGHT_POWER``.
 SOURCE_WEIGHT_POWER = 0.75
-
-
-@dataclass(frozen=True)
-class Prior:
-    """Normal prior of one parameter block: mean and standard deviation."""
-
-    mean: float
-    sd: float
-
-
-#: Priors (log or logit scale). Launch cost: a few microseconds per kernel (CUDA
-#: launch latency ~3-5 us); ``log_graph``, the factor on it of a decode pass replayed as
-#: a CUDA graph: about 0.7 (0.5-0.95 within one sd), from the two pull requests that
-#: introduced graphs, read against this model (memory time at 80 % of peak bandwidth,
-#: the rest per-step overhead): vllm-project/vllm#1440, Llama-2-7B batch 1, 12.0 -> 10.5
-#: ms per token, overhead 3.6 -> 2.1 ms (0.6, if on an A100: the GPU is not named); ggml-org/llama.cpp#6766, LLaMA-2-7B Q4_0
-#: tg, RTX 3090 8.6 -> 7.8 ms (0.76), RTX 4090 7.2 -> 6.8 ms (0.83). The graph removes
-#: the launches, not the engine's per-step host work that ``kappa`` also carries;
-#: per-sequence cost: tens of
-#: microseconds per step (sampling, scheduling); per-request cost: about a millisecond
-#: (tokenisation, scheduling, the first step's set-up). Wide: the data decide.
-PRIORS: Mapping[str, Prior] = {
-    "class": Prior(0.0, 0.5),
-    "device": Prior(0.0, 0.4),
-    "stack_eff_global": Prior(0.0, 1.0),
-    "stack_eff_runtime": Prior(0.0, 0.6),
-    "stack_eff": Prior(0.0, 0.4),
-    "format": Prior(0.0, 0.6),
-    "format_compute": Prior(0.0, 0.6),
-    "log_kappa_global": Prior(float(np.log(4e-6)), 2.0),
-    "log_kappa_runtime": Prior(0.0, 1.0),
-    "log_kappa": Prior(0.0, 1.0),
-    "log_sigma_global": Prior(float(np.log(2e-5)), 2.0),
-    "log_sigma_runtime": Prior(0.0, 1.0),
-    "log_sigma": Prior(0.0, 0.7),
-    "log_rho_global": Prior(float(np.log(1e-3)), 3.0),
-    "log_rho_runtime": Prior(0.0, 2.0),
-    "log_rho": Prior(0.0, 3.0),
-    "stack_eff_harness": Prior(0.0, 0.4),
-    "log_kappa_harness": Prior(0.0, 1.0),
-    "log_sigma_harness": Prior(0.0, 0.7),
-    "log_rho_harness": Prior(0.0, 1.5),
-    "source_eff": Prior(0.0, 0.3),
-    "source_kappa": Prior(0.0, 0.5),
-    "source_rho": Prior(0.0, 0.5),
-    "source_scale": Prior(0.0, 0.15),
-    "class_runtime_eff": Prior(0.0, 1.5),
-    "class_runtime_kappa": Prior(0.0, 1.5),
-    "device_one_runtime": Prior(0.0, 0.4),
-    "class_one_runtime": Prior(0.0, 0.5),
-    "log_graph": Prior(float(np.log(0.7)), 0.3),
-}
-#: Opt-in overrides of `PRIORS` that scope device terms to the stack: a device (class)
-#: whose training rows all come from one runtime is held at sd 0.1, so that runtime's
-#: effect on it goes to the device x runtime term, not to the device terms other stacks
-#: get. In `PRIORS` the two equal the ordinary device and class priors (no effect).
-SCOPED_PRIORS: Mapping[str, Prior] = {
-    "device_one_runtime": Prior(0.0, 0.1),
-    "class_one_runtime": Prior(0.0, 0.1),
-}
-#: Overrides of `PRIORS` under ``stacks="harness"``: the runtime level is held tighter,
-#: so a stack no fit saw starts from what many stacks share (the harness level) rather
-#: than what one large suite set for its runtime.
-HARNESS_PRIORS: Mapping[str, Prior] = {
-    "stack_eff_runtime": Prior(0.0, 0.3),
-    "log_kappa_runtime": Prior(0.0, 0.5),
-    "log_sigma_runtime": Prior(0.0, 0.5),
-    "log_rho_runtime": Prior(0.0, 1.0),
-}
-
-
-def model_priors(stacks: str, overrides: Mapping[str, Prior] | None = None) -> dict[str, Prior]:
-    """The priors of a fit with stack structure ``stacks``: `PRIORS`, with
-    `HARNESS_PRIORS` under ``"harness"``, then ``overrides``."""
-    structure = HARNESS_PRIORS if stacks == "harness" else {}
-    return {**PRIORS, **structure, **(overrides or {})}
 
 
 @dataclass(frozen=True)
@@ -156,7 +120,8 @@ class Layout:
     @classmethod
     def of(cls, terms: TransferTerms) -> Layout:
         """The blocks of ``terms``; ``harness`` and ``format_c`` are empty unless
-        ``terms.stacks == "harness"``, ``graphs`` unless a row replays CUDA graphs."""
+        ``terms.stacks == "harness"``, ``graphs`` unless a row replays CUDA graphs, the
+        ``step_*`` blocks unless ``terms.step_cost``."""
         part_b = terms.stacks == "harness"
         sizes = {
             "class_c": len(terms.device_class.names),
@@ -172,6 +137,9 @@ class Layout:
             "class_runtime": 3 * len(terms.class_runtime.names),
             "source": 5 * len(terms.source_runtime.names),
             "graphs": 1 if np.any(terms.graphs) else 0,
+            "step_glob": 1 if terms.step_cost else 0,
+            "step_runtime": len(terms.runtime.names) if terms.step_cost else 0,
+            "step_stack": len(terms.stack.names) if terms.step_cost else 0,
         }
         blocks, start = {}, 0
         for name, size in sizes.items():
@@ -204,7 +172,8 @@ class TransferFit:
         return row_terms(self.terms, self.layout, self.params, with_source)
 
     def stack_terms(self) -> dict[str, dict[str, float]]:
-        """Per stack (runtime|harness): efficiency offsets and overheads (seconds)."""
+        """Per stack (runtime|harness|year): efficiency offsets and overheads (seconds;
+        ``tau`` the per-step cost, 0 without the opt-in step blocks)."""
         out = {}
         for k, name in enumerate(self.terms.stack.names):
             runtime = self.terms.runtime.names.index(name.split("|")[0])
@@ -213,6 +182,8 @@ class TransferFit:
                 self.layout, self.params, np.array([k]), np.array([runtime]), np.array([harness])
             )
             out[name] = {key: float(value[0]) for key, value in values.items()}
+            tau = step_costs(self.layout, self.params, np.array([k]), np.array([runtime]))
+            out[name]["tau"] = float(tau[0])
         return out
 
 
@@ -225,7 +196,8 @@ def fit_transfer(
     """Fit on the rows where ``train`` (boolean) is true (see the module docstring);
     ``priors`` overrides entries of `model_priors` for ``terms.stacks``."""
     layout = Layout.of(terms)
-    prior_mean, prior_sd = _prior_arrays(layout, model_priors(terms.stacks, priors), terms, train)
+    chosen = model_priors(terms.stacks, priors, terms.step_cost)
+    prior_mean, prior_sd = prior_arrays(layout, chosen, terms, train)
     start = prior_mean.copy()
     weights = _row_weights(terms, train)
     observed = {name: np.flatnonzero(train & np.isfinite(terms.measured[name])) for name in METRICS}
@@ -259,8 +231,9 @@ def row_terms(
 ) -> dict[str, Array]:
     """Per row: ``eta_c``, ``eta_m`` (achieved fractions of peak compute and bandwidth),
     ``kappa`` (s per kernel), ``sigma`` (s per sequence per step), ``rho`` (s per
-    request), ``scale`` (the source's factor on time; 1 without sources) and
-    ``kappa_decode`` (s per kernel of a decode pass: ``kappa``, times `graph_factor`)."""
+    request), ``scale`` (the source's factor on time; 1 without sources),
+    ``kappa_decode`` (s per kernel of a decode pass: ``kappa``, times `graph_factor`)
+    and ``tau`` (s per step; 0 without the opt-in per-step cost)."""
     block = layout.blocks
     device, kind = terms.device.index, terms.device_class.index
     stack_values = _stack_values(
@@ -298,6 +271,7 @@ def row_terms(
         "sigma": stack_values["sigma"],
         "rho": stack_values["rho"] * np.exp(lab[:, 3]) * terms.request_cost_applies,
         "scale": np.exp(lab[:, 4]),
+        "tau": step_costs(layout, params, terms.stack.index, terms.runtime.index),
     }
 
 
@@ -321,6 +295,8 @@ def predict_times(
                 + kernels[indices] * launch[indices]
                 + phase.steps * phase.sequences * values["sigma"][indices]
             )
+            if terms.step_cost:
+                total = total + phase.steps * values["tau"][indices]
             if name == "ttft_s":
                 total = total + values["rho"][indices]
             times[name][indices] = total
@@ -335,6 +311,20 @@ def graph_factor(terms: TransferTerms, layout: Layout, params: Array) -> Array:
         return np.ones(len(terms))
     gamma = float(np.exp(params[layout.blocks["graphs"]][0]))
     return np.where(terms.graphs, gamma, 1.0)
+
+
+def step_costs(layout: Layout, params: Array, stack: Array, runtime: Array) -> Array:
+    """Per row, the per-step cost ``tau`` of its stack, seconds: ``exp(global + runtime +
+    stack)``; 0 without the opt-in step blocks."""
+    if not _has(layout, "step_glob"):
+        return np.zeros(len(stack))
+    blocks = layout.blocks
+    log_tau = (
+        params[blocks["step_glob"]][0]
+        + params[blocks["step_runtime"]][runtime]
+        + params[blocks["step_stack"]][stack]
+    )
+    return np.asarray(np.exp(log_tau), float)
 
 
 def _stack_values(
@@ -372,109 +362,6 @@ def _format_offsets(terms: TransferTerms, layout: Layout, params: Array, block: 
     offsets = params[layout.blocks[block]]
     sixteen = np.array([name.endswith("|16") for name in terms.fmt.names])
     return np.where(sixteen[terms.fmt.index], 0.0, offsets[terms.fmt.index])
-
-
-_GLOBAL = (
-    "stack_eff_global",
-    "stack_eff_global",
-    "log_kappa_global",
-    "log_sigma_global",
-    "log_rho_global",
-)
-_RUNTIME = (
-    "stack_eff_runtime",
-    "stack_eff_runtime",
-    "log_kappa_runtime",
-    "log_sigma_runtime",
-    "log_rho_runtime",
-)
-_HARNESS = (
-    "stack_eff_harness",
-    "stack_eff_harness",
-    "log_kappa_harness",
-    "log_sigma_harness",
-    "log_rho_harness",
-)
-_STACK = ("stack_eff", "stack_eff", "log_kappa", "log_sigma", "log_rho")
-
-
-def _prior_arrays(
-    layout: Layout,
-    priors: Mapping[str, Prior] = PRIORS,
-    terms: TransferTerms | None = None,
-    train: Array | None = None,
-) -> tuple[Array, Array]:
-    """Mean and standard deviation of every parameter's prior: `PRIORS` (or
-    ``priors``); a device whose every row has a cited microbenchmark prior mean
-    (``terms.cited_compute`` / ``cited_memory``) has the sd `CITED_DEVICE_SD`; with
-    ``train``, a device or device class whose training rows all come from one runtime
-    has at most the sd of ``device_one_runtime`` / ``class_one_runtime``
-    (`one_runtime_levels`)."""
-    mean, sd = np.zeros(layout.size), np.ones(layout.size)
-    simple = {
-        "class_c": "class",
-        "class_m": "class",
-        "device_c": "device",
-        "device_m": "device",
-        "format": "format",
-        "format_c": "format_compute",
-    }
-    for block, prior in simple.items():
-        part = layout.blocks[block]
-        mean[part], sd[part] = priors[prior].mean, priors[prior].sd
-    part = layout.blocks["source"]
-    count = (part.stop - part.start) // 5
-    names5 = ("source_eff", "source_eff", "source_kappa", "source_rho", "source_scale")
-    mean[part] = np.tile([priors[name].mean for name in names5], count)
-    sd[part] = np.tile([priors[name].sd for name in names5], count)
-    part = layout.blocks["class_runtime"]
-    count = (part.stop - part.start) // 3
-    names3 = ("class_runtime_eff", "class_runtime_eff", "class_runtime_kappa")
-    mean[part] = np.tile([priors[name].mean for name in names3], count)
-    sd[part] = np.tile([priors[name].sd for name in names3], count)
-    part = layout.blocks["graphs"]
-    mean[part], sd[part] = priors["log_graph"].mean, priors["log_graph"].sd
-    blocks = (("glob", _GLOBAL), ("runtime", _RUNTIME), ("harness", _HARNESS), ("stack", _STACK))
-    for block, names in blocks:
-        part = layout.blocks[block]
-        count = (part.stop - part.start) // 5
-        mean[part] = np.tile([priors[name].mean for name in names], count)
-        sd[part] = np.tile([priors[name].sd for name in names], count)
-    if terms is not None:
-        for block, cited in (("device_c", terms.cited_compute), ("device_m", terms.cited_memory)):
-            if len(cited) == 0:
-                continue
-            share = np.bincount(
-                terms.device.index, weights=cited, minlength=len(terms.device.names)
-            )
-            rows = np.bincount(terms.device.index, minlength=len(terms.device.names))
-            start = layout.blocks[block].start
-            sd[start : start + len(rows)][share == rows] = CITED_DEVICE_SD
-    if terms is not None and train is not None:
-        scoped: tuple[tuple[Levels, tuple[str, str], Prior], ...] = (
-            (terms.device, ("device_c", "device_m"), priors["device_one_runtime"]),
-            (terms.device_class, ("class_c", "class_m"), priors["class_one_runtime"]),
-        )
-        for level, names_of, tight in scoped:
-            single = one_runtime_levels(level, terms.runtime.index, train)
-            for name in names_of:
-                view = sd[layout.blocks[name]]
-                view[single] = np.minimum(view[single], tight.sd)
-    return mean, sd
-
-
-def one_runtime_levels(level: Levels, runtime: Array, train: Array) -> Array:
-    """Per level (device or device class), whether all its training rows (at least one)
-    come from a single runtime."""
-    out = np.zeros(len(level.names), bool)
-    for k in range(len(level.names)):
-        seen = np.unique(runtime[train & (level.index == k)])
-        out[k] = len(seen) == 1
-    return out
-
-
-def _prior_means(layout: Layout) -> Array:
-    return _prior_arrays(layout)[0].copy()
 
 
 def _row_weights(terms: TransferTerms, train: Array) -> Array:
@@ -525,6 +412,10 @@ def _sparsity(
                 matrix[line, block["glob"].start + k] = 1
             if _has(layout, "graphs") and terms.graphs[i]:
                 matrix[line, block["graphs"].start] = 1
+            if _has(layout, "step_glob"):
+                matrix[line, block["step_glob"].start] = 1
+                matrix[line, block["step_runtime"].start + terms.runtime.index[i]] = 1
+                matrix[line, block["step_stack"].start + terms.stack.index[i]] = 1
         offset += len(rows)
     for k in range(layout.size):
         matrix[count + k, k] = 1

@@ -28,7 +28,7 @@ from genz.fitting import Array
 
 from .store import StoredRow
 from .transfer import METRICS
-from .transfer_profile import preset_terms
+from .transfer_domain import preset_terms
 from .transfer_validation import group_mape, weighted_quantiles
 
 LEVELS = (0.1, 0.5, 0.9)

@@ -81,6 +81,22 @@ GRAPH_RULES: tuple[GraphRule, ...] = (
 )
 
 
+def stack_graphs(runtime: str, year: str, device_class: str) -> bool:
+    """Whether a stack (``runtime``, version family ``year``: ``YYYY`` or ``undated``)
+    replays decode as graphs on ``device_class`` at batch 1 by `GRAPH_RULES`, read as for
+    a build of the end of that year (undated: current); rules that need the engine's name
+    from a row's source (``engine``) do not apply."""
+    month = f"{year}-12" if year.isdigit() else ""
+    return any(
+        rule.runtime == runtime
+        and rule.engine is None
+        and device_class in rule.device_classes
+        and (rule.max_batch is None or rule.max_batch >= 1)
+        and (not month or month >= rule.since)
+        for rule in GRAPH_RULES
+    )
+
+
 def decode_graphs(stored: Sequence[StoredRow], device_classes: Sequence[str]) -> Array:
     """Per row, whether its decode steps replay as graphs (`GRAPH_RULES`)."""
     return np.array(

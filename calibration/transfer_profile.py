@@ -20,11 +20,18 @@ predicts a row exactly as the fit does (source offsets left out, as for a new la
 - top level: ``sigma`` as ``sequence_overhead_s``, ``rho`` as ``request_overhead_s``
   (0 for a stack whose harness times the passes alone under ``stacks="harness"``,
   `calibration.transfer_terms.PASS_TIMED_HARNESSES`: the model charges it none),
-  ``kappa`` as ``kernel_launch_s`` (the eager launch cost: a profile has one for both
-  passes, so the model's CUDA-graph factor on the decode of engines that replay graphs,
-  `calibration.transfer_graphs`, is not in any profile; for platforms that are no preset, whose phases
-  inherit the preset's own efficiencies), no step overhead and all-reduce latency 0 (the
-  model's wire times carry no latency term);
+  ``kappa`` as ``kernel_launch_s`` (the eager launch cost; for platforms that are no
+  preset, whose phases inherit the preset's own efficiencies), ``tau`` (the opt-in
+  per-step cost, else 0) as both phases' ``step_overhead_s``, and all-reduce latency 0
+  (the model's wire times carry no latency term);
+- with the opt-in CUDA-graph term (`calibration.transfer_graphs`), the decode pass's own
+  ``kernel_launch_s`` (``kappa x gamma``) in the ``decode:`` block of every preset of a
+  device class where the stack replays graphs (`stack_graph_share`), and in a
+  ``device_classes`` decode override for platforms that are no preset; prefill stays
+  eager. The generic profile is a stack no row measured, so it is not known to replay
+  graphs or not: its decode pays ``kappa x gamma ** share``, ``share`` the fraction of
+  fitted stacks that replay them on that class (the same log-scale mean as its other
+  terms; 0 on classes no engine replays graphs on, Gaudi, Apple, CPUs);
 - weight formats: the runtime's (``data/runtime_formats``) and every other nominal width
   its rows use, stored as given.
 
@@ -46,12 +53,12 @@ from typing import Any
 
 import numpy as np
 
-from genz import ProfileDomain, WeightFormat, load_model, parameter_count
-from roofline import data_dir, list_platforms, load_platform
+from roofline import list_platforms
 
-from .calibrate import load_formats
 from .device_priors import device_fractions, load_microbenchmarks, preset_fractions
 from .transfer import TransferFit
+from .transfer_domain import domain_of, preset_terms, weight_formats
+from .transfer_graphs import stack_graphs
 from .transfer_terms import PASS_TIMED_HARNESSES, format_bucket
 
 GENERIC_NAME = "transfer"
@@ -68,7 +75,11 @@ class StackValues:
     """One stack's terms: efficiency offsets on logit scale, overheads in seconds, the
     weight-format offsets on memory and on compute efficiency (bucket -> logit offset)
     and the runtime whose device x runtime terms apply (None: none, the generic
-    profile)."""
+    profile); ``tau`` the per-step cost (s, 0 without the opt-in step term), ``gamma``
+    the CUDA-graph factor on a decode pass's launch cost (1 without the graph term) and
+    ``graph_share`` per device class the power of ``gamma`` its decode pays (1: replays
+    graphs, 0 or absent: eager; the generic profile: the share of fitted stacks that
+    replay them there)."""
 
     eff_c: float
     eff_m: float
@@ -78,6 +89,9 @@ class StackValues:
     format_offsets: Mapping[str, float]
     runtime: str | None
     format_compute_offsets: Mapping[str, float] = dataclasses.field(default_factory=dict)
+    tau: float = 0.0
+    gamma: float = 1.0
+    graph_share: Mapping[str, float] = dataclasses.field(default_factory=dict)
 
 
 def stack_values(fit: TransferFit, stack: str) -> StackValues:
@@ -93,7 +107,41 @@ def stack_values(fit: TransferFit, stack: str) -> StackValues:
         format_offsets=_format_offsets(fit, runtime),
         runtime=runtime,
         format_compute_offsets=_format_offsets(fit, runtime, block="format_c"),
+        tau=values["tau"],
+        gamma=graph_gamma(fit),
+        graph_share=stack_graph_share(fit, stack),
     )
+
+
+def graph_gamma(fit: TransferFit) -> float:
+    """The fitted CUDA-graph factor ``gamma`` on a decode pass's launch cost (1 without
+    the graph term)."""
+    part = fit.layout.blocks["graphs"]
+    return float(np.exp(fit.params[part][0])) if part.stop > part.start else 1.0
+
+
+def stack_graph_share(fit: TransferFit, stack: str) -> dict[str, float]:
+    """Device class -> 1.0 where ``stack``'s decode replays CUDA graphs, 0.0 where not:
+    the majority of the stack's training rows on that class (``terms.graphs``), or for a
+    class it has none on, `calibration.transfer_graphs.stack_graphs`; empty without the
+    graph term. (llama.cpp's graphs are for batch 1 only, and a year's stack may span
+    the merge: its rows on the other side of the majority keep the model's own decode
+    launch cost, which one profile value cannot give them; `benchmarks/transfer_profiles.py`
+    scores what the profile gives.)"""
+    if not np.any(fit.terms.graphs):
+        return {}
+    terms = fit.terms
+    runtime, _, year = stack.split("|")
+    rows = fit.train & (terms.stack.index == terms.stack.names.index(stack))
+    kinds = np.array(terms.device_class.names, dtype=object)[terms.device_class.index]
+    out = {}
+    for kind in sorted({preset_terms(preset)[2] for preset in list_platforms()}):
+        chosen = rows & (kinds == kind)
+        if chosen.any():
+            out[kind] = 1.0 if terms.graphs[chosen].mean() > 0.5 else 0.0
+        else:
+            out[kind] = 1.0 if stack_graphs(runtime, year, kind) else 0.0
+    return out
 
 
 def pays_request_cost(fit: TransferFit, stack: str) -> bool:
@@ -105,12 +153,18 @@ def pays_request_cost(fit: TransferFit, stack: str) -> bool:
 def generic_values(fit: TransferFit) -> StackValues:
     """The mean over fitted stacks of each stack term (logit scale for efficiencies, log
     scale for overheads), each stack weighing the same; format offsets the mean over
-    runtimes that fitted the bucket."""
+    runtimes that fitted the bucket; per device class, the share of fitted stacks whose
+    decode replays CUDA graphs there (`stack_graph_share`): the generic decode launch
+    cost is the same log-scale mean, ``kappa x gamma ** share``."""
     fitted = fitted_stacks(fit)
     terms = fit.stack_terms()
     mean = {key: float(np.mean([terms[name][key] for name in fitted])) for key in EFFICIENCY_KEYS}
     for key in ("kappa", "sigma"):
         mean[key] = float(np.exp(np.mean([np.log(terms[name][key]) for name in fitted])))
+    taus = [terms[name]["tau"] for name in fitted]
+    mean["tau"] = float(np.exp(np.mean(np.log(taus)))) if min(taus) > 0 else 0.0
+    shares = [stack_graph_share(fit, name) for name in fitted]
+    graph_share = {kind: float(np.mean([share[kind] for share in shares])) for kind in shares[0]}
     paying = [name for name in fitted if pays_request_cost(fit, name)] or fitted
     mean["rho"] = float(np.exp(np.mean([np.log(terms[name]["rho"]) for name in paying])))
     runtimes = sorted({name.split("|")[0] for name in fitted})
@@ -126,6 +180,8 @@ def generic_values(fit: TransferFit) -> StackValues:
         format_offsets=offsets["format"],
         runtime=None,
         format_compute_offsets=offsets["format_c"],
+        gamma=graph_gamma(fit),
+        graph_share=graph_share,
         **mean,
     )
 
@@ -210,43 +266,6 @@ def _cited_fractions() -> dict[str, Any]:
     return device_fractions(load_microbenchmarks())
 
 
-def weight_formats(fit: TransferFit, runtime: str | None) -> list[dict[str, Any]]:
-    """The profile's weight formats: the runtime's own (stored bits from
-    ``data/runtime_formats``) and each other nominal width its rows (all rows, for the
-    generic profile) use, stored as given; each with its bucket."""
-    listed = runtime_weight_formats(runtime) if runtime is not None else []
-    out = [
-        {
-            "name": fmt.name,
-            "nominal_bits": fmt.nominal_bits,
-            "stored_bits": fmt.stored_bits,
-            "embedding_bits": fmt.embedding_bits,
-            "lm_head_bits": fmt.lm_head_bits,
-        }
-        for fmt in listed
-    ]
-    known = [fmt.nominal_bits for fmt in listed]
-    widths = sorted(
-        {
-            float(item.row.weight_bits)
-            for item in fit.terms.stored
-            if runtime is None or item.row.runtime == runtime
-        }
-    )
-    for bits in widths:
-        if format_bucket(bits) != "16" and not any(np.isclose(bits, k) for k in known):
-            out.append(
-                {
-                    "name": f"{bits:g}-bit",
-                    "nominal_bits": bits,
-                    "stored_bits": bits,
-                    "embedding_bits": bits,
-                    "lm_head_bits": bits,
-                }
-            )
-    return out
-
-
 def profile_document(
     fit: TransferFit, values: StackValues, name: str, command: str, description: str
 ) -> dict[str, Any]:
@@ -261,10 +280,16 @@ def profile_document(
     default_phase = {
         "compute_efficiency": inherited,
         "memory_efficiency": inherited,
-        "step_overhead_s": value(0.0),
+        "step_overhead_s": value(values.tau),
         "sequence_overhead_s": value(values.sigma),
     }
     document.update({phase: default_phase for phase in PHASES})
+    classes = {
+        kind: {"decode": {**default_phase, "kernel_launch_s": value(values.kappa * factor)}}
+        for kind, factor in _graph_factors(values).items()
+    }
+    if classes:
+        document["device_classes"] = classes
     document["all_reduce_latency_s"] = value(0.0)
     document["kernel_launch_s"] = value(values.kappa)
     document["request_overhead_s"] = value(values.rho)
@@ -279,11 +304,15 @@ def profile_document(
         phase = {
             "compute_efficiency": value(_sigmoid(logit_c)),
             "memory_efficiency": value(eta_m),
-            "step_overhead_s": value(0.0),
+            "step_overhead_s": value(values.tau),
             "sequence_overhead_s": value(values.sigma),
         }
         entry: dict[str, Any] = {p: phase for p in PHASES}
-        entry["kernel_launch_s"] = value(values.kappa * np.exp(own["log_kappa"]))
+        kappa = values.kappa * np.exp(own["log_kappa"])
+        entry["kernel_launch_s"] = value(kappa)
+        factor = _graph_factors(values).get(preset_terms(preset)[2])
+        if factor is not None:
+            entry["decode"] = {**phase, "kernel_launch_s": value(kappa * factor)}
         scales: dict[str, dict[str, Any]] = {}
         for fmt in formats:
             bucket = format_bucket(fmt["nominal_bits"])
@@ -300,6 +329,16 @@ def profile_document(
         devices[preset] = entry
     document["devices"] = devices
     return document
+
+
+def _graph_factors(values: StackValues) -> dict[str, float]:
+    """Device class -> the factor on the decode pass's launch cost, ``gamma ** share``,
+    for the classes where it is not 1."""
+    return {
+        kind: values.gamma**share
+        for kind, share in values.graph_share.items()
+        if share > 0 and values.gamma != 1.0
+    }
 
 
 def _compute_scale(
@@ -347,49 +386,6 @@ def generic_document(fit: TransferFit, command: str) -> dict[str, Any]:
 def stack_profile_name(stack: str) -> str:
     """File and profile name of a stack: ``transfer-<runtime>-<harness>-<year>``."""
     return "transfer-" + "-".join(stack.split("|")).replace("_", "-")
-
-
-def domain_of(fit: TransferFit, rows: np.ndarray) -> ProfileDomain:
-    """What the rows (boolean) of a fit span (`genz.ProfileDomain`)."""
-    chosen = [fit.terms.stored[i] for i in np.flatnonzero(rows)]
-    measured = [item.row for item in chosen]
-    sizes = {name: parameter_count(load_model(name)).total for name in {r.model for r in measured}}
-
-    def span(values: list[float]) -> tuple[float, float]:
-        low, high = min(values), max(values)
-        return (float(low), float(high))
-
-    def names(values: list[str]) -> tuple[str, ...]:
-        return tuple(sorted({value for value in values if value}))
-
-    return ProfileDomain(
-        hardware=names([r.hw for r in measured]),
-        device_classes=names([preset_terms(r.hw)[2] for r in measured]),
-        harnesses=names([item.info.harness for item in chosen]),
-        runtime_versions=names([r.runtime_version for r in measured]),
-        dates=names([item.info.date for item in chosen]),
-        weight_bits=tuple(sorted({float(r.weight_bits) for r in measured})),
-        batch=span([r.batch for r in measured]),
-        input_tokens=span([r.input_tokens for r in measured]),
-        output_tokens=span([r.output_tokens for r in measured]),
-        parameters=span([sizes[r.model] for r in measured]),
-        tp=span([r.tp for r in measured]),
-    )
-
-
-@functools.lru_cache(maxsize=256)
-def preset_terms(preset: str) -> tuple[float, float, str]:
-    """A hardware preset's own compute and memory efficiency and its device class (read
-    once per process: presets are files)."""
-    platform = load_platform(preset)
-    return platform.efficiency.compute, platform.efficiency.memory, platform.device_class
-
-
-def runtime_weight_formats(runtime: str) -> list[WeightFormat]:
-    """The runtime's weight formats from ``data/runtime_formats`` (none if absent), as
-    the model's decomposition (`calibration.transfer_terms.build_terms`) stores them."""
-    path = data_dir() / "runtime_formats" / f"{runtime}.yaml"
-    return list(load_formats(path)[0]) if path.is_file() else []
 
 
 def _logit(p: float) -> float:

@@ -105,7 +105,9 @@ class TransferTerms:
     ``cited_memory`` say where; ``device_priors`` which of `DEVICE_PRIORS`);
     ``harness`` the harness of every row; ``stacks`` one of `STACKS`; ``graphs`` whether
     the row's decode steps replay as CUDA graphs (`calibration.transfer_graphs`; all
-    false, the default model without the graph term, unless `with_graphs` ``True``).
+    false, the default model without the graph term, unless `with_graphs` ``True``);
+    ``step_cost`` whether the model has a per-step cost ``tau`` per stack
+    (`with_step_cost`; off in the default model).
     """
 
     stored: tuple[StoredRow, ...]
@@ -130,6 +132,7 @@ class TransferTerms:
     stacks: str = "runtime"
     device_priors: str = "preset"
     graphs: Array = field(default_factory=lambda: np.zeros(0, bool))
+    step_cost: bool = False
 
     def __len__(self) -> int:
         return len(self.stored)
@@ -208,6 +211,13 @@ def with_graphs(terms: TransferTerms, graphs: bool) -> TransferTerms:
         return dataclasses.replace(terms, graphs=np.zeros(len(terms.stored), bool))
     kinds = [terms.device_class.names[k] for k in terms.device_class.index]
     return dataclasses.replace(terms, graphs=decode_graphs(terms.stored, kinds))
+
+
+def with_step_cost(terms: TransferTerms, step_cost: bool) -> TransferTerms:
+    """``terms`` with (or without) the per-step cost ``tau`` of each stack
+    (`calibration.transfer`: a cost per forward step whatever its batch, beside the
+    per-sequence cost ``sigma``)."""
+    return dataclasses.replace(terms, step_cost=bool(step_cost))
 
 
 def with_stacks(terms: TransferTerms, stacks: str) -> TransferTerms:

@@ -29,7 +29,9 @@ dtype, and which all-reduce latency applies, and returns a `ResolvedProfile`:
 
 A preset's own values (the profile's ``devices``) win over its device class's; its
 per-kernel launch cost becomes the physics platform's kernel overhead, so a pass pays
-it once per busy operator and layer (`genz.costing.cost_pass`).
+it once per busy operator and layer (`genz.costing.cost_pass`); a phase with a launch
+cost of its own (``kernel_launch_s`` in ``prefill:`` / ``decode:``) carries it in its
+`ResolvedPhase`, and `genz.runtime_cost.apply_phase` charges that one instead.
 
 The cost path (`genz.predictor.evaluate`, `genz.step_probes.step_cost`) then makes one
 pass over it: the graph with the stored bits and routing, every operator costed on
@@ -58,13 +60,16 @@ from .runtime import PHASES, RuntimeProfile, WeightFormat
 class ResolvedPhase:
     """One phase of a resolved profile: effective efficiencies (fractions of the
     platform's peak compute and memory bandwidth), fixed costs of a step, seconds, and
-    the expert-routing independence (`genz.PhaseProfile`)."""
+    the expert-routing independence (`genz.PhaseProfile`); ``kernel_launch_s``: the
+    phase's own seconds per launched kernel where it differs from the kernel overhead of
+    the platform operators are costed on (None: that one)."""
 
     compute_efficiency: float
     memory_efficiency: float
     step_overhead_s: float = 0.0
     sequence_overhead_s: float = 0.0
     routing_independence: float = 1.0
+    kernel_launch_s: float | None = None
 
     def fixed_s(self, steps: Array, sequences: Array) -> Array:
         """Fixed cost of ``steps`` forward steps of ``sequences`` sequences each, seconds."""
@@ -155,6 +160,7 @@ def resolve(
             retimes=False,
         )
     profile = runtime.on_platform(platform)  # inherited efficiencies: the preset's
+    launch = runtime.kernel_launch(platform)
     phases = {}
     for name in PHASES:
         phase = profile.phase(name, platform)
@@ -166,10 +172,11 @@ def resolve(
             phase.step_overhead_s,
             phase.sequence_overhead_s,
             phase.routing_independence,
+            _own_launch(runtime.kernel_launch(platform, name), launch),
         )
     return ResolvedProfile(
         name=runtime.name,
-        platform=physics_platform(platform, runtime.kernel_launch(platform)),
+        platform=physics_platform(platform, launch),
         weight_bits=stored_weight_bits(runtime, inputs.weight_bits)
         if runtime.weight_formats
         else inputs.weight_bits,
@@ -181,6 +188,11 @@ def resolve(
         all_reduce_latency_s=runtime.all_reduce_latency(platform.device_class),
         request_overhead_s=runtime.request_overhead_s,
     )
+
+
+def _own_launch(phase_launch: float, launch: float) -> float | None:
+    """A phase's launch cost where it differs from the profile's one (None: the same)."""
+    return None if phase_launch == launch else phase_launch
 
 
 def stored_weight_bits(

@@ -22,7 +22,8 @@ YAML layout::
     description: ...
     prefill: {compute_efficiency: V, memory_efficiency: V, step_overhead_s: V,
               sequence_overhead_s: V,            # optional (0)
-              routing_independence: V}           # optional (1)
+              routing_independence: V,           # optional (1)
+              kernel_launch_s: V}                # optional (the top-level one)
     decode: {...the same keys...}
     all_reduce_latency_s: V                      # optional (else ring latencies)
     weight_formats:                              # optional
@@ -34,10 +35,12 @@ YAML layout::
             emulated_memory_efficiency_scale: V} # optional (1)
     device_classes:                              # optional overrides per device class
       nvidia-gpu: {prefill: {...}, decode: {...}, all_reduce_latency_s: V}
-    kernel_launch_s: V                           # optional (0): s per launched kernel
+    kernel_launch_s: V                           # optional (0): s per launched kernel,
+                                                 # in every phase without its own
     request_overhead_s: V                        # optional (0): s once per request (TTFT)
     devices:                                     # optional overrides per hardware preset
-      h100-sxm: {prefill: {...}, decode: {...}, kernel_launch_s: V,
+      h100-sxm: {prefill: {...}, decode: {...}, kernel_launch_s: V,  # phases may
+                                                 # set their own kernel_launch_s
                  weight_formats: {Q4_K_M: {memory_efficiency_scale: V,
                                            compute_efficiency_scale: V}}}
                                                  # (genz.runtime_devices)
@@ -203,12 +206,26 @@ class RuntimeProfile:
             and self.all_reduce_latency_s is None
         )
 
-    def kernel_launch(self, platform: Platform) -> float:
-        """Seconds per launched kernel on ``platform``: its preset's override, else the
-        profile's (`genz.costing.cost_pass` counts kernels: busy operators x layers)."""
+    def kernel_launch(self, platform: Platform, phase: str | None = None) -> float:
+        """Seconds per launched kernel on ``platform`` (`genz.costing.cost_pass` counts
+        kernels: busy operators x layers), in ``phase`` (None: the value every phase
+        without its own uses). The most specific value set wins: the preset's phase
+        (``devices.<preset>.<phase>.kernel_launch_s``), the preset's, its device class's
+        phase, the default phase, the profile's top-level ``kernel_launch_s`` (0)."""
         device = self.devices.get(platform.name)
+        if phase is not None and device is not None:
+            own = device.phases[phase].kernel_launch_s
+            if own is not None:
+                return own
         if device is not None and device.kernel_launch_s is not None:
             return device.kernel_launch_s
+        if phase is not None:
+            for values in (
+                self.device_classes.get(platform.device_class, {}).get(phase),
+                self.phases.get(phase),
+            ):
+                if values is not None and values.kernel_launch_s is not None:
+                    return values.kernel_launch_s
         return self.kernel_launch_s
 
     def format_scale(self, fmt: WeightFormat, platform: Platform) -> float:

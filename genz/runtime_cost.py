@@ -21,7 +21,9 @@ all-reduce latency. `cost_passes` (both passes of `genz.predictor.evaluate`) and
    sequence_overhead_s x batch)`` (``chunks`` steps for prefill, one per decode step),
    plus, in `cost_passes`' prefill pass, the profile's fixed cost of one request
    (``request_overhead_s``). The profile's per-kernel launch cost is the kernel overhead
-   of ``resolved.platform`` (step 1).
+   of ``resolved.platform`` (step 1), except in a phase with its own
+   (``ResolvedPhase.kernel_launch_s``): that phase's busy operators pay it instead
+   (`phase_launch`).
    The step time stays ``sum(max(compute, memory) + interconnect + overhead)``.
 
 `scaled_terms` and `kv_format_memory_s` are the formulas shared with calibration
@@ -166,10 +168,24 @@ def apply_phase(
             paying = np.where(np.asarray(op.group_size) > 1, cost.layers[row], 0.0)
             interconnect[row] = (all_reduce_wire_s(op, resolved.platform) + latency) * paying
     retimed = dataclasses.replace(
-        cost, compute_s=compute, memory_s=memory, interconnect_s=interconnect
+        cost,
+        compute_s=compute,
+        memory_s=memory,
+        interconnect_s=interconnect,
+        overhead_s=phase_launch(cost, phase.kernel_launch_s),
     )
     fixed = phase.fixed_s(np.asarray(steps, float), np.asarray(batch, float))
     return with_step(retimed, fixed + request_s if request_s else fixed)
+
+
+def phase_launch(cost: PassCost, launch_s: float | None) -> Array:
+    """Per operator, the launch overhead of a pass costed at efficiency 1 when its phase
+    has its own seconds per kernel ``launch_s``: ``launch_s x runs`` for every operator
+    that takes time, `genz.costing.cost_pass`' rule; None: ``cost.overhead_s`` as is."""
+    if launch_s is None:
+        return cost.overhead_s
+    busy = (cost.compute_s > 0) | (cost.memory_s > 0) | (cost.interconnect_s > 0)
+    return np.asarray(np.where(busy, launch_s * cost.layers, 0.0), float)
 
 
 def cost_phase(

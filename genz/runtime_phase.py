@@ -22,6 +22,7 @@ PHASE_KEYS = (
     "step_overhead_s",
     "sequence_overhead_s",
     "routing_independence",
+    "kernel_launch_s",
 )
 #: Phase keys whose value may be the platform preset's own (``value: platform``).
 INHERITABLE = ("compute_efficiency", "memory_efficiency")
@@ -37,6 +38,10 @@ class PhaseProfile:
 
     An efficiency of None is the platform preset's own (`RuntimeProfile.on_platform`).
 
+    ``kernel_launch_s`` (optional, None: the profile's or its device's one value,
+    `genz.RuntimeProfile.kernel_launch`): seconds per launched kernel in this phase
+    only, e.g. a decode pass replayed as a CUDA graph next to an eager prefill.
+
     ``routing_independence`` ``s`` in [0, 1] (optional, default 1: the physics) sets
     how many of a step's ``T`` routed tokens choose their experts independently,
     ``1 + s (T - 1)``, in the uniform-routing expectation of distinct experts a
@@ -50,6 +55,7 @@ class PhaseProfile:
     step_overhead_s: float
     sequence_overhead_s: float = 0.0
     routing_independence: float = 1.0
+    kernel_launch_s: float | None = None
 
     @property
     def inherits(self) -> bool:

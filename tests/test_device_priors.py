@@ -101,13 +101,13 @@ def test_malformed_lines_are_refused_with_the_field(tmp_path, line, message):
 
 def test_cited_devices_get_the_tighter_prior_sd():
     from calibration.store import load_store
-    from calibration.transfer import PRIORS, Layout, _prior_arrays
+    from calibration.transfer import PRIORS, Layout, prior_arrays
     from calibration.transfer_terms import build_terms
 
     stored = [item for item in load_store() if item.row.source.startswith("XiongjieDai")][:6]
     terms = build_terms(stored, device_priors="microbenchmarks")
     layout = Layout.of(terms)
-    _, sd = _prior_arrays(layout, PRIORS, terms)
+    _, sd = prior_arrays(layout, PRIORS, terms)
     device_m = sd[layout.blocks["device_m"]]
     for k in range(len(terms.device.names)):
         cited = bool(terms.cited_memory[terms.device.index == k].all())

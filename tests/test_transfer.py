@@ -68,9 +68,9 @@ def _synthetic(stored, truth, stacks="runtime"):
     terms = build_terms(stored, stacks=stacks)
     layout = Layout.of(terms)
     params = np.zeros(layout.size)
-    from calibration.transfer import _prior_means
+    from calibration.transfer import prior_means
 
-    params[:] = _prior_means(layout)
+    params[:] = prior_means(layout)
     for (block, offset), value in truth.items():
         params[layout.blocks[block].start + offset] = value
     times = predict_times(terms, layout, params, with_source=True)
@@ -205,9 +205,9 @@ def test_llama_bench_rows_carry_no_per_request_cost_under_harness_stacks():
     # so no request set-up is in it; a server's time to first token has one.
     terms = build_terms(_bench_and_server_rows(), stacks="harness")
     layout = Layout.of(terms)
-    from calibration.transfer import _prior_means, row_terms
+    from calibration.transfer import prior_means, row_terms
 
-    params = _prior_means(layout)
+    params = prior_means(layout)
     assert terms.request_cost_applies.tolist() == [False, True]
     rho = row_terms(terms, layout, params, with_source=False)["rho"]
     assert rho[0] == 0.0

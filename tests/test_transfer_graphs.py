@@ -14,10 +14,10 @@ from calibration.transfer import (
     SCOPED_PRIORS,
     Layout,
     Prior,
-    _prior_means,
     fit_transfer,
     one_runtime_levels,
     predict_times,
+    prior_means,
 )
 from calibration.transfer_graphs import decode_graphs
 from calibration.transfer_terms import build_terms, with_graphs
@@ -88,7 +88,7 @@ def _synthetic(stored, truth):
     own at ``truth`` ((block, offset) -> value; the rest at the prior means)."""
     terms = build_terms(stored, graphs=True)
     layout = Layout.of(terms)
-    params = _prior_means(layout)
+    params = prior_means(layout)
     for (block, offset), value in truth.items():
         params[layout.blocks[block].start + offset] = value
     times = predict_times(terms, layout, params, with_source=True)

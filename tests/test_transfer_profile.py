@@ -19,6 +19,7 @@ from calibration.transfer_profile import (
     generic_document,
     generic_values,
     stack_document,
+    stack_graph_share,
 )
 from calibration.transfer_terms import (
     PASS_TIMED_HARNESSES,
@@ -26,6 +27,7 @@ from calibration.transfer_terms import (
     with_device_priors,
     with_graphs,
     with_stacks,
+    with_step_cost,
 )
 from genz import load_runtime, runtime_from_dict
 
@@ -66,16 +68,26 @@ def fitted_b(fitted):
 
 @pytest.fixture(scope="module")
 def fitted_graphs(fitted):
-    """The opt-in CUDA-graph attribute on `_sample` (its vLLM and llama.cpp rows replay
-    decode as graphs), a short fit: profiles carry the eager launch cost only."""
-    terms = with_graphs(fitted.terms, True)
+    """The opt-in CUDA-graph attribute and per-step cost on `_sample` (its vLLM and
+    llama.cpp rows replay decode as graphs), a short fit moved off the prior by noise
+    (so ``gamma`` and every ``tau`` differ from their prior means and from 1)."""
+    terms = with_step_cost(with_graphs(fitted.terms, True), True)
     assert terms.graphs.any()
-    return fit_transfer(terms, np.ones(len(terms), bool), max_nfev=2)
+    fit = fit_transfer(terms, np.ones(len(terms), bool), max_nfev=2)
+    noise = np.random.default_rng(5).normal(0.0, 0.3, fit.params.shape)
+    return dataclasses.replace(fit, params=fit.params + noise)
 
 
 @pytest.fixture(scope="module", params=["default", "part_b", "graphs"])
 def any_fit(request, fitted, fitted_b, fitted_graphs):
     return {"default": fitted, "part_b": fitted_b, "graphs": fitted_graphs}[request.param]
+
+
+def _profile_replays(fit, stack):
+    """Per row, whether ``stack``'s profile gives its decode the graph launch cost."""
+    share = stack_graph_share(fit, stack)
+    kinds = [fit.terms.device_class.names[k] for k in fit.terms.device_class.index]
+    return np.array([share.get(kind, 0.0) == 1.0 for kind in kinds])
 
 
 def test_the_sample_has_every_metric_and_quantised_rows(fitted):
@@ -90,17 +102,21 @@ def test_stack_profiles_through_genz_predict_what_the_model_predicts(any_fit):
     terms = fitted.terms
     checked = {name: 0 for name in expected}
     worst = {"quantised": 0.0, "16-bit": 0.0}
+    replayed = 0
     for stack in fitted_stacks(fitted):
         profile = runtime_from_dict(stack_document(fitted, stack, COMMAND))
         stacked = terms.stack.index == terms.stack.names.index(stack)
         got = predict_rows(terms, stacked, profile)
+        agrees = _profile_replays(fitted, stack) == terms.graphs
+        replayed += int((stacked & agrees & terms.graphs).sum())
         for name, values in expected.items():
             rows = stacked
-            # A profile has one kernel_launch_s for both passes: the eager one. The decode
-            # of rows that replay CUDA graphs (terms.graphs) is the model's alone; their
+            # A profile's decode launch cost is one per device (class): graphs or eager,
+            # as most of the stack's rows there. A row on the other side (llama.cpp at
+            # batch > 1, a year's stack that spans the merge) has the model's alone; its
             # prefill (TTFT) is still the profile's exactly.
             if name != "ttft_s":
-                rows = rows & ~terms.graphs
+                rows = rows & agrees
             measured = rows & np.isfinite(terms.measured[name])
             difference = np.abs(got[name][rows] / values[rows] - 1)
             bits = np.array([terms.stored[i].row.weight_bits for i in np.flatnonzero(rows)])
@@ -110,6 +126,7 @@ def test_stack_profiles_through_genz_predict_what_the_model_predicts(any_fit):
     # decode (ITL), prefill (TTFT) and batch rows were all among the measured ones
     assert min(checked.values()) >= 5
     assert max(worst.values()) < 1e-12, worst
+    assert replayed > 0 or not terms.graphs.any()  # graph rows' decode was compared
 
 
 def test_part_b_profiles_carry_its_compute_format_factor_and_no_llama_bench_request_cost(
@@ -156,10 +173,12 @@ def test_the_generic_profile_is_the_model_with_every_stack_at_the_mean_of_stacks
         np.log(generic.sigma),
         np.log(generic.rho),
     ]
-    # ... and no CUDA-graph factor: a profile has one launch cost for both passes, the
-    # eager one (a stack no row measured is not known to replay graphs).
     for name in ("runtime", "harness", "stack", "class_runtime", "graphs"):
         params[blocks[name]] = 0.0
+    if terms.step_cost:  # the per-step cost at the mean of stacks' (log scale)
+        params[blocks["step_glob"]] = np.log(generic.tau)
+        params[blocks["step_runtime"]] = 0.0
+        params[blocks["step_stack"]] = 0.0
     params[blocks["format"]] = [
         generic.format_offsets.get(name.split("|")[1], 0.0) for name in terms.fmt.names
     ]
@@ -168,6 +187,20 @@ def test_the_generic_profile_is_the_model_with_every_stack_at_the_mean_of_stacks
             generic.format_compute_offsets.get(name.split("|")[1], 0.0) for name in terms.fmt.names
         ]
     expected = predict_times(terms, layout, params, with_source=False)
+    # ... and on each device class, the decode launch cost kappa x gamma ** share (share:
+    # the fraction of fitted stacks that replay graphs there; a stack no row measured is
+    # not known to replay them or not): the graph factor gamma ** share on every row.
+    if terms.graphs.any():
+        assert 0 < max(generic.graph_share.values()) < 1  # some stacks replay, some not
+        gamma = float(np.exp(fitted.params[blocks["graphs"]][0]))
+        kinds = np.array(terms.device_class.names)[terms.device_class.index]
+        for kind, share in generic.graph_share.items():
+            graph_params = params.copy()
+            graph_params[blocks["graphs"]] = share * np.log(gamma)
+            on = dataclasses.replace(terms, graphs=np.ones(len(terms), bool))
+            per_class = predict_times(on, layout, graph_params, with_source=False)
+            for name in expected:
+                expected[name][kinds == kind] = per_class[name][kinds == kind]
     # rows whose stored bits are their nominal bits (runtimes without a formats file, or
     # 16-bit): the generic profile knows no runtime's storage
     plain = np.array(
