@@ -130,11 +130,14 @@ def step_time(
 
 # Integer state (indices into ``state``; NEXT: the next routed request to arrive, an
 # index into the inbox; ROUTED, LEFT: how many requests were routed to the replica and
-# left it) and float state (``clock``: time, last chunk).
+# left it; DUE_FIRST: the heap's smallest due step (read without fetching the heap);
+# LISTED: fresh ids listed since the last chunk) and float state (``clock``: time, last
+# chunk).
 KV, D, G, CTX, FRESH, SWAPPED, HEAD, WAITING, STEPS, STAMP, ERROR, PREFILLING = range(12)
-NEXT, ROUTED, LEFT = 12, 13, 14
-STATE = 15  # integers per replica
+NEXT, ROUTED, LEFT, DUE_FIRST, LISTED = 12, 13, 14, 15, 16
+STATE = 17  # integers per replica
 T, LAST = 0, 1
+NEVER = 1 << 62  # DUE_FIRST of an empty heap
 # A replica's lists in ``lists``: integer lists (decoding order, fresh ids and their
 # stamps, decode runs' meta: start, steps, sequences) and float logs (chunk gaps and
 # counts, single steps (7 values each), decode runs' step times and contexts, their
@@ -172,20 +175,22 @@ def emit(at: float, sequences: int, e: int, state: Any, clock: Any, per: Any, li
     """`emissions.DecodeClock.emit`: every decoding sequence of replica ``e`` receives a
     chunk at ``at`` (its gap and count logged in the replica's GAPS and COUNTS)."""
     ints, floats, flags = per[0], per[1], per[2]
-    ids, stamps = lists[1][INT_LISTS * e + IDS], lists[1][INT_LISTS * e + STAMPS]
     gaps, counts = lists[2][FLOAT_LISTS * e + GAPS], lists[2][FLOAT_LISTS * e + COUNTS]
     count = sequences - state[FRESH]
     if count > 0:
         gaps.append(at - clock[LAST])
         counts.append(float(count))
-    for k in range(len(ids)):
-        i = ids[k]
-        if flags[FRESH_ON, i] and ints[FRESH_STAMP, i] == stamps[k]:
-            gaps.append(at - floats[FRESH_AT, i])
-            counts.append(1.0)
-            flags[FRESH_ON, i] = False
-    ids.clear()
-    stamps.clear()
+    if state[LISTED]:
+        ids, stamps = lists[1][INT_LISTS * e + IDS], lists[1][INT_LISTS * e + STAMPS]
+        for k in range(len(ids)):
+            i = ids[k]
+            if flags[FRESH_ON, i] and ints[FRESH_STAMP, i] == stamps[k]:
+                gaps.append(at - floats[FRESH_AT, i])
+                counts.append(1.0)
+                flags[FRESH_ON, i] = False
+        ids.clear()
+        stamps.clear()
+        state[LISTED] = 0
     state[FRESH] = 0
     clock[LAST] = at
 
@@ -285,9 +290,12 @@ def join_decode(
         ints[FRESH_STAMP, i] = state[STAMP]
         lists[1][INT_LISTS * e + IDS].append(i)
         lists[1][INT_LISTS * e + STAMPS].append(state[STAMP])
+        state[LISTED] += 1
         state[FRESH] += 1
     floats[FRESH_AT, i] = clock[T]
-    heapq.heappush(lists[0][e], (g + remaining, i))
+    heap = lists[0][e]
+    heapq.heappush(heap, (g + remaining, i))
+    state[DUE_FIRST] = heap[0][0]
     lists[1][INT_LISTS * e + ORDER].append(i)
     state[D] += 1
     state[CTX] += context
@@ -309,6 +317,7 @@ def finish_due(
         state[KV] -= context + slack
         floats[FINISH, i] = clock[T]
         leave(i, clock[T], state, done_at, per)
+    state[DUE_FIRST] = heap[0][0] if len(heap) else NEVER
 
 
 @jit
@@ -493,7 +502,7 @@ def decode_run(
     if room < d:
         preempt(e, state, clock, per, lists, waiting, slack, link, swap)
         return
-    steps = min(lists[0][e][0][0] - state[G], room // d)
+    steps = min(state[DUE_FIRST] - state[G], room // d)
     if state[WAITING] > 0 or d + state[PREFILLING] >= max_sequences:
         until = math.inf
     first = decode_time(tab, d, float(base + d))
@@ -566,7 +575,7 @@ def decode_run(
     state[G] += steps
     state[CTX] += steps * d
     state[KV] += steps * d
-    if lists[0][e][0][0] <= state[G]:
+    if state[DUE_FIRST] <= state[G]:
         finish_due(e, state, clock, per, lists, slack, done_at)
 
 
