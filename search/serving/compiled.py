@@ -59,7 +59,7 @@ from .compiled_loop import (
     pool,
 )
 from .config import SchedulerConfig
-from .records import WORK_SLICE, RunRecord, merged_timeline
+from .records import WORK_SLICE, RunRecord
 from .workload import Workload
 
 #: Environment variable that selects the loop: ``python`` forces the reference loop.
@@ -220,14 +220,14 @@ def _record(
     per: tuple[Any, ...],
     clients: Clients,
     states: NDArray[np.int64],
-    logs: list[tuple[NDArray[Any], ...]],
+    packed: tuple[list[tuple[NDArray[Any], ...]], NDArray[np.float64]],
     cost: StepCost,
     kv_capacity_tokens: int,
 ) -> RunRecord:
-    """`engine.pool_record` of a compiled pool: ``logs`` per replica (`compiled_loop.
-    package`: runs' meta, gaps, counts, single steps, run times, run contexts, run gaps,
-    run counts, timeline)."""
-    timeline = merged_timeline([replica[8].reshape(-1, 4) for replica in logs])
+    """`engine.pool_record` of a compiled pool from `compiled_loop.package`'s logs per
+    replica (runs' meta, gaps, counts, single steps, run times, run contexts, run gaps,
+    run counts) and merged timeline."""
+    logs, timeline = packed
     seconds, flop, moved = _work(logs, cost)
     # `emissions.Emissions.joined`: each replica's chunk gaps, then its runs'
     itl = np.concatenate([replica[1] for replica in logs] + [replica[6] for replica in logs])

@@ -753,7 +753,8 @@ def load(states: Any, lefts: Any, e: int, at: float) -> int:
 
 @jit
 def package(replicas: int, lists: Any) -> Any:
-    """Each replica's decode-run meta and logs as arrays (`pool`)."""
+    """Each replica's decode-run meta and logs as arrays (`pool`), and the replicas'
+    timelines merged (`merged_timeline`)."""
     out = []
     for e in range(replicas):
         meta_list = lists[1][INT_LISTS * e + META]
@@ -772,10 +773,51 @@ def package(replicas: int, lists: Any) -> Any:
                 floats_of(logs[f + RUN_CTX]),
                 floats_of(logs[f + RUN_GAPS]),
                 floats_of(logs[f + RUN_COUNTS]),
-                floats_of(logs[f + TIMELINE]),
             )
         )
-    return out
+    return out, merged_timeline(replicas, lists)
+
+
+@jit
+def merged_timeline(replicas: int, lists: Any) -> Any:
+    """`records.merged_timeline` of the replicas' TIMELINE logs (rows of time, waiting,
+    running, KV tokens; each replica's times in order) in one merge: every time any
+    replica logged, once, and the sum over the replicas (in replica order) of each one's
+    last row at or before it (0 before its first); one replica: its rows as logged."""
+    logs = lists[2]
+    starts = np.zeros(replicas + 1, np.int64)  # each replica's first row in ``rows``
+    for e in range(replicas):
+        starts[e + 1] = starts[e] + len(logs[FLOAT_LISTS * e + TIMELINE]) // 4
+    rows = np.empty((starts[replicas], 4))
+    for e in range(replicas):
+        timeline = logs[FLOAT_LISTS * e + TIMELINE]
+        for k in range(len(timeline)):
+            rows[starts[e] + k // 4, k % 4] = timeline[k]
+    if replicas == 1:
+        return rows
+    at = starts[:replicas].copy()  # each replica's next row
+    held = np.zeros((replicas, 3))  # each replica's values now
+    out = np.empty((starts[replicas], 4))
+    m = 0
+    while True:
+        now, found = math.inf, False
+        for e in range(replicas):
+            if at[e] < starts[e + 1] and (not found or rows[at[e], 0] < now):
+                now, found = rows[at[e], 0], True
+        if not found:
+            break
+        for e in range(replicas):
+            while at[e] < starts[e + 1] and rows[at[e], 0] <= now:
+                held[e, 0], held[e, 1], held[e, 2] = rows[at[e], 1], rows[at[e], 2], rows[at[e], 3]
+                at[e] += 1
+        out[m, 0] = now
+        for c in range(3):
+            total = 0.0
+            for e in range(replicas):
+                total += held[e, c]
+            out[m, c + 1] = total
+        m += 1
+    return out[:m].copy()
 
 
 @jit
