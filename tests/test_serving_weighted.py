@@ -21,6 +21,8 @@ def samples(seed: int, n: int, kind: str) -> tuple[np.ndarray, np.ndarray]:
     exponent range."""
     rng = np.random.default_rng(seed)
     counts = rng.integers(0, 40, n).astype(float)  # zeros: dropped
+    if kind == "units":  # count 1: the thresholds of round percentiles are reached exactly
+        return rng.lognormal(-4.0, 0.5, n), np.ones(n)
     if kind == "gaps":
         values = rng.lognormal(-4.0, 0.5, n)
     elif kind == "ties":
@@ -34,7 +36,7 @@ def samples(seed: int, n: int, kind: str) -> tuple[np.ndarray, np.ndarray]:
     return values, counts
 
 
-@pytest.mark.parametrize("kind", ["gaps", "ties", "signs", "wide"])
+@pytest.mark.parametrize("kind", ["gaps", "ties", "signs", "wide", "units"])
 @pytest.mark.parametrize("selecting", [False, True])
 def test_weighted_percentiles_equal_the_expanded_array(monkeypatch, kind, selecting):
     """Against np.percentile(..., method="inverted_cdf") on the values repeated their

@@ -26,7 +26,8 @@ from numpy.typing import NDArray
 
 #: Bits of the value's key taken per selection pass (65,536 buckets).
 DIGIT_BITS = 16
-#: Candidates left at which the selection sorts them instead.
+#: Total count of the candidates at or below which the selection sorts them (counts
+#: are >= 1 there, so there are at most as many).
 SORTED_BELOW = 1 << 16
 #: Counts whose sum reaches this are not summed exactly in float64: sorted path.
 EXACT_TOTAL = 2.0**53
@@ -44,6 +45,7 @@ def weighted_percentiles(
     """Percentiles of ``values`` each repeated ``weights`` times: the smallest value
     whose cumulative weight reaches ``p`` % of the total (the inverted-CDF definition;
     NaN when the total weight is 0)."""
+    values, weights = np.asarray(values, np.float64), np.asarray(weights, np.float64)
     if not _whole(weights) or bool(np.isnan(values).any()):
         keep = weights > 0
         return _sorted_percentiles(values[keep], weights[keep], percentiles)
@@ -168,6 +170,7 @@ def exact_sum(values: NDArray[np.float64], weights: NDArray[np.float64] | None =
     """``math.fsum(values * weights)`` (``weights`` None: of ``values``): the sum of the
     products (each rounded, as numpy's ``*``) correctly rounded to float64, from exact
     integer sums of their significands per binary exponent, a slice at a time."""
+    values = np.asarray(values, np.float64)
     total = 0  # the exact sum in units of 2**(LOWEST - 53)
     for part in _slices(values):
         terms = values[part] if weights is None else values[part] * weights[part]
