@@ -11,8 +11,9 @@ first time on a machine) by a warm-up run of 50 requests, timed apart. Then the 
 requests on a colocated pool of four replicas and on disaggregated pools of two prefill
 and two decode replicas (least-loaded routing in each pool; continuous batching), the
 latter also with 64 closed-loop clients: the simulation's records on both loops, their
-ratio, whether every record is identical, and the compiled time against the same 2 s
-target.
+ratio, whether every record is identical, and the compiled time (wall and CPU) against
+the same 2 s target, judged on the CPU time (on a shared machine other processes' load
+inflates the wall time; on an idle core the two agree).
 Last, the simulations the dashboard's Serving page runs per slider move (one replica,
 continuous batching: 60 s of Poisson chat arrivals at each of the rate curve's 7 multiples
 of the rate set; the rates `dashboard_slider_latency.py` moves through), compiled and
@@ -177,9 +178,9 @@ def pools(workload: Workload, replica: Replica, no_peer: bool) -> None:
     for name, simulate in runs.items():
         fast, wall, cpu = timed(simulate)
         line = (
-            f"pools, {name:<20} compiled {wall:.2f} s ({len(workload) / wall:,.0f} requests/s "
-            f"of wall time; {wall:.2f} s vs target {TARGET_S:g} s: "
-            f"{'met' if wall < TARGET_S else 'MISSED'}, {wall / TARGET_S:.2f} of it)"
+            f"pools, {name:<20} compiled {wall:.2f} s wall, {cpu:.2f} s CPU "
+            f"({len(workload) / wall:,.0f} requests/s of wall time; CPU {cpu:.2f} s vs target "
+            f"{TARGET_S:g} s: {'met' if cpu < TARGET_S else 'MISSED'}, {cpu / TARGET_S:.2f} of it)"
         )
         if not no_peer:
             os.environ[CORE_VARIABLE] = "python"

@@ -98,6 +98,18 @@ def test_compiled_loop_equals_python_loop(monkeypatch, name):
         assert slow.rejected.sum() > 0
 
 
+def test_compiled_work_in_slices_across_runs(monkeypatch):
+    """`compiled._work` costs the decode runs in slices that cut runs (7 steps here):
+    FLOP and bytes equal the Python loop's, costed in its own slices."""
+    monkeypatch.setattr(compiled, "WORK_SLICE", 7)
+    workload = synthetic_workload(0.4, 200.0, seed=5)
+    replica = build_replica(MODEL, PLATFORM, workload)
+    config = replica.config
+    fast, slow = both(monkeypatch, workload, replica.cost, config, replica.kv_capacity_tokens)
+    assert_same_records(fast, slow)
+    assert len(fast.step_s) > 100
+
+
 def test_compiled_decode_pool_and_two_context_operators(monkeypatch):
     """Prefilled requests (a decode pool) on a cost with a second context operator."""
     cost = step_cost(MODEL, PLATFORM, max_tokens=4096, max_sequences=256)

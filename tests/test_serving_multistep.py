@@ -9,7 +9,7 @@ from app.cli import main
 from genz import load_model
 from roofline import InputError, load_platform
 from search.serving import SchedulerConfig, Workload, build_replica, run, synthetic_workload
-from search.serving.emissions import weighted_percentiles
+from search.serving.weighted import weighted_percentiles
 
 PROMPT = 64
 PAIRS = PROMPT * PROMPT - PROMPT * (PROMPT - 1) / 2

@@ -59,7 +59,7 @@ from .compiled_loop import (
     pool,
 )
 from .config import SchedulerConfig
-from .records import WORK_SLICE, RunRecord, merged_timeline
+from .records import WORK_SLICE, RunRecord
 from .workload import Workload
 
 #: Environment variable that selects the loop: ``python`` forces the reference loop.
@@ -220,14 +220,14 @@ def _record(
     per: tuple[Any, ...],
     clients: Clients,
     states: NDArray[np.int64],
-    logs: list[tuple[NDArray[Any], ...]],
+    packed: tuple[list[tuple[NDArray[Any], ...]], NDArray[np.float64]],
     cost: StepCost,
     kv_capacity_tokens: int,
 ) -> RunRecord:
-    """`engine.pool_record` of a compiled pool: ``logs`` per replica (`compiled_loop.
-    package`: runs' meta, gaps, counts, single steps, run times, run contexts, run gaps,
-    run counts, timeline)."""
-    timeline = merged_timeline([replica[8].reshape(-1, 4) for replica in logs])
+    """`engine.pool_record` of a compiled pool from `compiled_loop.package`'s logs per
+    replica (runs' meta, gaps, counts, single steps, run times, run contexts, run gaps,
+    run counts) and merged timeline."""
+    logs, timeline = packed
     seconds, flop, moved = _work(logs, cost)
     # `emissions.Emissions.joined`: each replica's chunk gaps, then its runs'
     itl = np.concatenate([replica[1] for replica in logs] + [replica[6] for replica in logs])
@@ -260,9 +260,10 @@ def _work(
     logs: list[tuple[NDArray[Any], ...]], cost: StepCost
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """`records.StepLog.joined` of the replicas' logs, with the decode runs' sequence
-    counts spread from their meta (start, steps, sequences) without a Python object per
-    run: the single steps of every replica, then the runs of every replica, costed by
-    `genz.StepCost.step_work` in the same slices."""
+    counts spread from their meta (start, steps, sequences) a slice at a time, without a
+    Python object per run or an array of every run step: the single steps of every
+    replica, then the runs of every replica, costed by `genz.StepCost.step_work` (which
+    is elementwise) in slices of at most `WORK_SLICE` steps."""
     single = np.concatenate([replica[3].reshape(-1, 7) for replica in logs])
     first = len(single)
     seconds = np.concatenate([single[:, 0]] + [replica[4] for replica in logs])
@@ -271,12 +272,21 @@ def _work(
         rows = single[a : a + WORK_SLICE]
         b = a + len(rows)
         flop[a:b], moved[a:b] = cost.step_work(*(rows[:, k] for k in range(1, 7)))
-    contexts = np.concatenate([replica[5] for replica in logs])
-    meta = np.concatenate([replica[0] for replica in logs]).reshape(-1, 3)
-    sequences = np.repeat(meta[:, 2].astype(float), meta[:, 1])
-    for a in range(0, len(contexts), WORK_SLICE):
-        d, c = sequences[a : a + WORK_SLICE], contexts[a : a + WORK_SLICE]
-        zero = np.zeros(len(d))
-        b = first + a + len(d)
-        flop[first + a : b], moved[first + a : b] = cost.step_work(zero, zero, zero, d, c, d)
+    at = first  # where the replica's runs start in the joined steps
+    for replica in logs:
+        contexts, meta = replica[5], replica[0].reshape(-1, 3)
+        ends = np.cumsum(meta[:, 1])  # each run's end in the replica's run steps
+        for a in range(0, len(contexts), WORK_SLICE):
+            c = contexts[a : a + WORK_SLICE]
+            b = a + len(c)
+            lo, hi = np.searchsorted(ends, [a, b - 1], side="right")
+            steps = np.minimum(ends[lo : hi + 1], b) - np.maximum(
+                ends[lo : hi + 1] - meta[lo : hi + 1, 1], a
+            )
+            d = np.repeat(meta[lo : hi + 1, 2].astype(float), steps)
+            zero = np.zeros(len(d))
+            flop[at + a : at + b], moved[at + a : at + b] = cost.step_work(
+                zero, zero, zero, d, c, d
+            )
+        at += len(contexts)
     return seconds, flop, moved

@@ -6,10 +6,16 @@ step, a decode run, a replica's loop up to the next arrival (`advance`), and a p
 replicas with its routing (`pool`). Every jitted function is in this one file: numba keys
 its on-disk cache on the file of the function compiled, so a callee in another file
 could change without the caller's cached machine code noticing.
-A replica's state is two small arrays (``state``: integers at the indices below;
-``clock``: time and last chunk, s), numba lists (its heap, decoding order, logs, the
-times requests left it, its inbox) and a ring of waiting requests; the per-request
-arrays (``per``) are shared by the replicas of a pool, as `engine._Requests` is."""
+
+A pool's replica ``e`` is row ``e`` of its arrays (``rows``: integer states at the
+indices below, clocks (time and last chunk, s), waiting rings, chunked prefills, inboxes
+and the times requests left it, the last two filled up to ``ROUTED`` and ``LEFT``) and
+its numba lists in three pool-wide containers (``lists``: heaps; integer lists at
+``INT_LISTS * e + ORDER ...``; float logs at ``FLOAT_LISTS * e + GAPS ...``); the
+per-request arrays (``per``) are shared by the replicas of a pool, as `engine._Requests`
+is. Numba updates two atomic reference counts per array or list argument of every call
+(most of this loop's time once): the pool's functions pass `borrowed` views of their
+arrays, which carry no count, and fetch from ``lists`` only the lists they use."""
 
 from __future__ import annotations
 
@@ -23,10 +29,13 @@ import numpy as np
 SHORT_RUN = 6
 
 njit: Any
+intrinsic: Any
 try:  # numba is a dependency; the Python loop stays the fallback
     from numba import njit
+    from numba.core import cgutils, types
+    from numba.extending import intrinsic
 except ImportError:  # pragma: no cover - exercised only without numba
-    njit = None
+    njit = intrinsic = None
 
 
 def identity(function: Any) -> Any:
@@ -34,6 +43,25 @@ def identity(function: Any) -> Any:
 
 
 jit = njit(cache=True, nogil=True) if njit is not None else identity
+
+
+def _borrowed(context: Any, a: Any) -> Any:
+    """Typing of `borrowed`: an array of the same type, built by ``codegen``."""
+    if not isinstance(a, types.Array):
+        return None
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        view = context.make_array(signature.args[0])(context, builder, value=args[0])
+        view.meminfo = cgutils.get_null_value(view.meminfo.type)
+        return view._getvalue()
+
+    return a(a), codegen
+
+
+#: ``borrowed(a)``: a view of array ``a`` (same data, shape and strides) without its
+#: reference count, so calls that pass it update none. Valid while ``a`` lives: only the
+#: function that owns ``a`` makes it, passes it down, and never returns it.
+borrowed = intrinsic(_borrowed) if intrinsic is not None else identity
 
 
 @jit
@@ -101,13 +129,25 @@ def step_time(
 
 
 # Integer state (indices into ``state``; NEXT: the next routed request to arrive, an
-# index into the inbox) and float state (``clock``: time, last chunk).
-KV, D, G, CTX, FRESH, SWAPPED, HEAD, WAITING, STEPS, STAMP, ERROR, PREFILLING, NEXT = range(13)
+# index into the inbox; ROUTED, LEFT: how many requests were routed to the replica and
+# left it; DUE_FIRST: the heap's smallest due step (read without fetching the heap);
+# LISTED: fresh ids listed since the last chunk) and float state (``clock``: time, last
+# chunk).
+KV, D, G, CTX, FRESH, SWAPPED, HEAD, WAITING, STEPS, STAMP, ERROR, PREFILLING = range(12)
+NEXT, ROUTED, LEFT, DUE_FIRST, LISTED = 12, 13, 14, 15, 16
+STATE = 17  # integers per replica
 T, LAST = 0, 1
+NEVER = 1 << 62  # DUE_FIRST of an empty heap
+# A replica's lists in ``lists``: integer lists (decoding order, fresh ids and their
+# stamps, decode runs' meta: start, steps, sequences) and float logs (chunk gaps and
+# counts, single steps (7 values each), decode runs' step times and contexts, their
+# gaps and counts after the first, timeline (4 values per iteration)).
+ORDER, IDS, STAMPS, META = range(4)
+GAPS, COUNTS, SINGLES, RUN_TIMES, RUN_CTX, RUN_GAPS, RUN_COUNTS, TIMELINE = range(8)
+INT_LISTS, FLOAT_LISTS = 4, 8
 # Rows of the per-request arrays a pool's replicas share (``per``: integers, floats,
 # flags, then the clients' [front end free, front-end time, concurrency or -1 or
-# `REPORT`] and [next unsent, leaves logged]); few arrays, as every array a kernel
-# takes costs two atomic reference-count updates per call.
+# `REPORT`] and [next unsent, leaves logged]).
 PROMPT, OUTPUT, GENERATED, OUTSIDE, JOINED, JOINED_CTX, DUE, PREEMPTIONS = range(8)
 FRESH_STAMP, LEFT_ID = 8, 9  # OUTSIDE: context while the KV is outside (-1: not)
 FINISH, FIRST, ADMITTED, ARRIVAL, EARLIEST, SENT, FRESH_AT, LEFT_AT = range(8)
@@ -131,32 +171,26 @@ def decode_time(tab: Any, d: int, context: float) -> float:
 
 
 @jit
-def emit(
-    at: float,
-    sequences: int,
-    state: Any,
-    clock: Any,
-    per: Any,
-    fresh: Any,
-    gaps: Any,
-    counts: Any,
-) -> None:
-    """`emissions.DecodeClock.emit`: every decoding sequence receives a chunk at ``at``
-    (its gap and count logged in ``gaps`` and ``counts``)."""
-    ids, stamps = fresh
+def emit(at: float, sequences: int, e: int, state: Any, clock: Any, per: Any, lists: Any) -> None:
+    """`emissions.DecodeClock.emit`: every decoding sequence of replica ``e`` receives a
+    chunk at ``at`` (its gap and count logged in the replica's GAPS and COUNTS)."""
     ints, floats, flags = per[0], per[1], per[2]
+    gaps, counts = lists[2][FLOAT_LISTS * e + GAPS], lists[2][FLOAT_LISTS * e + COUNTS]
     count = sequences - state[FRESH]
     if count > 0:
         gaps.append(at - clock[LAST])
         counts.append(float(count))
-    for k in range(len(ids)):
-        i = ids[k]
-        if flags[FRESH_ON, i] and ints[FRESH_STAMP, i] == stamps[k]:
-            gaps.append(at - floats[FRESH_AT, i])
-            counts.append(1.0)
-            flags[FRESH_ON, i] = False
-    ids.clear()
-    stamps.clear()
+    if state[LISTED]:
+        ids, stamps = lists[1][INT_LISTS * e + IDS], lists[1][INT_LISTS * e + STAMPS]
+        for k in range(len(ids)):
+            i = ids[k]
+            if flags[FRESH_ON, i] and ints[FRESH_STAMP, i] == stamps[k]:
+                gaps.append(at - floats[FRESH_AT, i])
+                counts.append(1.0)
+                flags[FRESH_ON, i] = False
+        ids.clear()
+        stamps.clear()
+        state[LISTED] = 0
     state[FRESH] = 0
     clock[LAST] = at
 
@@ -215,14 +249,22 @@ def send_next(i: int, t: float, per: Any) -> None:
 
 
 @jit
+def leave(i: int, t: float, state: Any, done_at: Any, per: Any) -> None:
+    """Request ``i`` left the replica at ``t`` (finished or refused): logged in
+    ``done_at`` (the replica's row, filled up to ``state[LEFT]``), then `send_next`."""
+    done_at[state[LEFT]] = t
+    state[LEFT] += 1
+    send_next(i, t, per)
+
+
+@jit
 def join_decode(
     i: int,
+    e: int,
     state: Any,
     clock: Any,
     per: Any,
-    heap: Any,
-    order: Any,
-    fresh: Any,
+    lists: Any,
     slack: int,
     done_at: Any,
 ) -> None:
@@ -237,33 +279,35 @@ def join_decode(
     if remaining <= 0:
         state[KV] -= context + slack
         floats[FINISH, i] = clock[T]
-        done_at.append(clock[T])
-        send_next(i, clock[T], per)
+        leave(i, clock[T], state, done_at, per)
         return
     g = state[G]
     ints[JOINED, i], ints[JOINED_CTX, i], ints[DUE, i] = g, context, g + remaining
     flags[DECODING, i] = True
-    ids, stamps = fresh
     if not flags[FRESH_ON, i]:
         state[STAMP] += 1
         flags[FRESH_ON, i] = True
         ints[FRESH_STAMP, i] = state[STAMP]
-        ids.append(i)
-        stamps.append(state[STAMP])
+        lists[1][INT_LISTS * e + IDS].append(i)
+        lists[1][INT_LISTS * e + STAMPS].append(state[STAMP])
+        state[LISTED] += 1
         state[FRESH] += 1
     floats[FRESH_AT, i] = clock[T]
+    heap = lists[0][e]
     heapq.heappush(heap, (g + remaining, i))
-    order.append(i)
+    state[DUE_FIRST] = heap[0][0]
+    lists[1][INT_LISTS * e + ORDER].append(i)
     state[D] += 1
     state[CTX] += context
 
 
 @jit
 def finish_due(
-    state: Any, clock: Any, per: Any, heap: Any, order: Any, fresh: Any, slack: int, done_at: Any
+    e: int, state: Any, clock: Any, per: Any, lists: Any, slack: int, done_at: Any
 ) -> None:
     """`engine._Engine.finish_due`: sequences whose last token is out leave."""
     ints, floats, flags = per[0], per[1], per[2]
+    heap, order = lists[0][e], lists[1][INT_LISTS * e + ORDER]
     while len(heap) > 0 and heap[0][0] <= state[G]:
         due, i = heapq.heappop(heap)
         if not flags[DECODING, i] or ints[DUE, i] != due:  # stale: it was preempted
@@ -272,17 +316,17 @@ def finish_due(
         ints[GENERATED, i] = ints[OUTPUT, i]
         state[KV] -= context + slack
         floats[FINISH, i] = clock[T]
-        done_at.append(clock[T])
-        send_next(i, clock[T], per)
+        leave(i, clock[T], state, done_at, per)
+    state[DUE_FIRST] = heap[0][0] if len(heap) else NEVER
 
 
 @jit
 def preempt(
+    e: int,
     state: Any,
     clock: Any,
     per: Any,
-    order: Any,
-    fresh: Any,
+    lists: Any,
     waiting: Any,
     slack: int,
     link: Any,
@@ -290,6 +334,7 @@ def preempt(
 ) -> None:
     """`engine._Engine.preempt`: evict the most recently admitted decoding sequence."""
     ints = per[0]
+    order = lists[1][INT_LISTS * e + ORDER]
     victim = order[len(order) - 1]
     joined = ints[JOINED, victim]
     context = leave_decode(victim, state, per, order)
@@ -311,12 +356,11 @@ def preempt(
 def admit(
     room: int,
     whole: bool,
+    e: int,
     state: Any,
     clock: Any,
     per: Any,
-    heap: Any,
-    order: Any,
-    fresh: Any,
+    lists: Any,
     waiting: Any,
     taken: Any,
     config: Any,
@@ -342,8 +386,7 @@ def admit(
             state[HEAD] = (state[HEAD] + 1) % len(waiting)
             state[WAITING] -= 1
             flags[REJECTED, i] = True
-            done_at.append(clock[T])
-            send_next(i, clock[T], per)
+            leave(i, clock[T], state, done_at, per)
             continue
         # the watermark, at least one step of every sequence, this one included (engine)
         step = state[D] + growth if state[D] else 0
@@ -358,7 +401,7 @@ def admit(
             state[KV] += need
             if ints[PREEMPTIONS, i]:
                 clock[T] += context * link[0] / link[1]
-            join_decode(i, state, clock, per, heap, order, fresh, slack, done_at)
+            join_decode(i, e, state, clock, per, lists, slack, done_at)
             running = state[D] + state[PREFILLING]
             continue
         compute = ints[PROMPT, i]
@@ -384,13 +427,11 @@ def prefill_step(
     m: int,
     decode: bool,
     tab: Any,
+    e: int,
     state: Any,
     clock: Any,
     per: Any,
-    heap: Any,
-    order: Any,
-    fresh: Any,
-    logs: Any,
+    lists: Any,
     done: Any,
     slack: int,
     done_at: Any,
@@ -414,7 +455,7 @@ def prefill_step(
     if seconds < 0:
         state[ERROR] = 1
         return
-    singles = logs[2]
+    singles = lists[2][FLOAT_LISTS * e + SINGLES]
     singles.append(seconds)
     singles.append(float(int(tokens)))
     singles.append(ctx)
@@ -425,30 +466,28 @@ def prefill_step(
     clock[T] += seconds
     state[STEPS] += 1
     if decode and d:
-        emit(clock[T], d, state, clock, per, fresh, logs[0], logs[1])
+        emit(clock[T], d, e, state, clock, per, lists)
         state[G] += 1
         state[CTX] += d
         state[KV] += d
-        finish_due(state, clock, per, heap, order, fresh, slack, done_at)
+        finish_due(e, state, clock, per, lists, slack, done_at)
     for k in range(finishing):
         i = done[k]
         ints[GENERATED, i] += 1
         if math.isnan(floats[FIRST, i]):
             floats[FIRST, i] = clock[T]
-        join_decode(i, state, clock, per, heap, order, fresh, slack, done_at)
+        join_decode(i, e, state, clock, per, lists, slack, done_at)
 
 
 @jit
 def decode_run(
     until: float,
     tab: Any,
+    e: int,
     state: Any,
     clock: Any,
     per: Any,
-    heap: Any,
-    order: Any,
-    fresh: Any,
-    logs: Any,
+    lists: Any,
     waiting: Any,
     config: Any,
     link: Any,
@@ -461,9 +500,9 @@ def decode_run(
     d, base = state[D], state[CTX]
     room = capacity - state[KV]
     if room < d:
-        preempt(state, clock, per, order, fresh, waiting, slack, link, swap)
+        preempt(e, state, clock, per, lists, waiting, slack, link, swap)
         return
-    steps = min(heap[0][0] - state[G], room // d)
+    steps = min(state[DUE_FIRST] - state[G], room // d)
     if state[WAITING] > 0 or d + state[PREFILLING] >= max_sequences:
         until = math.inf
     first = decode_time(tab, d, float(base + d))
@@ -472,9 +511,11 @@ def decode_run(
         return
     if until < math.inf:
         steps = max(1, min(steps, int((until - clock[T]) / first) + 1))
-    gaps, counts, singles = logs[0], logs[1], logs[2]
+    logs = lists[2]
+    f = FLOAT_LISTS * e
     start = clock[T]
     if steps <= SHORT_RUN:  # step by step: stop at the step during which it arrives
+        singles = logs[f + SINGLES]
         elapsed, taken = first, 1
         singles.append(first)
         singles.append(0.0)
@@ -483,31 +524,27 @@ def decode_run(
         singles.append(float(d))
         singles.append(float(base + d))
         singles.append(float(d))
-        emit(start + first, d, state, clock, per, fresh, gaps, counts)
-        while taken < steps and start + elapsed < until:
-            taken += 1
-            context = base + d * taken
-            seconds = decode_time(tab, d, float(context))
-            singles.append(seconds)
-            singles.append(0.0)
-            singles.append(0.0)
-            singles.append(0.0)
-            singles.append(float(d))
-            singles.append(float(context))
-            singles.append(float(d))
-            elapsed += seconds
-            gaps.append(seconds)
-            counts.append(float(d))
+        emit(start + first, d, e, state, clock, per, lists)
+        if taken < steps and start + elapsed < until:
+            gaps, counts = logs[f + GAPS], logs[f + COUNTS]
+            while taken < steps and start + elapsed < until:
+                taken += 1
+                context = base + d * taken
+                seconds = decode_time(tab, d, float(context))
+                singles.append(seconds)
+                singles.append(0.0)
+                singles.append(0.0)
+                singles.append(0.0)
+                singles.append(float(d))
+                singles.append(float(context))
+                singles.append(float(d))
+                elapsed += seconds
+                gaps.append(seconds)
+                counts.append(float(d))
         clock[LAST] = start + elapsed
         steps = taken
     else:  # as one run (engine: decode_times, cumsum, searchsorted)
-        run_times, run_ctx, run_meta, run_gaps, run_counts = (
-            logs[3],
-            logs[4],
-            logs[5],
-            logs[6],
-            logs[7],
-        )
+        run_times, run_ctx = logs[f + RUN_TIMES], logs[f + RUN_CTX]
         at = len(run_times)
         left = until - start
         elapsed = 0.0
@@ -522,11 +559,13 @@ def decode_run(
                 used = k + 1
                 break
         steps = used
+        run_meta = lists[1][INT_LISTS * e + META]
         run_meta.append(at)
         run_meta.append(used)
         run_meta.append(d)
-        emit(start + run_times[at], d, state, clock, per, fresh, gaps, counts)
+        emit(start + run_times[at], d, e, state, clock, per, lists)
         if used > 1:
+            run_gaps, run_counts = logs[f + RUN_GAPS], logs[f + RUN_COUNTS]
             for k in range(at + 1, at + used):
                 run_gaps.append(run_times[k])
                 run_counts.append(float(d))
@@ -536,8 +575,8 @@ def decode_run(
     state[G] += steps
     state[CTX] += steps * d
     state[KV] += steps * d
-    if heap[0][0] <= state[G]:
-        finish_due(state, clock, per, heap, order, fresh, slack, done_at)
+    if state[DUE_FIRST] <= state[G]:
+        finish_due(e, state, clock, per, lists, slack, done_at)
 
 
 @jit
@@ -551,7 +590,9 @@ def floats_of(values: Any) -> Any:
 @jit
 def advance(
     limit: float,
-    engine: Any,
+    e: int,
+    rows: Any,
+    lists: Any,
     arrival: Any,
     per: Any,
     tab: Any,
@@ -563,18 +604,21 @@ def advance(
     swap: bool,
     scratch: Any,
 ) -> None:
-    """`engine._Engine.advance`: run replica ``engine``'s steps that start before
-    ``limit`` (the next arrival not yet routed; infinite once all are), or until idle."""
-    state, clock, heap, order, fresh, logs, waiting, pending, done_at, inbox = engine
+    """`engine._Engine.advance`: run replica ``e``'s steps that start before ``limit``
+    (the next arrival not yet routed; infinite once all are), or until idle."""
+    states, clocks, waits, pendings, inboxes, lefts = rows
+    state, clock, waiting, pending = states[e], clocks[e], waits[e], pendings[e]
+    inbox, done_at = inboxes[e], lefts[e]
     taken, chunks, done = scratch
     ints = per[0]
     capacity, slack = config[2], config[3]
     n = len(waiting)
-    timeline = logs[8]
+    timeline = lists[2][FLOAT_LISTS * e + TIMELINE]
     while True:
         k = state[NEXT]
-        if k < len(inbox) and arrival[inbox[k]] <= clock[T]:
-            while k < len(inbox) and arrival[inbox[k]] <= clock[T]:
+        routed = state[ROUTED]
+        if k < routed and arrival[inbox[k]] <= clock[T]:
+            while k < routed and arrival[inbox[k]] <= clock[T]:
                 i = inbox[k]
                 if prefilled:
                     ints[OUTSIDE, i] = ints[PROMPT, i]
@@ -584,27 +628,26 @@ def advance(
                 k += 1
             state[NEXT] = k
         if not (state[WAITING] or state[D] or state[PREFILLING]):
-            if k >= len(inbox) or arrival[inbox[k]] == math.inf:
+            if k >= routed or arrival[inbox[k]] == math.inf:
                 break
             clock[T] = max(clock[T], arrival[inbox[k]])
             continue
         if clock[T] >= limit:
             break
-        until = arrival[inbox[k]] if k < len(inbox) else limit
+        until = arrival[inbox[k]] if k < routed else limit
         if chunked:
             room = budget - state[D]
             if capacity - state[KV] < state[D]:
-                preempt(state, clock, per, order, fresh, waiting, slack, link, swap)
+                preempt(e, state, clock, per, lists, waiting, slack, link, swap)
             else:
                 count = admit(
                     room,
                     False,
+                    e,
                     state,
                     clock,
                     per,
-                    heap,
-                    order,
-                    fresh,
+                    lists,
                     waiting,
                     taken,
                     config,
@@ -619,17 +662,15 @@ def advance(
                 if not state[PREFILLING]:
                     if state[D]:
                         k = state[NEXT]
-                        until = arrival[inbox[k]] if k < len(inbox) else limit
+                        until = arrival[inbox[k]] if k < state[ROUTED] else limit
                         decode_run(
                             until,
                             tab,
+                            e,
                             state,
                             clock,
                             per,
-                            heap,
-                            order,
-                            fresh,
-                            logs,
+                            lists,
                             waiting,
                             config,
                             link,
@@ -638,37 +679,24 @@ def advance(
                         )
                 else:
                     m = 0
-                    for e in range(state[PREFILLING]):
+                    for j in range(state[PREFILLING]):
                         if room <= 0:
                             break
-                        i, left = pending[e, 0], pending[e, 1]
+                        i, left = pending[j, 0], pending[j, 1]
                         q = min(left, room)
                         room -= q
-                        pending[e, 1] -= q
+                        pending[j, 1] -= q
                         chunks[m, 0], chunks[m, 1] = i, q
-                        chunks[m, 2] = ints[PROMPT, i] - pending[e, 1]
+                        chunks[m, 2] = ints[PROMPT, i] - pending[j, 1]
                         m += 1
                     kept = 0
-                    for e in range(state[PREFILLING]):
-                        if pending[e, 1] > 0:
-                            pending[kept, 0], pending[kept, 1] = pending[e, 0], pending[e, 1]
+                    for j in range(state[PREFILLING]):
+                        if pending[j, 1] > 0:
+                            pending[kept, 0], pending[kept, 1] = pending[j, 0], pending[j, 1]
                             kept += 1
                     state[PREFILLING] = kept
                     prefill_step(
-                        chunks,
-                        m,
-                        True,
-                        tab,
-                        state,
-                        clock,
-                        per,
-                        heap,
-                        order,
-                        fresh,
-                        logs,
-                        done,
-                        slack,
-                        done_at,
+                        chunks, m, True, tab, e, state, clock, per, lists, done, slack, done_at
                     )
         else:
             count = 0
@@ -676,12 +704,11 @@ def advance(
                 count = admit(
                     budget,
                     True,
+                    e,
                     state,
                     clock,
                     per,
-                    heap,
-                    order,
-                    fresh,
+                    lists,
                     waiting,
                     taken,
                     config,
@@ -694,39 +721,13 @@ def advance(
                     i = taken[j, 0]
                     chunks[j, 0], chunks[j, 1], chunks[j, 2] = i, taken[j, 1], ints[PROMPT, i]
                 prefill_step(
-                    chunks,
-                    count,
-                    False,
-                    tab,
-                    state,
-                    clock,
-                    per,
-                    heap,
-                    order,
-                    fresh,
-                    logs,
-                    done,
-                    slack,
-                    done_at,
+                    chunks, count, False, tab, e, state, clock, per, lists, done, slack, done_at
                 )
             elif state[D]:
                 k = state[NEXT]
-                until = arrival[inbox[k]] if k < len(inbox) else limit
+                until = arrival[inbox[k]] if k < state[ROUTED] else limit
                 decode_run(
-                    until,
-                    tab,
-                    state,
-                    clock,
-                    per,
-                    heap,
-                    order,
-                    fresh,
-                    logs,
-                    waiting,
-                    config,
-                    link,
-                    swap,
-                    done_at,
+                    until, tab, e, state, clock, per, lists, waiting, config, link, swap, done_at
                 )
         if state[ERROR]:
             break
@@ -737,122 +738,167 @@ def advance(
 
 
 @jit
-def load(inbox: Any, done_at: Any, at: float) -> int:
-    """`engine._Engine.load`: requests routed to a replica and not finished by ``at``
-    (``done_at`` is sorted: a binary search, as `bisect.bisect_right`)."""
-    lo, hi = 0, len(done_at)
+def load(states: Any, lefts: Any, e: int, at: float) -> int:
+    """`engine._Engine.load`: requests routed to replica ``e`` and not finished by
+    ``at`` (the times they left are sorted: a binary search, as `bisect.bisect_right`)."""
+    lo, hi = 0, states[e, LEFT]
     while lo < hi:
         mid = (lo + hi) // 2
-        if at < done_at[mid]:
+        if at < lefts[e, mid]:
             hi = mid
         else:
             lo = mid + 1
-    return len(inbox) - lo
+    return states[e, ROUTED] - lo
 
 
 @jit
-def package(engines: Any) -> Any:
-    """Each replica's decode-run meta and logs as arrays (`pool`)."""
+def package(replicas: int, lists: Any) -> Any:
+    """Each replica's decode-run meta and logs as arrays (`pool`), and the replicas'
+    timelines merged (`merged_timeline`)."""
     out = []
-    for engine in engines:
-        logs = engine[5]
-        meta = np.empty(len(logs[5]), np.int64)
-        for j in range(len(logs[5])):
-            meta[j] = logs[5][j]
+    for e in range(replicas):
+        meta_list = lists[1][INT_LISTS * e + META]
+        meta = np.empty(len(meta_list), np.int64)
+        for j in range(len(meta_list)):
+            meta[j] = meta_list[j]
+        logs = lists[2]
+        f = FLOAT_LISTS * e
         out.append(
             (
                 meta,
-                floats_of(logs[0]),
-                floats_of(logs[1]),
-                floats_of(logs[2]),
-                floats_of(logs[3]),
-                floats_of(logs[4]),
-                floats_of(logs[6]),
-                floats_of(logs[7]),
-                floats_of(logs[8]),
+                floats_of(logs[f + GAPS]),
+                floats_of(logs[f + COUNTS]),
+                floats_of(logs[f + SINGLES]),
+                floats_of(logs[f + RUN_TIMES]),
+                floats_of(logs[f + RUN_CTX]),
+                floats_of(logs[f + RUN_GAPS]),
+                floats_of(logs[f + RUN_COUNTS]),
             )
         )
-    return out
+    return out, merged_timeline(replicas, lists)
+
+
+@jit
+def merged_timeline(replicas: int, lists: Any) -> Any:
+    """`records.merged_timeline` of the replicas' TIMELINE logs (rows of time, waiting,
+    running, KV tokens; each replica's times in order) in one merge: every time any
+    replica logged, once, and the sum over the replicas (in replica order) of each one's
+    last row at or before it (0 before its first); one replica: its rows as logged."""
+    logs = lists[2]
+    starts = np.zeros(replicas + 1, np.int64)  # each replica's first row in ``rows``
+    for e in range(replicas):
+        starts[e + 1] = starts[e] + len(logs[FLOAT_LISTS * e + TIMELINE]) // 4
+    rows = np.empty((starts[replicas], 4))
+    for e in range(replicas):
+        timeline = logs[FLOAT_LISTS * e + TIMELINE]
+        for k in range(len(timeline)):
+            rows[starts[e] + k // 4, k % 4] = timeline[k]
+    if replicas == 1:
+        return rows
+    at = starts[:replicas].copy()  # each replica's next row
+    held = np.zeros((replicas, 3))  # each replica's values now
+    out = np.empty((starts[replicas], 4))
+    m = 0
+    while True:
+        now, found = math.inf, False
+        for e in range(replicas):
+            if at[e] < starts[e + 1] and (not found or rows[at[e], 0] < now):
+                now, found = rows[at[e], 0], True
+        if not found:
+            break
+        for e in range(replicas):
+            while at[e] < starts[e + 1] and rows[at[e], 0] <= now:
+                held[e, 0], held[e, 1], held[e, 2] = rows[at[e], 1], rows[at[e], 2], rows[at[e], 3]
+                at[e] += 1
+        out[m, 0] = now
+        for c in range(3):
+            total = 0.0
+            for e in range(replicas):
+                total += held[e, c]
+            out[m, c + 1] = total
+        m += 1
+    return out[:m].copy()
 
 
 @jit
 def replicas_of(replicas: int, n: int, max_sequences: int) -> Any:
-    """The state of ``replicas`` idle replicas of one pool for ``n`` requests: their
-    integer states and clocks (rows), each replica's bundle (`advance`'s ``engine``),
-    and apart (for routing, without taking every reference of a bundle) each one's
-    inbox and the times requests left it."""
-    states = np.zeros((replicas, 13), np.int64)
-    clocks = np.zeros((replicas, 2))
-    waits = np.empty((replicas, n), np.int64)
-    pendings = np.empty((replicas, max_sequences, 2), np.int64)  # chunked: [id, tokens left]
-    heaps = [[(0, 0)] for _ in range(replicas)]
-    int_lists = [[0] for _ in range(5 * replicas)]  # order, ids, stamps, meta, inbox per replica
-    # per replica: gaps, counts, single steps, run times, run contexts, the times
-    # requests left (done_at: the slot of the runs' meta, an integer list), run gaps,
-    # run counts, timeline
-    float_lists = [[0.0] for _ in range(9 * replicas)]
-    for e in range(replicas):
-        heaps[e].pop()
-    for e in range(5 * replicas):
-        int_lists[e].pop()
-    for e in range(9 * replicas):
-        float_lists[e].pop()
-    engines = []
-    for e in range(replicas):
-        f = 9 * e
-        logs = (
-            float_lists[f],
-            float_lists[f + 1],
-            float_lists[f + 2],
-            float_lists[f + 3],
-            float_lists[f + 4],
-            int_lists[5 * e + 3],
-            float_lists[f + 6],
-            float_lists[f + 7],
-            float_lists[f + 8],
-        )
-        fresh = (int_lists[5 * e + 1], int_lists[5 * e + 2])
-        engines.append(
-            (
-                states[e],
-                clocks[e],
-                heaps[e],
-                int_lists[5 * e],
-                fresh,
-                logs,
-                waits[e],
-                pendings[e],
-                float_lists[f + 5],
-                int_lists[5 * e + 4],
-            )
-        )
-    inboxes = [int_lists[5 * e + 4] for e in range(replicas)]
-    lefts = [float_lists[9 * e + 5] for e in range(replicas)]
-    return states, clocks, engines, inboxes, lefts
-
-
-@jit
-def scratch_of(max_sequences: int) -> Any:
-    """Buffers a pool's replicas share (`advance`): taken, chunks, finishing ids."""
-    return (
+    """The arrays of ``replicas`` idle replicas of one pool for ``n`` requests (`advance`'s
+    ``rows``: integer states, clocks, waiting rings, chunked prefills [id, tokens left],
+    inboxes, the times requests left; and ``scratch``, buffers the replicas share: taken,
+    chunks, finishing ids) and their lists (``lists``: heaps, integer lists, float logs)."""
+    rows = (
+        np.zeros((replicas, STATE), np.int64),
+        np.zeros((replicas, 2)),
+        np.empty((replicas, n), np.int64),
+        np.empty((replicas, max_sequences, 2), np.int64),
+        np.empty((replicas, n), np.int64),
+        np.empty((replicas, n)),
+    )
+    scratch = (
         np.empty((max_sequences, 2), np.int64),
         np.empty((max_sequences, 3), np.int64),
         np.empty(max_sequences, np.int64),
     )
+    heaps = [[(0, 0)] for _ in range(replicas)]
+    int_lists = [[0] for _ in range(INT_LISTS * replicas)]
+    float_lists = [[0.0] for _ in range(FLOAT_LISTS * replicas)]
+    for heap in heaps:
+        heap.pop()
+    for values in int_lists:
+        values.pop()
+    for logged in float_lists:
+        logged.pop()
+    return (rows, scratch), (heaps, int_lists, float_lists)
 
 
 @jit
-def route_to(inboxes: Any, lefts: Any, least_loaded: bool, routed: int, i: int, at: float) -> None:
+def views_of(owners: Any, per: Any, tab: Any) -> Any:
+    """`borrowed` views of a pool's arrays (`replicas_of`'s ``rows`` and ``scratch``), its
+    per-request arrays ``per`` and cost tables ``tab``; the caller keeps all three."""
+    (states, clocks, waits, pendings, inboxes, lefts), (taken, chunks, done) = owners
+    rows = (
+        borrowed(states),
+        borrowed(clocks),
+        borrowed(waits),
+        borrowed(pendings),
+        borrowed(inboxes),
+        borrowed(lefts),
+    )
+    shared = (
+        borrowed(per[0]),
+        borrowed(per[1]),
+        borrowed(per[2]),
+        borrowed(per[3]),
+        borrowed(per[4]),
+    )
+    costs = (
+        borrowed(tab[0]),
+        borrowed(tab[1]),
+        borrowed(tab[2]),
+        borrowed(tab[3]),
+        borrowed(tab[4]),
+        borrowed(tab[5]),
+        borrowed(tab[6]),
+    )
+    return rows, (borrowed(taken), borrowed(chunks), borrowed(done)), shared, costs
+
+
+@jit
+def route_to(
+    states: Any, inboxes: Any, lefts: Any, least_loaded: bool, routed: int, i: int, at: float
+) -> None:
     """`routing.route`'s choice for request ``i`` arriving at ``at`` (the ``routed``-th
     routed to this pool): least-loaded (lowest index on a tie) or round-robin."""
-    best = routed % len(inboxes)
-    if least_loaded and len(inboxes) > 1:
-        best, fewest = 0, load(inboxes[0], lefts[0], at)
-        for e in range(1, len(inboxes)):
-            count = load(inboxes[e], lefts[e], at)
+    replicas = len(states)
+    best = routed % replicas
+    if least_loaded and replicas > 1:
+        best, fewest = 0, load(states, lefts, 0, at)
+        for e in range(1, replicas):
+            count = load(states, lefts, e, at)
             if count < fewest:
                 best, fewest = e, count
-    inboxes[best].append(i)
+    inboxes[best, states[best, ROUTED]] = i
+    states[best, ROUTED] += 1
 
 
 @jit
@@ -873,22 +919,25 @@ def pool(
     or round-robin when not ``least_loaded``), each to its end: every replica's integer
     state (rows) and its logs as arrays (`package`)."""
     n = len(arrival)
-    states, _, engines, inboxes, lefts = replicas_of(replicas, n, config[0])
-    scratch = scratch_of(config[0])
+    owners, lists = replicas_of(replicas, n, config[0])  # kept to the end: see borrowed
+    rows, scratch, shared, costs = views_of(owners, per, tab)
+    view = borrowed(arrival)
+    states, inboxes, lefts = rows[0], rows[4], rows[5]
     if replicas == 1 or not least_loaded:
-        for e in range(replicas):
-            for i in range(e, n, replicas):
-                inboxes[e].append(i)
+        for i in range(n):
+            route_to(states, inboxes, lefts, False, i, i, 0.0)
     else:
         for i in range(n):
-            at = arrival[i]
+            at = view[i]
             for e in range(replicas):
                 advance(
                     at,
-                    engines[e],
-                    arrival,
-                    per,
-                    tab,
+                    e,
+                    rows,
+                    lists,
+                    view,
+                    shared,
+                    costs,
                     chunked,
                     prefilled,
                     budget,
@@ -898,15 +947,17 @@ def pool(
                     scratch,
                 )
                 if states[e, ERROR]:
-                    return states, package(engines)
-            route_to(inboxes, lefts, True, i, i, at)
+                    return owners[0][0], package(replicas, lists)
+            route_to(states, inboxes, lefts, True, i, i, at)
     for e in range(replicas):
         advance(
             math.inf,
-            engines[e],
-            arrival,
-            per,
-            tab,
+            e,
+            rows,
+            lists,
+            view,
+            shared,
+            costs,
             chunked,
             prefilled,
             budget,
@@ -917,18 +968,18 @@ def pool(
         )
         if states[e, ERROR]:
             break
-    return states, package(engines)
+    return owners[0][0], package(replicas, lists)
 
 
 @jit
-def next_start(states: Any, clocks: Any, e: int, inbox: Any, arrival: Any) -> float:
+def next_start(states: Any, clocks: Any, e: int, inboxes: Any, arrival: Any) -> float:
     """`closed_pools._next_start`: when replica ``e``'s next loop iteration starts, s
     (infinite: nothing to do)."""
     if states[e, WAITING] or states[e, D] or states[e, PREFILLING]:
         return clocks[e, T]
     k = states[e, NEXT]
-    if k < len(inbox):
-        return max(clocks[e, T], arrival[inbox[k]])
+    if k < states[e, ROUTED]:
+        return max(clocks[e, T], arrival[inboxes[e, k]])
     return math.inf
 
 
@@ -951,11 +1002,22 @@ def closed_pools(
     n = len(output)
     tab_a, chunked_a, prefilled_a, budget_a, config_a, link_a, swap_a = pool_a
     tab_b, chunked_b, prefilled_b, budget_b, config_b, link_b, swap_b = pool_b
-    states_a, clocks_a, engines_a, inboxes_a, lefts_a = replicas_of(replicas[0], n, config_a[0])
-    states_b, clocks_b, engines_b, inboxes_b, lefts_b = replicas_of(replicas[1], n, config_b[0])
-    scratch_a, scratch_b = scratch_of(config_a[0]), scratch_of(config_b[0])
-    arrival_a, arrival_b = per_a[1][ARRIVAL], per_b[1][ARRIVAL]
-    rejected, unsent, logged_a, logged_b = per_a[2][REJECTED], per_a[4], per_a[4], per_b[4]
+    # both kept to the end: see borrowed
+    owners_a, lists_a = replicas_of(replicas[0], n, config_a[0])
+    owners_b, lists_b = replicas_of(replicas[1], n, config_b[0])
+    rows_a, scratch_a, shared_a, costs_a = views_of(owners_a, per_a, tab_a)
+    rows_b, scratch_b, shared_b, costs_b = views_of(owners_b, per_b, tab_b)
+    states_a, clocks_a, inboxes_a, lefts_a = rows_a[0], rows_a[1], rows_a[4], rows_a[5]
+    states_b, clocks_b, inboxes_b, lefts_b = rows_b[0], rows_b[1], rows_b[4], rows_b[5]
+    arrival_a, arrival_b = shared_a[1][ARRIVAL], shared_b[1][ARRIVAL]
+    rejected, unsent, logged_a, logged_b = (
+        shared_a[2][REJECTED],
+        shared_a[4],
+        shared_a[4],
+        shared_b[4],
+    )
+    left_a, left_b = shared_a[1][LEFT_AT], shared_b[1][LEFT_AT]
+    left_id_a, left_id_b = shared_a[0][LEFT_ID], shared_b[0][LEFT_ID]
     queue_a = [(0.0, 0)]  # requests known to arrive at each pool: (time, id) heaps
     queue_a.pop()
     for k in range(unsent[0]):
@@ -970,41 +1032,41 @@ def closed_pools(
         now, first = math.inf, -1
         for e in range(total):
             if e < replicas[0]:
-                start = next_start(states_a, clocks_a, e, inboxes_a[e], arrival_a)
+                start = next_start(states_a, clocks_a, e, inboxes_a, arrival_a)
             else:
-                b = e - replicas[0]
-                start = next_start(states_b, clocks_b, b, inboxes_b[b], arrival_b)
+                start = next_start(states_b, clocks_b, e - replicas[0], inboxes_b, arrival_b)
             if start < now:
                 now, first = start, e
         while len(leaves) and leaves[0][0] <= now:  # a client is free: it sends
             k = unsent[0]
-            send(heapq.heappop(leaves)[0], per_a)
+            send(heapq.heappop(leaves)[0], shared_a)
             if unsent[0] > k:
                 heapq.heappush(queue_a, (arrival_a[k], k))
         due_a = queue_a[0][0] if len(queue_a) else math.inf
         due_b = queue_b[0][0] if len(queue_b) else math.inf
         if due_a <= due_b and due_a < math.inf and due_a <= now:
             at, i = heapq.heappop(queue_a)
-            route_to(inboxes_a, lefts_a, least_loaded, routed_a, i, at)
+            route_to(states_a, inboxes_a, lefts_a, least_loaded, routed_a, i, at)
             routed_a += 1
             continue
         if due_b < due_a and due_b <= now:
             at, i = heapq.heappop(queue_b)
             arrival_b[i] = at
-            route_to(inboxes_b, lefts_b, least_loaded, routed_b, i, at)
+            route_to(states_b, inboxes_b, lefts_b, least_loaded, routed_b, i, at)
             routed_b += 1
             continue
         if now == math.inf:
             break
         limit = np.nextafter(now, math.inf)
         if first < replicas[0]:
-            engine = engines_a[first]
             advance(
                 limit,
-                engine,
+                first,
+                rows_a,
+                lists_a,
                 arrival_a,
-                per_a,
-                tab_a,
+                shared_a,
+                costs_a,
                 chunked_a,
                 prefilled_a,
                 budget_a,
@@ -1014,7 +1076,7 @@ def closed_pools(
                 scratch_a,
             )
             for j in range(seen_a, logged_a[1]):  # closed_pools' prefill_left
-                t, i = per_a[1][LEFT_AT, j], per_a[0][LEFT_ID, j]
+                t, i = left_a[j], left_id_a[j]
                 if rejected[i]:
                     heapq.heappush(leaves, (t, i))
                     continue
@@ -1022,14 +1084,18 @@ def closed_pools(
                 if output[i] == 1:  # its first token was its last: the client is free
                     heapq.heappush(leaves, (t, i))
             seen_a = logged_a[1]
+            if states_a[first, ERROR]:
+                break
         else:
-            engine = engines_b[first - replicas[0]]
+            e = first - replicas[0]
             advance(
                 limit,
-                engine,
+                e,
+                rows_b,
+                lists_b,
                 arrival_b,
-                per_b,
-                tab_b,
+                shared_b,
+                costs_b,
                 chunked_b,
                 prefilled_b,
                 budget_b,
@@ -1039,9 +1105,14 @@ def closed_pools(
                 scratch_b,
             )
             for j in range(seen_b, logged_b[1]):  # closed_pools' decode_left
-                if output[per_b[0][LEFT_ID, j]] > 1:
-                    heapq.heappush(leaves, (per_b[1][LEFT_AT, j], per_b[0][LEFT_ID, j]))
+                if output[left_id_b[j]] > 1:
+                    heapq.heappush(leaves, (left_b[j], left_id_b[j]))
             seen_b = logged_b[1]
-        if engine[0][ERROR]:
-            break
-    return states_a, package(engines_a), states_b, package(engines_b)
+            if states_b[e, ERROR]:
+                break
+    return (
+        owners_a[0][0],
+        package(replicas[0], lists_a),
+        owners_b[0][0],
+        package(replicas[1], lists_b),
+    )

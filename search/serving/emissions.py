@@ -16,7 +16,6 @@ there; the gap across the eviction is not sampled.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -90,20 +89,3 @@ class DecodeClock:
         if len(times) > 1:
             self.log.extend(times[1:], np.full(len(times) - 1, float(sequences)))
             self.last = start + float(times.sum())
-
-
-def weighted_percentiles(
-    values: NDArray[np.float64], weights: NDArray[np.float64], percentiles: Sequence[float]
-) -> list[float]:
-    """Percentiles of ``values`` each repeated ``weights`` times: the smallest value
-    whose cumulative weight reaches ``p`` % of the total (the inverted-CDF definition;
-    NaN when the total weight is 0)."""
-    keep = weights > 0
-    values, weights = values[keep], weights[keep]
-    if not len(values):
-        return [math.nan for _ in percentiles]
-    order = np.argsort(values, kind="stable")
-    values, cumulative = values[order], np.cumsum(weights[order])
-    total = cumulative[-1]
-    at = [int(np.searchsorted(cumulative, p / 100 * total, side="left")) for p in percentiles]
-    return [float(values[min(k, len(values) - 1)]) for k in at]

@@ -28,8 +28,8 @@ from numpy.typing import NDArray
 
 from roofline import InputError
 
-from .emissions import weighted_percentiles
 from .engine import RunRecord
+from .weighted import exact_sum, weighted_percentiles
 from .workload import Workload
 
 if TYPE_CHECKING:
@@ -146,8 +146,9 @@ def _itl(record: RunRecord) -> dict[str, float]:
     gaps, counts = record.itl_s, record.itl_count
     points = weighted_percentiles(gaps, counts, PERCENTILES)
     total = float(counts.sum())
-    # math.fsum: exactly rounded, so the mean does not depend on how BLAS splits a dot product
-    mean = math.fsum((gaps * counts).tolist()) / total if total > 0 else math.nan
+    # exactly rounded (math.fsum's sum), so the mean does not depend on how BLAS splits a
+    # dot product
+    mean = exact_sum(gaps, counts) / total if total > 0 else math.nan
     return {f"itl_s_p{p}": v for p, v in zip(PERCENTILES, points, strict=True)} | {
         "itl_s_mean": mean
     }
