@@ -37,7 +37,7 @@ from calibration import (
     stack_of,
 )
 from genz import RuntimeProfile
-from roofline import InputError, Platform
+from roofline import InputError, Platform, data_dir
 
 #: How each engine of `FAMILIES` is written in the accepted list.
 ENGINE_NAMES = {
@@ -67,13 +67,15 @@ def add_stack_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def accepted_lines() -> str:
-    """Each engine with its release lines, as the error for unknown text lists them."""
-    lines: dict[str, list[str]] = {}
-    for _, engine, family, _, _ in FAMILIES:
-        found = lines.setdefault(ENGINE_NAMES.get(engine, engine), [])
-        if family not in found:
-            found.append(family)
-    return "; ".join(f"{engine} {' / '.join(families)}" for engine, families in lines.items())
+    """Each engine with its release lines (oldest first), as the error for unknown
+    text lists them."""
+    lines: dict[str, dict[str, float]] = {}
+    for _, engine, family, order, _ in FAMILIES:
+        lines.setdefault(ENGINE_NAMES.get(engine, engine), {}).setdefault(family, order)
+    return "; ".join(
+        f"{engine} {' / '.join(sorted(families, key=families.__getitem__))}"
+        for engine, families in lines.items()
+    )
 
 
 def engine_stack(text: str) -> Stack:
@@ -169,6 +171,14 @@ def chunk_seconds(args: argparse.Namespace, choice: StackChoice | None) -> float
     return 0.0
 
 
+def _table_name() -> str:
+    """The table as the text output names it: ``data/...`` for the data folder's."""
+    path = serving_costs_path()
+    if data_dir().name in ("data", "codesign_data"):
+        return f"data/{path.relative_to(data_dir()).as_posix()}"
+    return str(path)
+
+
 def _ms(seconds: float) -> str:
     return f"{seconds * 1e3:.3g} ms"
 
@@ -183,7 +193,9 @@ def stack_rows(
     rows = []
     if first.stack is not None and first.costs is not None:
         fitted = str(first.fitted) if first.fitted is not None else "no known line"
-        if first.dropped_sequence_s is not None:
+        if args.runtime in (None, "ideal"):
+            rule = "no --runtime profile: physics plus these costs"
+        elif first.dropped_sequence_s is not None:
             rule = (
                 f"newer than the profile's {fitted}: its per-sequence cost "
                 f"({_ms(first.dropped_sequence_s)}) dropped"
@@ -207,7 +219,7 @@ def stack_rows(
                 "engine version",
                 f"{first.stack} ({rule}); request {request}, chunk {chunk} "
                 f"[{first.costs.basis}; {first.costs.ttft_rows} TTFT / "
-                f"{first.costs.tpot_rows} TPOT numbers; {serving_costs_path()}]",
+                f"{first.costs.tpot_rows} TPOT numbers; {_table_name()}]",
             )
         )
     scales = [
