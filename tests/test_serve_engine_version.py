@@ -107,6 +107,9 @@ def test_bad_flags_are_one_line_errors():
     assert code == 2 and len(err.strip().splitlines()) == 1 and "--engine-version" in err
     code, _, err = _cli("--rate", "1", "--num-requests", "5", "--device-gemm-rates")
     assert code == 2 and "--device-gemm-rates" in err and "--runtime" in err
+    # refused before a sweep (or a Ray worker) simulates anything
+    code, _, err = _cli("--sweep-rates", "1,2", "--duration", "5", "--engine-version", "Foo")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "accepted: " in err
 
 
 def test_the_shipped_table_has_every_family_and_its_command():

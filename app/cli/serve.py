@@ -31,6 +31,7 @@ from .serve_stack import (
     StackChoice,
     adapted_runtime,
     add_stack_arguments,
+    check_stack_flags,
     chunk_seconds,
     stack_choice,
     stack_json,
@@ -429,6 +430,7 @@ def run_serve(args: argparse.Namespace) -> None:
     _check_client_flags(args)
     _check_speculation_flags(args, policies)
     check_mode_flags(args, policies)
+    check_stack_flags(args)
     if args.rate is None and args.max_concurrency is not None and not args.find_max_rate:
         args.rate = float("inf")
     if args.rate == float("inf") and args.num_requests is None:
@@ -578,6 +580,8 @@ def _print_sweep(
     ]
     print_table(table)
     print(f"({len(rows)} points, {args.parallel}; SLO {_slo_text(slo)})")
+    for name, value in stack_rows(args, _stack_choices(args)):
+        print(f"{name}: {value}")
 
 
 def _slo_text(slo: Any) -> str:
@@ -839,10 +843,11 @@ def _print_capacity(args: argparse.Namespace, found: Any, what: str) -> None:
                 **({"evaluation_pools": list(found.labels)} if found.labels else {}),
                 "summary": None if found.result is None else found.result.to_dict(),
                 "economics": None if found.economics is None else found.economics.to_dict(),
+                **stack_json(args, _stack_choices(args)),
             }
         )
         return
-    pairs = [("search", found.message)]
+    pairs = [("search", found.message), *stack_rows(args, _stack_choices(args))]
     labels = found.labels or ("",) * len(found.evaluations)
     pairs.append(
         (

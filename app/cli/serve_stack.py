@@ -19,8 +19,10 @@ Neither flag given: nothing changes.
 from __future__ import annotations
 
 import argparse
+import functools
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from calibration import (
@@ -94,6 +96,27 @@ def engine_stack(text: str) -> Stack:
     )
 
 
+def check_stack_flags(args: argparse.Namespace) -> None:
+    """Refuse unknown ``--engine-version`` text, and ``--device-gemm-rates`` without a
+    calibrated profile, before anything is simulated (one-line `InputError`)."""
+    if args.engine_version is not None:
+        engine_stack(args.engine_version)
+    if args.device_gemm_rates and args.runtime in (None, "ideal"):
+        raise InputError(_NO_PROFILE)
+
+
+_NO_PROFILE = (
+    "--device-gemm-rates scales a calibrated --runtime profile's compute efficiency; "
+    "give one (e.g. --runtime vllm)"
+)
+
+
+@functools.cache
+def _table(path: Path) -> dict[Stack, FamilyCosts]:
+    """The cost table at ``path``, read once per process."""
+    return load_serving_costs(path)
+
+
 @dataclass(frozen=True)
 class StackChoice:
     """What ``--engine-version`` and ``--device-gemm-rates`` apply on one platform.
@@ -124,16 +147,13 @@ def stack_choice(
     scale = None
     if args.device_gemm_rates:
         if runtime.is_ideal:
-            raise InputError(
-                "--device-gemm-rates scales a calibrated --runtime profile's compute "
-                "efficiency; give one (e.g. --runtime vllm)"
-            )
+            raise InputError(_NO_PROFILE)
         scale = gemm_scale(runtime, platform.name, args.abits)
     fitted = None if runtime.is_ideal else profile_stack(runtime)
     if args.engine_version is None:
         return StackChoice(None, fitted, None, None, None, None, scale)
     stack = engine_stack(args.engine_version)
-    table = load_serving_costs()
+    table = _table(serving_costs_path())
     if stack not in table:
         raise InputError(
             f"--engine-version: {serving_costs_path()} has no entry for {stack}; re-derive it "
