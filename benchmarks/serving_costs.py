@@ -21,12 +21,19 @@ reading) and the held-out costs each source was simulated with.
 
 Run: ``python benchmarks/serving_costs.py [--source NAME] [--seeds 3] [--cited-gemm]
 [--chunk-basis family|engine] [--out-dir DIR]`` (about 3 minutes on one core for the shipped rows with 3 seeds).
+
+``--write PATH`` runs the ``stack`` pass only and writes every family's costs fitted on
+all rows (`calibration.serving_cost_table`, what ``codesign serve --engine-version``
+charges) to PATH; ``--check PATH`` re-derives them and exits 1 unless PATH holds the
+same bytes. The shipped table: ``python benchmarks/serving_costs.py --cited-gemm
+--write data/runtimes/serving_costs/families.yaml`` (about a minute).
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -43,6 +50,7 @@ from serving_validate import (
     score_setup,
 )
 
+from calibration.serving_cost_table import dump_table, fit_table
 from calibration.serving_costs import (
     FrontEndCosts,
     Residual,
@@ -123,6 +131,31 @@ def measurement_group(row: Row) -> str:
     return group_of(Measurement(str(row["metric"]), str(row["statistic"]), 1.0, 0.0, "", "", ""))
 
 
+def write_table(
+    args: argparse.Namespace,
+    files: dict[str, dict[tuple[str, ...], list[Measurement]]],
+    rules: StackRules,
+) -> int:
+    """Fit the per-family table on the ``stack`` pass of every row; write it to
+    ``--write`` or compare it with ``--check`` (0: written or the same bytes)."""
+    stacked = score_all(files, lambda f, s: Options(None, args.seeds, stack_rules=rules))
+    path = Path(args.write or args.check)
+    command = (
+        f"python benchmarks/serving_costs.py{' --cited-gemm' if args.cited_gemm else ''}"
+        f" --seeds {args.seeds} --write {path.as_posix()}"
+    )
+    text = dump_table(fit_table(residuals(stacked)), command, args.seeds)
+    print(text, end="")
+    if args.write:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        print(f"wrote {path}")
+        return 0
+    same = path.is_file() and path.read_text(encoding="utf-8") == text
+    print(f"{path}: {'re-derived, same bytes' if same else 'DIFFERS from the re-derived table'}")
+    return 0 if same else 1
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--source", default="", help="only CSV files whose name contains this")
@@ -140,11 +173,18 @@ def main() -> None:
         "release lines (engine, the default), or on its family only",
     )
     parser.add_argument("--out-dir", help="write each pass's scored numbers as CSV here")
+    writes = parser.add_mutually_exclusive_group()
+    writes.add_argument("--write", help="write the per-family cost table (all rows) here")
+    writes.add_argument("--check", help="exit 1 unless this file is the table --write writes")
     args = parser.parse_args()
     if args.seeds < 1:
         parser.error("--seeds must be >= 1")
+    if (args.write or args.check) and args.source:
+        parser.error("--write / --check fit on every row; drop --source")
     files = {k: v for k, v in load_rows().items() if args.source in k}
     rules = StackRules(cited_gemm=args.cited_gemm, families=True)
+    if args.write or args.check:
+        sys.exit(write_table(args, files, rules))
     passes = {
         "ideal": score_all(files, lambda f, s: Options("ideal", args.seeds)),
         "before": score_all(files, lambda f, s: Options(None, args.seeds)),

@@ -58,6 +58,17 @@ if TYPE_CHECKING:
     from .scenario_columns import SCENARIO_OUTPUTS, output_columns
     from .scenario_summary import source_summary
     from .scenarios import ScenarioRow, load_scenarios, parse_scenarios, predict_scenarios
+    from .serving_cost_table import FamilyCosts, load_serving_costs, serving_costs_path
+    from .serving_costs import (
+        FAMILIES,
+        Stack,
+        adapt_profile,
+        gemm_scale,
+        newer,
+        profile_stack,
+        served,
+        stack_of,
+    )
     from .store import SourceInfo, StoredRow, load_store, load_tagged_measurements
     from .transfer_export import (
         TransferExport,
@@ -70,11 +81,13 @@ if TYPE_CHECKING:
 __getattr__, __dir__ = lazy_exports(__name__, __file__)
 
 __all__ = [
+    "FAMILIES",
     "INTERVAL_KINDS",
     "MEASUREMENT_RUNTIMES",
     "METRIC_LABELS",
     "SCENARIO_OUTPUTS",
     "Calibration",
+    "FamilyCosts",
     "HeldOutRow",
     "Interval",
     "Measurement",
@@ -82,8 +95,10 @@ __all__ = [
     "RowCheck",
     "ScenarioRow",
     "SourceInfo",
+    "Stack",
     "StoredRow",
     "TransferExport",
+    "adapt_profile",
     "batch_latency_bound",
     "calibrate_runtime",
     "calibration_rows",
@@ -91,15 +106,18 @@ __all__ = [
     "export_transfer",
     "fewest_experts_model",
     "fit_runtime",
+    "gemm_scale",
     "held_out_rows",
     "ideal_platform",
     "load_formats",
     "load_kv_formats",
     "load_measurements",
     "load_scenarios",
+    "load_serving_costs",
     "load_store",
     "load_tagged_measurements",
     "measured_metrics",
+    "newer",
     "output_columns",
     "parse_measurements",
     "parse_scenarios",
@@ -107,11 +125,15 @@ __all__ = [
     "predict_scenarios",
     "prediction_interval",
     "prediction_intervals",
+    "profile_stack",
     "read_held_out",
     "recalibrate",
     "rederive_transfer",
+    "served",
+    "serving_costs_path",
     "shipped_held_out_path",
     "source_summary",
+    "stack_of",
     "transfer_profile_paths",
     "write_held_out",
     "write_measurements",

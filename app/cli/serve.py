@@ -27,6 +27,16 @@ from .scenario_args import (
 )
 from .serve_features import lora_json, lora_rows
 from .serve_modes import add_mode_arguments, check_mode_flags, with_modes
+from .serve_stack import (
+    StackChoice,
+    adapted_runtime,
+    add_stack_arguments,
+    check_stack_flags,
+    chunk_seconds,
+    stack_choice,
+    stack_json,
+    stack_rows,
+)
 
 POLICY_CHOICES = ("continuous", "chunked", "static", "disaggregated")
 
@@ -130,9 +140,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sched.add_argument(
         "--chunk-overhead-ms",
         type=float,
-        default=0.0,
-        help="host time per streamed chunk per sequence, serialised with each step, ms (0)",
+        help="host time per streamed chunk per sequence, serialised with each step, ms "
+        "(default: the --engine-version line's fitted one, else 0)",
     )
+    add_stack_arguments(parser)
     spec = parser.add_argument_group("speculative decoding (continuous policy or decode pool)")
     spec.add_argument(
         "--spec-tokens",
@@ -232,7 +243,8 @@ def _replica_builder(args: argparse.Namespace, policy: str, pool: str | None = N
     model = lora_model_from_args(args, model_from_args(args, load_model(args.model)))
     weight_offload, kv_offload = offload_from_args(args)
     platform = platform_from_args(argparse.Namespace(**{**vars(args), "hw": hw}))
-    runtime = runtime_from_args(args)
+    choice = stack_choice(args, runtime_from_args(args), platform)
+    runtime = adapted_runtime(choice, runtime_from_args(args), platform)
     precision = Precision(
         weight_bits=args.wbits or model.default_weight_bits,
         activation_bits=args.abits,
@@ -251,8 +263,8 @@ def _replica_builder(args: argparse.Namespace, policy: str, pool: str | None = N
         kv_capacity_tokens=args.kv_tokens,
         kv_blocks=args.kv_blocks,
         kv_free_fraction=args.kv_free_fraction,
-        request_overhead_s=_front_end_s(args, runtime),
-        chunk_overhead_s=args.chunk_overhead_ms / 1e3,
+        request_overhead_s=_front_end_s(args, runtime, choice),
+        chunk_overhead_s=chunk_seconds(args, choice),
         async_scheduling=args.async_scheduling,
     )
 
@@ -418,6 +430,7 @@ def run_serve(args: argparse.Namespace) -> None:
     _check_client_flags(args)
     _check_speculation_flags(args, policies)
     check_mode_flags(args, policies)
+    check_stack_flags(args)
     if args.rate is None and args.max_concurrency is not None and not args.find_max_rate:
         args.rate = float("inf")
     if args.rate == float("inf") and args.num_requests is None:
@@ -567,6 +580,8 @@ def _print_sweep(
     ]
     print_table(table)
     print(f"({len(rows)} points, {args.parallel}; SLO {_slo_text(slo)})")
+    for name, value in stack_rows(args, _stack_choices(args)):
+        print(f"{name}: {value}")
 
 
 def _slo_text(slo: Any) -> str:
@@ -596,22 +611,50 @@ def _write_csv(path: str, columns: dict[str, Any]) -> None:
         )
 
 
-def _front_end_s(args: argparse.Namespace, runtime: Any = None) -> float:
-    """Front-end time per request, s: --request-overhead-ms, else the fitted one of
-    ``runtime`` (the loaded --runtime profile; None: loaded here)."""
+def _front_end_s(
+    args: argparse.Namespace, runtime: Any = None, choice: StackChoice | None = None
+) -> float:
+    """Front-end time per request, s: --request-overhead-ms, else the --engine-version
+    line's fitted one (``choice``), else the fitted one of ``runtime`` (the loaded
+    --runtime profile; None: loaded here)."""
     from search.serving import front_end_seconds
 
     runtime = runtime or runtime_from_args(args)
     stated = None if args.request_overhead_ms is None else args.request_overhead_ms / 1e3
+    if stated is None and choice is not None:
+        stated = choice.request_s
     return front_end_seconds(None if runtime.is_ideal else runtime, stated)
 
 
-def _front_end_row(args: argparse.Namespace) -> list[tuple[str, str]]:
+def _stack_choices(args: argparse.Namespace) -> dict[str, StackChoice | None]:
+    """The --engine-version / --device-gemm-rates rules per hardware preset in use
+    (--hw, and each disaggregated pool's own)."""
+    presets = [args.hw]
+    if args.policy == "disaggregated":
+        presets += [getattr(args, f"{pool}_hw") or args.hw for pool in ("prefill", "decode")]
+    runtime = runtime_from_args(args)
+    return {
+        hw: stack_choice(
+            args, runtime, platform_from_args(argparse.Namespace(**{**vars(args), "hw": hw}))
+        )
+        for hw in dict.fromkeys(presets)
+    }
+
+
+def _front_end_row(
+    args: argparse.Namespace, choice: StackChoice | None = None
+) -> list[tuple[str, str]]:
     """The 'front end per request' line, when one is charged, with where it comes from."""
-    seconds = _front_end_s(args)
+    seconds = _front_end_s(args, choice=choice)
     if seconds == 0:
         return []
-    origin = "--request-overhead-ms" if args.request_overhead_ms is not None else "profile"
+    origin = (
+        "--request-overhead-ms"
+        if args.request_overhead_ms is not None
+        else "--engine-version"
+        if choice is not None and choice.request_s is not None
+        else "profile"
+    )
     return [("front end per request", f"{_ms(seconds)} ({origin})")]
 
 
@@ -664,13 +707,16 @@ def _print_result(args: argparse.Namespace, workload: Any, result: Any) -> None:
     from ..formatting import print_json, print_key_values
 
     summary = result.summary
+    choices = _stack_choices(args)
+    choice = next(iter(choices.values()))
     if args.json:
         print_json(
             {
                 "workload": workload.source,
                 "policy": args.policy,
                 "runtime": args.runtime or "ideal",
-                "request_overhead_s": _front_end_s(args),
+                "request_overhead_s": _front_end_s(args, choice=choice),
+                **stack_json(args, choices),
                 **dict(zip(("weight_offload", "kv_offload"), offload_from_args(args), strict=True)),
                 **_speculation_json(args),
                 **lora_json(args),
@@ -699,7 +745,8 @@ def _print_result(args: argparse.Namespace, workload: Any, result: Any) -> None:
         [
             ("model / hardware", f"{args.model} on {_replicas(args)}"),
             ("policy, runtime", f"{args.policy}, {args.runtime or 'ideal'}"),
-            *_front_end_row(args),
+            *stack_rows(args, choices),
+            *_front_end_row(args, choice),
             *_offload_row(args),
             *lora_rows(args),
             *_speculation_line(args),
@@ -796,10 +843,11 @@ def _print_capacity(args: argparse.Namespace, found: Any, what: str) -> None:
                 **({"evaluation_pools": list(found.labels)} if found.labels else {}),
                 "summary": None if found.result is None else found.result.to_dict(),
                 "economics": None if found.economics is None else found.economics.to_dict(),
+                **stack_json(args, _stack_choices(args)),
             }
         )
         return
-    pairs = [("search", found.message)]
+    pairs = [("search", found.message), *stack_rows(args, _stack_choices(args))]
     labels = found.labels or ("",) * len(found.evaluations)
     pairs.append(
         (
