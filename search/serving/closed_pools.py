@@ -199,7 +199,10 @@ def simulate_closed_pools(
     if (
         speculative is None
         and not (prefill[0].host_overlap or decode[0].host_overlap)
-        and all(compiled.eligible(workload, pool[1], 1) for pool in (prefill, decode))
+        and all(
+            compiled.eligible(workload, pool[1], count)
+            for pool, count in ((prefill, prefill_replicas), (decode, decode_replicas))
+        )
     ):
         records = compiled.simulate_closed(
             workload, prefill, decode, transfer_s, (prefill_replicas, decode_replicas), routing

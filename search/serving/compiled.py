@@ -60,17 +60,35 @@ from .compiled_loop import (
 )
 from .config import SchedulerConfig
 from .records import WORK_SLICE, RunRecord
-from .workload import Workload
+from .workload import Workload, max_requests
 
 #: Environment variable that selects the loop: ``python`` forces the reference loop.
 CORE_VARIABLE = "CODESIGN_SERVING_CORE"
+#: Bytes a compiled pool holds per request per replica (`compiled_loop.replicas_of`'s
+#: inbox, leave-time and leave-order rows: two int64 and one float64) and per batch
+#: slot per replica (its chunked-prefill row: two int64).
+POOL_BYTES_PER_REQUEST_REPLICA = 24
+POOL_BYTES_PER_SLOT_REPLICA = 16
+#: Share of the memory available now that a compiled pool's replica rows may take; a
+#: run that needs more takes the Python loop, whose memory grows with the requests only.
+POOL_MEMORY_SHARE = 0.25
+
+
+def pool_bytes(requests: int, replicas: int, max_sequences: int) -> int:
+    """Bytes of the per-replica rows a compiled pool of ``replicas`` allocates for
+    ``requests`` requests and ``max_sequences`` batch slots."""
+    return replicas * (
+        POOL_BYTES_PER_REQUEST_REPLICA * requests + POOL_BYTES_PER_SLOT_REPLICA * max_sequences
+    )
 
 
 def eligible(workload: Workload, config: SchedulerConfig, replicas: int) -> bool:
     """Whether the compiled loop covers this run on ``replicas`` replicas (module doc).
     Parallel samples and beams (``workload.sequences > 1``) run in the Python loop, as
     do windowed models (their steps are not affine in the context: `simulate` declines
-    them), whose KV occupancy is window-aware there (`occupancy`)."""
+    them), whose KV occupancy is window-aware there (`occupancy`). So is a pool whose
+    replica rows (`pool_bytes`) would take more than `POOL_MEMORY_SHARE` of the memory
+    available: thousands of replicas over millions of requests."""
     return (
         njit is not None
         and os.environ.get(CORE_VARIABLE, "auto") != "python"
@@ -80,6 +98,8 @@ def eligible(workload: Workload, config: SchedulerConfig, replicas: int) -> bool
         and len(workload) > 0
         and bool(np.all(workload.prefixes < 0))
         and workload.sequences == 1
+        and pool_bytes(len(workload), replicas, config.max_sequences)
+        <= POOL_MEMORY_SHARE * max_requests()[1]
     )
 
 
