@@ -1,10 +1,14 @@
 """Plain helpers shared by test modules (fixtures live in conftest.py): a tiny Llama
 config, a made-up power model, one serving replica of a model on a platform, and the
-CLI run in-process with its output captured."""
+CLI run in-process with its output captured, and a script loaded as a module."""
 
 import contextlib
 import dataclasses
+import importlib.util
 import io
+import sys
+from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 
@@ -12,6 +16,19 @@ from app import cli
 from genz import Parallelism
 from roofline import PowerModel
 from search.serving import Replica, SchedulerConfig, Workload, build_replica
+
+
+def load_script(path: Path, name: str | None = None) -> ModuleType:
+    """The script at ``path`` imported as module ``name`` (default: its stem), registered
+    in ``sys.modules`` (dataclasses look their module up there)."""
+    name = name or path.stem
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
 
 #: Hugging Face config of a 4-layer, 512-wide Llama: fast to predict, hand-checkable.
 TINY_CONFIG = {

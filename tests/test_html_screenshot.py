@@ -3,25 +3,21 @@ of the viewport size asked for."""
 
 from __future__ import annotations
 
-import importlib.util
 import struct
 from pathlib import Path
 
 import plotly.graph_objects as go
 import pytest
+from helpers import load_script
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "html_screenshot.py"
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
 
 
-def load_script():
+def screenshot_script():
     pytest.importorskip("selenium", reason="selenium is not installed")
-    spec = importlib.util.spec_from_file_location("html_screenshot", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(SCRIPT, "html_screenshot")
 
 
 def figure_html(tmp_path: Path) -> Path:
@@ -31,7 +27,7 @@ def figure_html(tmp_path: Path) -> Path:
 
 
 def test_offline_html_inlines_plotly_instead_of_the_cdn(tmp_path: Path) -> None:
-    script = load_script()
+    script = screenshot_script()
     html = figure_html(tmp_path).read_text()
     assert script.CDN_SCRIPT.search(html) is not None
     offline = script.offline_html(html)
@@ -45,7 +41,7 @@ def test_offline_html_inlines_plotly_instead_of_the_cdn(tmp_path: Path) -> None:
     reason="no /usr/bin/chromium or /usr/bin/chromedriver (run .ci/install-browser)",
 )
 def test_screenshot_is_a_png_of_the_viewport(tmp_path: Path) -> None:
-    script = load_script()
+    script = screenshot_script()
     png = tmp_path / "figure.png"
     script.screenshot(figure_html(tmp_path), png, 640, 400)
     data = png.read_bytes()

@@ -5,11 +5,11 @@ what the page says (no simulation here: `benchmarks/serving_validate.py` scores 
 from __future__ import annotations
 
 import csv
-import importlib.util
 import sys
 from pathlib import Path
 
 import pytest
+from helpers import load_script
 
 from roofline import data_dir
 
@@ -23,16 +23,9 @@ FILES = {
 
 @pytest.fixture(scope="module")
 def converter():
-    sys.path.insert(0, str(BENCHMARKS))
-    spec = importlib.util.spec_from_file_location(
-        "convert_lmdeploy_a100", BENCHMARKS / "convert_lmdeploy_a100.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up here
-    spec.loader.exec_module(module)
-    yield module
-    sys.modules.pop(spec.name, None)
+    sys.path.insert(0, str(BENCHMARKS))  # it imports serving_validate
+    yield load_script(BENCHMARKS / "convert_lmdeploy_a100.py")
+    sys.modules.pop("convert_lmdeploy_a100", None)
     sys.path.remove(str(BENCHMARKS))
 
 

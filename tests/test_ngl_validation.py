@@ -3,12 +3,11 @@ and the benchmark's row selection."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from helpers import load_script
 
 from roofline import load_platform
 
@@ -16,18 +15,9 @@ ROOT = Path(__file__).resolve().parents[1]
 FOLDER = ROOT / "data" / "validation" / "ngl"
 
 
-def _load(path: Path, name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def convert() -> ModuleType:
-    return _load(FOLDER / "convert.py", "ngl_convert")
+    return load_script(FOLDER / "convert.py", "ngl_convert")
 
 
 def test_converter_reproduces_the_shipped_csv(convert: ModuleType) -> None:
@@ -68,7 +58,7 @@ def test_ryzen_preset_numbers_by_hand() -> None:
 
 
 def test_benchmark_scores_only_expressible_rows() -> None:
-    bench = _load(ROOT / "benchmarks" / "ngl_validate.py", "ngl_validate")
+    bench = load_script(ROOT / "benchmarks" / "ngl_validate.py", "ngl_validate")
     rows = [
         r
         for r in bench.load_rows()
@@ -84,7 +74,7 @@ def test_benchmark_scores_only_expressible_rows() -> None:
 
 
 def test_split_check_is_zero_on_a_straight_line() -> None:
-    bench = _load(ROOT / "benchmarks" / "ngl_validate.py", "ngl_validate")
+    bench = load_script(ROOT / "benchmarks" / "ngl_validate.py", "ngl_validate")
     rows = [
         {"source_model": "m", "layers": "4", "ngl": str(n), "gpu_layers": g, "tpot_ms": t}
         for n, g, t in (

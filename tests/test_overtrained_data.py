@@ -3,10 +3,10 @@ out-of-source check of the laws' D term (``benchmarks/overtraining_check.py``)."
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
+from helpers import load_script
 
 from scaling_law import load_scaling_csv
 
@@ -15,13 +15,7 @@ FOLDER = ROOT / "data" / "scaling" / "overtrained"
 
 
 def load_check():
-    spec = importlib.util.spec_from_file_location(
-        "overtraining_check", ROOT / "benchmarks" / "overtraining_check.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(ROOT / "benchmarks" / "overtraining_check.py")
 
 
 def test_tables_load_with_their_sources() -> None:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import load_script
 
 from genz import load_model, load_runtime
 from roofline import InputError, load_platform
@@ -18,13 +18,8 @@ BENCH = Path(__file__).resolve().parent.parent / "benchmarks" / "serving_validat
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("serving_validate", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up here
-    spec.loader.exec_module(module)
-    yield module
-    sys.modules.pop(spec.name, None)
+    yield load_script(BENCH)
+    sys.modules.pop(BENCH.stem, None)
 
 
 def test_every_row_loads_with_existing_presets(bench) -> None:

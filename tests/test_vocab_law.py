@@ -4,12 +4,12 @@ vocabulary inside the sweep's range (``benchmarks/vocab_law.py`` writes the law)
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import load_script
 
 from roofline import InputError
 from scaling_law import (
@@ -46,13 +46,7 @@ def laws():
 
 
 def _converter():
-    spec = importlib.util.spec_from_file_location(
-        "convert_tao_vocab", ROOT / "benchmarks" / "convert_tao_vocab.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(ROOT / "benchmarks" / "convert_tao_vocab.py")
 
 
 def test_the_converter_keeps_each_runs_last_point_and_derives_its_tokens(tmp_path) -> None:
