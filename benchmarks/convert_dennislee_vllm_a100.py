@@ -26,7 +26,7 @@ import re
 import sys
 from pathlib import Path
 
-from serving_validate import SETUP
+from serving_validate import MEASURE, SETUP
 
 from roofline import data_dir
 
@@ -65,17 +65,7 @@ METRICS = (
     ("itl_ms", "p50", "median_itl_ms"),
     ("itl_ms", "p99", "p99_itl_ms"),
 )
-COLUMNS = [
-    *SETUP,
-    "metric",
-    "statistic",
-    "measured",
-    "reading_error",
-    "source",
-    "locator",
-    "read",
-    "assumptions",
-]
+COLUMNS = [*SETUP, *MEASURE, "assumptions"]
 ASSUMPTIONS = (
     "one A100 80GB read as A100-SXM4-80GB (the page: 'NVIDIA A100 80GB', form factor not "
     "stated); engine as its start-up log states: vLLM 0.10.1.1 V1, bf16, tp 1, chunked "

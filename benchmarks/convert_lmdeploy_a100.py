@@ -31,23 +31,13 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from serving_validate import SETUP
+from serving_validate import MEASURE, SETUP
 
 from roofline import data_dir
 
 FOLDER = data_dir() / "validation" / "serving"
 REPO = "https://github.com/InternLM/lmdeploy/blob"
-COLUMNS = [
-    *SETUP,
-    "metric",
-    "statistic",
-    "measured",
-    "reading_error",
-    "source",
-    "locator",
-    "read",
-    "assumptions",
-]
+COLUMNS = [*SETUP, *MEASURE, "assumptions"]
 MODELS = {"llama2-7b": "llama-2-7b", "llama2-13b": "llama-2-13b", "llama2-70b": "llama-2-70b"}
 #: tokens per KV block (``cache_block_seq_len``, the converter's default in both commits)
 BLOCK_TOKENS = 128

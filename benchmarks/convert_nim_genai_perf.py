@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import csv
 
-from serving_validate import SETUP
+from serving_validate import MEASURE, SETUP
 
 from roofline import data_dir
 
@@ -56,17 +56,7 @@ ASSUMPTIONS = (
     "after warm-up; ISL/OSL exact (stddev 0, measured output counts equal the request)"
 )
 #: The serving set-up columns `serving_validate.py` reads, then the reading's own.
-COLUMNS = [
-    *SETUP,
-    "metric",
-    "statistic",
-    "measured",
-    "reading_error",
-    "source",
-    "locator",
-    "read",
-    "assumptions",
-]
+COLUMNS = [*SETUP, *MEASURE, "assumptions"]
 
 
 def main() -> None:
