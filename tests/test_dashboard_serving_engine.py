@@ -92,3 +92,23 @@ def test_default_page_is_unchanged_and_gemm_rates_is_refused_under_ideal() -> No
     gemm = at.checkbox(key="serving_gemm_rates")
     assert gemm.disabled and "calibrated runtime profile" in gemm.help
     assert not [c for c in at.caption if c.value.startswith("engine version:")]
+
+
+def test_capacity_search_on_pools_simulates_with_the_flags() -> None:
+    """``serve --find-max-rate --policy disaggregated`` with both flags: the found rate's
+    summary is a plain ``serve --rate`` run of it with the same flags (so every search
+    point carries them), the flags move it, and both pools' GEMM scales are reported."""
+    base = (
+        "codesign serve --model llama-3.1-8b --hw h100-sxm --runtime vllm --duration 10 "
+        "--no-progress --slo-ttft-p99-s 2 --slo-tpot-p99-ms 50 --policy disaggregated "
+        "--decode-hw a100-sxm-80gb"
+    )
+    flags = ("--engine-version", "vLLM 0.10", "--device-gemm-rates", "--json")
+    found = json.loads(_serve(base, "--find-max-rate", *flags))
+    assert found["success"]
+    assert set(found["stack_costs"]["gemm_scale"]) == {"h100-sxm", "a100-sxm-80gb"}
+    rate = ("--rate", f"{found['rate']:g}")
+    direct = json.loads(_serve(base, *rate, *flags))
+    plain = json.loads(_serve(base, *rate, "--json"))
+    assert found["summary"]["ttft_s_p99"] == pytest.approx(direct["ttft_s_p99"], rel=1e-9)
+    assert direct["ttft_s_p99"] != pytest.approx(plain["ttft_s_p99"], rel=1e-3)
