@@ -1,4 +1,4 @@
-"""``codesign serve --engine-version`` / ``--device-gemm-rates`` (app/cli/serve_stack.py):
+"""``codesign serve --engine-version`` / ``--device-gemm-rates`` (app/serving_stack.py):
 the version-family rule on a synthetic profile, explicit flags winning, bad input, the
 shipped cost table's schema, and a real run whose TPOT moves by the hand-derived amount."""
 
@@ -12,7 +12,7 @@ import pytest
 
 from app.cli import main
 from app.cli.serve import _front_end_s
-from app.cli.serve_stack import adapted_runtime, chunk_seconds, engine_stack, stack_choice
+from app.serving_stack import adapted_runtime, chunk_seconds, engine_stack, stack_choice
 from calibration import Stack, gemm_scale, load_serving_costs
 from calibration.serving_cost_table import family_stacks, serving_costs_path
 from genz import PhaseProfile, RuntimeProfile, load_runtime

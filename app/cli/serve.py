@@ -14,6 +14,15 @@ from typing import Any
 
 from roofline import InputError
 
+from ..serving_stack import (
+    StackChoice,
+    adapted_runtime,
+    check_stack_flags,
+    chunk_seconds,
+    stack_choice,
+    stack_json,
+    stack_rows,
+)
 from .commands import add_command
 from .platform_args import add_platform_arguments, platform_from_args
 from .runtime_output import add_runtime_argument, runtime_from_args
@@ -27,16 +36,7 @@ from .scenario_args import (
 )
 from .serve_features import lora_json, lora_rows
 from .serve_modes import add_mode_arguments, check_mode_flags, with_modes
-from .serve_stack import (
-    StackChoice,
-    adapted_runtime,
-    add_stack_arguments,
-    check_stack_flags,
-    chunk_seconds,
-    stack_choice,
-    stack_json,
-    stack_rows,
-)
+from .serve_stack import add_stack_arguments
 
 POLICY_CHOICES = ("continuous", "chunked", "static", "disaggregated")
 

@@ -25,6 +25,13 @@ from app.dashboard.common import (
     show_commands,
     tokens_per_s,
 )
+from app.dashboard.serving_stack_controls import (
+    NO_STACK,
+    StackFlags,
+    applied,
+    applied_lines,
+    stack_controls,
+)
 from app.dashboard.state import (
     UPLOADED_CONFIG_NAME,
     Selection,
@@ -32,7 +39,6 @@ from app.dashboard.state import (
     build_platform,
     lora_flags,
     runtime_flags,
-    runtime_profile,
     use_cases,
 )
 from app.formatting import human_seconds
@@ -114,10 +120,16 @@ def _parallelism(selection: Selection) -> Parallelism:
 # keep one size over most rates).
 @st.cache_resource(show_spinner=False, max_entries=16)
 def replica_step_cost(
-    selection: Selection, hw: str, max_tokens: int, max_sequences: int
+    selection: Selection,
+    hw: str,
+    max_tokens: int,
+    max_sequences: int,
+    stack: StackFlags = NO_STACK,
 ) -> StepCost:
     """`genz.step_cost` of the selection's model on preset ``hw`` (with the selection's
-    scale factors), cached across reruns and rates."""
+    scale factors and the runtime profile as ``stack`` adapts it), cached across reruns
+    and rates."""
+    runtime = applied(selection, hw, "continuous", stack).runtime
     return step_cost(
         build_model(selection),
         build_platform(dataclasses.replace(selection, hw=hw)),
@@ -125,27 +137,37 @@ def replica_step_cost(
         _parallelism(selection),
         max_tokens=max_tokens,
         max_sequences=max_sequences,
-        runtime=runtime_profile(selection.runtime),
+        runtime=None if runtime.is_ideal else runtime,
         weight_offload=selection.weight_offload,
         kv_offload=selection.kv_offload,
     )
 
 
-def _replica(selection: Selection, hw: str | None, policy: str, workload: Workload) -> Replica:
-    """The replica the CLI builds for ``policy`` on preset ``hw`` (None: the sidebar's)."""
+def _replica(
+    selection: Selection,
+    hw: str | None,
+    policy: str,
+    workload: Workload,
+    stack: StackFlags = NO_STACK,
+) -> Replica:
+    """The replica the CLI builds for ``policy`` on preset ``hw`` (None: the sidebar's)
+    with ``stack``'s engine release and GEMM rates."""
+    hw = hw or selection.hw
+    charged = applied(selection, hw, policy, stack)
+    runtime = None if charged.runtime.is_ideal else charged.runtime
     config = SchedulerConfig(
         policy=policy,
         max_sequences=32 if policy == "static" else 256,
         max_batched_tokens=512 if policy == "chunked" else 8192,
-        request_overhead_s=front_end_seconds(runtime_profile(selection.runtime), None),
+        request_overhead_s=front_end_seconds(runtime, charged.request_s),
+        chunk_overhead_s=charged.chunk_s,
     )
-    hw = hw or selection.hw
     # Static batching sizes its table by the longest request of each rate's workload
     # (32 x its length: megabytes that rarely repeat), so only the others are cached.
     cost = None
     if policy != "static":
         tokens = step_table_tokens(workload, config)
-        cost = replica_step_cost(selection, hw, tokens, config.max_sequences)
+        cost = replica_step_cost(selection, hw, tokens, config.max_sequences, stack)
     return build_replica(
         build_model(selection),
         build_platform(dataclasses.replace(selection, hw=hw)),
@@ -153,7 +175,7 @@ def _replica(selection: Selection, hw: str | None, policy: str, workload: Worklo
         precision=_precision(selection),
         parallelism=_parallelism(selection),
         config=config,
-        runtime=runtime_profile(selection.runtime),
+        runtime=runtime,
         cost=cost,
         weight_offload=selection.weight_offload,
         kv_offload=selection.kv_offload,
@@ -169,6 +191,7 @@ def simulate(
     duration: float,
     slo: SLO,
     pools: Pools,
+    stack: StackFlags = NO_STACK,
 ) -> tuple[dict[str, float], bool, str, pd.DataFrame]:
     """Summary, verdict and (time, KV occupancy, queue) timeline of one run (for pools,
     the decode pool's timeline)."""
@@ -190,8 +213,8 @@ def simulate(
             workload, samples=selection.parallel_samples, beams=selection.beam_width
         )
     if policy == "disaggregated":
-        prefill = _replica(selection, pools.prefill_hw, "continuous", workload)
-        decode = _replica(selection, pools.decode_hw, "continuous", workload)
+        prefill = _replica(selection, pools.prefill_hw, "continuous", workload, stack)
+        decode = _replica(selection, pools.decode_hw, "continuous", workload, stack)
         n, m = pools.prefill_replicas, pools.decode_replicas
         result = run_disaggregated(
             workload,
@@ -203,7 +226,7 @@ def simulate(
             decode_replicas=m,
         )
     else:
-        result = run(workload, _replica(selection, None, policy, workload), slo)
+        result = run(workload, _replica(selection, None, policy, workload, stack), slo)
     keep = np.unique(np.linspace(0, len(result.timeline_s) - 1, 600).astype(int))
     timeline = pd.DataFrame(
         {
@@ -238,13 +261,16 @@ def rate_curve(
     duration: float,
     slo: SLO,
     pools: Pools,
+    stack: StackFlags = NO_STACK,
 ) -> pd.DataFrame:
     """P50 and P99 TTFT and TPOT (ms), prefix hit rate and sustainability at each of
     ``rates`` (`curve_rates`; each run from `simulate`'s cache when seen before; one
     cache lookup per rerun instead of one per point)."""
     rows = []
     for point_rate in rates:
-        point, ok, _, _ = simulate(selection, policy, traffic, point_rate, duration, slo, pools)
+        point, ok, _, _ = simulate(
+            selection, policy, traffic, point_rate, duration, slo, pools, stack
+        )
         rows.append(
             {
                 "rate": point_rate,
@@ -268,6 +294,7 @@ def serve_command(
     duration: float,
     slo: SLO,
     pools: Pools,
+    stack: StackFlags = NO_STACK,
 ) -> str:
     """The ``codesign serve`` call that prints one run of this page."""
     model = UPLOADED_CONFIG_NAME if selection.model_json is not None else selection.model
@@ -305,6 +332,7 @@ def serve_command(
             parts += [flag, str(variant)]
     parts += lora_flags(selection)
     parts += runtime_flags(selection)
+    parts += stack.flags()
     parts += ["--policy", policy, "--use-case", traffic.use_case, "--duration", f"{duration:g}"]
     parts += ["--rate", rate if isinstance(rate, str) else f"{rate:g}", "--seed", str(SEED)]
     if policy == "static":
@@ -580,10 +608,11 @@ def render() -> None:
         step=0.1,
     )
     traffic = prefix_controls(use_case)
+    stack = stack_controls(selection)
     duration = 60.0
     slo = SLO(ttft_s=ttft_slo, tpot_s=tpot_slo / 1e3)
     summary, sustainable, verdict, timeline = checked(
-        simulate, selection, policy, traffic, rate, duration, slo, pools
+        simulate, selection, policy, traffic, rate, duration, slo, pools, stack
     )
     shared = traffic.prefix_share > 0
     row = st.columns(6 if shared else 5)
@@ -622,7 +651,7 @@ def render() -> None:
         (st.success if sustainable else st.error)(verdict)
 
     rates = curve_rates(rate)
-    table = checked(rate_curve, selection, policy, traffic, rates, duration, slo, pools)
+    table = checked(rate_curve, selection, policy, traffic, rates, duration, slo, pools, stack)
     st.subheader("Latency percentiles against the rate")
     where = f"{selection.model} on {selection.hw}, {POLICY_LABELS[policy]}"
     show_chart(
@@ -632,6 +661,11 @@ def render() -> None:
         table,
         "serving_percentiles_vs_rate",
     )
+    presets = [selection.hw]
+    if policy == "disaggregated":
+        presets += [pools.prefill_hw or selection.hw, pools.decode_hw or selection.hw]
+    for line in checked(applied_lines, selection, policy, stack, presets):
+        st.caption(line)
     st.subheader(f"KV cache and queue over the run at {rate:g} requests/s")
     show_chart(
         occupancy_figure(timeline, f"KV cache and queue at {rate:g} requests/s: {where}"),
@@ -659,8 +693,8 @@ def render() -> None:
     )
     show_commands(
         selection,
-        serve_command(selection, policy, traffic, rate, duration, slo, pools),
-        serve_command(selection, policy, traffic, "<rate>", duration, slo, pools),
+        serve_command(selection, policy, traffic, rate, duration, slo, pools, stack),
+        serve_command(selection, policy, traffic, "<rate>", duration, slo, pools, stack),
         note="The first prints this rate's figures (the dotted line on the curves); the "
         "second, with each rate of the curve ("
         + ", ".join(f"{r:g}" for r in rates)
