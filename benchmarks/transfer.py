@@ -33,7 +33,9 @@ engine replays as a CUDA graph pays ``gamma`` times the launch cost,
 `calibration.transfer_graphs`), ``scope`` (devices and classes measured on one runtime
 held at `calibration.transfer.SCOPED_PRIORS`, so a device x runtime effect stays with
 that runtime), ``steps`` (a per-step cost ``tau`` per stack beside the per-sequence cost,
-`calibration.transfer_terms.with_step_cost`).
+`calibration.transfer_terms.with_step_cost`), ``sublinear`` (the per-sequence cost of a
+step of ``S`` sequences ``sigma x S ** theta``, ``theta`` fitted,
+`calibration.transfer_terms.with_sublinear`).
 
 Prints, per group kind: one row per group with at least `MIN_TABLE_ROWS` values
 (values: measured numbers, a row may measure TTFT and ITL), then per metric the
@@ -61,6 +63,7 @@ from calibration.transfer_terms import (
     with_graphs,
     with_stacks,
     with_step_cost,
+    with_sublinear,
 )
 from calibration.transfer_validation import (
     conformal_bounds,
@@ -77,7 +80,7 @@ LABELS = {"batch_latency_s": "batch latency", "ttft_s": "TTFT", "itl_s": "ITL (d
 #: The library's default model (`calibration.transfer_terms.build_terms`'s defaults).
 DEFAULT_VARIANT = "preset/runtime"
 #: Opt-in parts of the model ``--with`` adds.
-OPT_IN = ("graphs", "scope", "steps")
+OPT_IN = ("graphs", "scope", "steps", "sublinear")
 
 
 def group_labels(terms: TransferTerms, kind: str) -> np.ndarray:
@@ -232,6 +235,7 @@ def main() -> None:
     stored = load_store()
     started = time.time()
     base = with_step_cost(with_graphs(build_terms(stored), "graphs" in opt_in), "steps" in opt_in)
+    base = with_sublinear(base, "sublinear" in opt_in)
     sources = len({item.info.source_id for item in stored})
     print(
         f"measurement store: {len(stored)} rows from {sources} sources "

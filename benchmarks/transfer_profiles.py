@@ -24,9 +24,9 @@ PROFILE.yaml`` stores the held-out error of the ``--kind`` profile (``generic``,
 default, or ``stack``) as that profile's accuracy block (`calibration.transfer_accuracy`:
 source-grouped split-conformal quantiles, and the source-averaged MAPE beside
 physics'), so ``predict --runtime PROFILE.yaml`` prints that interval; the CSVs must
-come from the variant that wrote the profile. ``--with graphs,scope,steps`` adds the
-opt-in CUDA-graph term, one-runtime scoping and the per-step cost (as
-`benchmarks/transfer.py --with`).
+come from the variant that wrote the profile. ``--with graphs,scope,steps,sublinear``
+adds the opt-in CUDA-graph term, one-runtime scoping, the per-step cost and the
+sublinear per-sequence cost (as `benchmarks/transfer.py --with`).
 """
 
 from __future__ import annotations
@@ -49,13 +49,14 @@ from calibration.transfer_terms import (
     build_terms,
     parse_variant,
     with_step_cost,
+    with_sublinear,
 )
 from calibration.transfer_validation import group_mape
 from roofline import InputError
 
 MIN_TABLE_ROWS = 10
 #: Opt-in parts of the model ``--with`` adds (as `benchmarks/transfer.py --with`).
-OPT_IN = ("graphs", "scope", "steps")
+OPT_IN = ("graphs", "scope", "steps", "sublinear")
 LABELS = {"batch_latency_s": "batch latency", "ttft_s": "TTFT", "itl_s": "ITL (decode)"}
 COLUMNS = ("row", "source", "metric", "measured", "ideal", *PROFILE_KINDS)
 
@@ -75,7 +76,7 @@ def run(
     terms = build_terms(
         stored, device_priors=device_priors, stacks=stacks, graphs="graphs" in opt_in
     )
-    terms = with_step_cost(terms, "steps" in opt_in)
+    terms = with_sublinear(with_step_cost(terms, "steps" in opt_in), "sublinear" in opt_in)
     priors = dict(SCOPED_PRIORS) if "scope" in opt_in else None
     groups = np.array([item.info.source_id for item in terms.stored])
     names = sorted(set(groups.tolist()), key=lambda g: (-np.sum(groups == g), g))

@@ -22,7 +22,7 @@ from transfer import DEFAULT_VARIANT, OPT_IN, parse_variant, refuse
 
 from calibration.store import load_store
 from calibration.transfer import METRICS, SCOPED_PRIORS, fit_transfer
-from calibration.transfer_terms import build_terms, with_graphs, with_step_cost
+from calibration.transfer_terms import build_terms, with_graphs, with_step_cost, with_sublinear
 
 
 def main() -> None:
@@ -42,6 +42,7 @@ def main() -> None:
         refuse(f"--source: unknown source {args.source!r}; accepted: {', '.join(sources)}")
     terms = build_terms(stored, device_priors=device_priors, stacks=stacks)
     terms = with_step_cost(with_graphs(terms, "graphs" in opt_in), "steps" in opt_in)
+    terms = with_sublinear(terms, "sublinear" in opt_in)
     test = np.array([item.info.source_id == args.source for item in stored])
     fit = fit_transfer(terms, ~test, priors=dict(SCOPED_PRIORS) if "scope" in opt_in else None)
     predicted = fit.predict(with_source=False)
@@ -67,7 +68,7 @@ def main() -> None:
             f"{values['eta_c'][i]:6.2f} ({terms.prior_compute[i]:4.2f}) "
             f"{values['eta_m'][i]:6.2f} ({terms.prior_memory[i]:4.2f}) "
             f"{1e3 * kernels[i] * launch[i]:9.3f} "
-            f"{1e3 * (values['tau'][i] + row.batch * values['sigma'][i]):7.3f} "
+            f"{1e3 * (values['tau'][i] + row.batch ** values['theta'][i] * values['sigma'][i]):7.3f} "
             f"{1e3 * values['rho'][i]:7.2f} "
             f"{terms.stack.names[terms.stack.index[i]]}: "
             f"{'yes' if terms.stack.index[i] in seen_stacks else 'NO'} / "

@@ -13,7 +13,14 @@ whatever the batch) is 0 unless opt-in (`calibration.transfer_terms.with_step_co
 blocks ``step_glob``, ``step_runtime``, ``step_stack``, log ``tau`` shrunk like
 ``kappa``, `STEP_PRIORS`): without it, a stack whose rows are all at batch 1 can only
 read its per-step host cost as a per-sequence cost, which a batch of 2,000 then pays
-2,000 times. Opt-in
+2,000 times. Opt-in (`calibration.transfer_terms.with_sublinear`): the per-sequence
+cost of a step of ``S`` sequences is ``sigma x S ** theta`` (``S`` = ``batch``),
+``log theta = global + runtime + stack`` (blocks ``theta_glob``, ``theta_runtime``,
+``theta_stack``, priors centred on ``theta = 1``, a runtime or stack measured at one
+batch size held at its parent's: `calibration.transfer_priors.ONE_BATCH_THETA`):
+modern schedulers batch their per-sequence host work (sampling, stop checks, block
+tables) into vectorised calls, so a step's host time grows less than linearly with
+its sequences. Opt-in
 (`calibration.transfer_terms.with_graphs`): a decode pass the row's engine replays as a
 CUDA graph (``terms.graphs``, a stack attribute read from runtime, date, device class and
 batch: `calibration.transfer_graphs`) pays ``kappa x gamma`` per kernel, ``gamma`` one
@@ -100,6 +107,7 @@ __all__ = [
     "prior_arrays",
     "prior_means",
     "row_terms",
+    "sequence_exponents",
     "step_costs",
 ]
 
@@ -121,7 +129,8 @@ class Layout:
     def of(cls, terms: TransferTerms) -> Layout:
         """The blocks of ``terms``; ``harness`` and ``format_c`` are empty unless
         ``terms.stacks == "harness"``, ``graphs`` unless a row replays CUDA graphs, the
-        ``step_*`` blocks unless ``terms.step_cost``."""
+        ``step_*`` blocks unless ``terms.step_cost``, the ``theta_*`` blocks unless
+        ``terms.sublinear``."""
         part_b = terms.stacks == "harness"
         sizes = {
             "class_c": len(terms.device_class.names),
@@ -140,6 +149,9 @@ class Layout:
             "step_glob": 1 if terms.step_cost else 0,
             "step_runtime": len(terms.runtime.names) if terms.step_cost else 0,
             "step_stack": len(terms.stack.names) if terms.step_cost else 0,
+            "theta_glob": 1 if terms.sublinear else 0,
+            "theta_runtime": len(terms.runtime.names) if terms.sublinear else 0,
+            "theta_stack": len(terms.stack.names) if terms.sublinear else 0,
         }
         blocks, start = {}, 0
         for name, size in sizes.items():
@@ -173,7 +185,8 @@ class TransferFit:
 
     def stack_terms(self) -> dict[str, dict[str, float]]:
         """Per stack (runtime|harness|year): efficiency offsets and overheads (seconds;
-        ``tau`` the per-step cost, 0 without the opt-in step blocks)."""
+        ``tau`` the per-step cost, 0 without the opt-in step blocks; ``theta`` the
+        exponent of the per-sequence cost, 1 without the opt-in ``theta_*`` blocks)."""
         out = {}
         for k, name in enumerate(self.terms.stack.names):
             runtime = self.terms.runtime.names.index(name.split("|")[0])
@@ -184,6 +197,8 @@ class TransferFit:
             out[name] = {key: float(value[0]) for key, value in values.items()}
             tau = step_costs(self.layout, self.params, np.array([k]), np.array([runtime]))
             out[name]["tau"] = float(tau[0])
+            theta = sequence_exponents(self.layout, self.params, np.array([k]), np.array([runtime]))
+            out[name]["theta"] = float(theta[0])
         return out
 
 
@@ -233,7 +248,9 @@ def row_terms(
     ``kappa`` (s per kernel), ``sigma`` (s per sequence per step), ``rho`` (s per
     request), ``scale`` (the source's factor on time; 1 without sources),
     ``kappa_decode`` (s per kernel of a decode pass: ``kappa``, times `graph_factor`)
-    and ``tau`` (s per step; 0 without the opt-in per-step cost)."""
+    ``tau`` (s per step; 0 without the opt-in per-step cost) and ``theta`` (the exponent
+    of the per-sequence cost: a step of ``S`` sequences pays ``sigma x S ** theta``; 1
+    without the opt-in sublinear term)."""
     block = layout.blocks
     device, kind = terms.device.index, terms.device_class.index
     stack_values = _stack_values(
@@ -272,6 +289,7 @@ def row_terms(
         "rho": stack_values["rho"] * np.exp(lab[:, 3]) * terms.request_cost_applies,
         "scale": np.exp(lab[:, 4]),
         "tau": step_costs(layout, params, terms.stack.index, terms.runtime.index),
+        "theta": sequence_exponents(layout, params, terms.stack.index, terms.runtime.index),
     }
 
 
@@ -293,7 +311,9 @@ def predict_times(
                 np.maximum(compute, memory).sum(axis=0)
                 + phase.fixed_s
                 + kernels[indices] * launch[indices]
-                + phase.steps * phase.sequences * values["sigma"][indices]
+                + phase.steps
+                * sequence_charge(phase.sequences, values["theta"][indices])
+                * values["sigma"][indices]
             )
             if terms.step_cost:
                 total = total + phase.steps * values["tau"][indices]
@@ -325,6 +345,28 @@ def step_costs(layout: Layout, params: Array, stack: Array, runtime: Array) -> A
         + params[blocks["step_stack"]][stack]
     )
     return np.asarray(np.exp(log_tau), float)
+
+
+def sequence_exponents(layout: Layout, params: Array, stack: Array, runtime: Array) -> Array:
+    """Per row, the exponent ``theta`` of its stack's per-sequence cost: ``exp(global +
+    runtime + stack)``; 1 without the opt-in ``theta_*`` blocks."""
+    if not _has(layout, "theta_glob"):
+        return np.ones(len(stack))
+    blocks = layout.blocks
+    log_theta = (
+        params[blocks["theta_glob"]][0]
+        + params[blocks["theta_runtime"]][runtime]
+        + params[blocks["theta_stack"]][stack]
+    )
+    return np.asarray(np.exp(log_theta), float)
+
+
+def sequence_charge(sequences: Array, theta: Array) -> Array:
+    """``sequences ** theta`` per row (0 for no sequence), exactly ``sequences`` where
+    ``theta`` is 1: `genz.runtime_phase.sequence_charge`, per row."""
+    sequences = np.asarray(sequences, float)
+    powered = np.where(sequences > 0, np.maximum(sequences, 1e-300) ** theta, 0.0)
+    return np.where(theta == 1.0, sequences, powered)
 
 
 def _stack_values(
@@ -416,6 +458,10 @@ def _sparsity(
                 matrix[line, block["step_glob"].start] = 1
                 matrix[line, block["step_runtime"].start + terms.runtime.index[i]] = 1
                 matrix[line, block["step_stack"].start + terms.stack.index[i]] = 1
+            if _has(layout, "theta_glob"):
+                matrix[line, block["theta_glob"].start] = 1
+                matrix[line, block["theta_runtime"].start + terms.runtime.index[i]] = 1
+                matrix[line, block["theta_stack"].start + terms.stack.index[i]] = 1
         offset += len(rows)
     for k in range(layout.size):
         matrix[count + k, k] = 1

@@ -74,6 +74,9 @@ PRIORS: Mapping[str, Prior] = {
     "log_tau_global": Prior(float(np.log(2e-4)), 2.0),
     "log_tau_runtime": Prior(0.0, 1.5),
     "log_tau": Prior(0.0, 1.0),
+    "log_theta_global": Prior(0.0, 0.5),
+    "log_theta_runtime": Prior(0.0, 0.3),
+    "log_theta": Prior(0.0, 0.2),
 }
 #: Overrides of `PRIORS` with the per-step cost ``tau`` (opt-in,
 #: `calibration.transfer_terms.with_step_cost`): a runtime's per-sequence cost is held
@@ -90,6 +93,14 @@ STEP_PRIORS: Mapping[str, Prior] = {
 #: cannot tell a cost per sequence from one per step, so ``sigma`` stays at its parent's
 #: and the step cost takes what they add.
 ONE_BATCH_SIGMA = Prior(0.0, 0.05)
+#: With the opt-in exponent ``theta`` of the per-sequence cost
+#: (`calibration.transfer_terms.with_sublinear`; ``log theta = global + runtime +
+#: stack``, priors ``log_theta*`` in `PRIORS`: centred on 1, today's linear cost; the
+#: global level free to move by a factor of 1.6 within one sd), the sd of the runtime
+#: or stack level of a runtime or stack whose training rows have one batch size
+#: (`one_batch_levels`): ``sigma x S ** theta`` at one ``S`` cannot tell ``theta`` from
+#: ``sigma``, so such a level keeps its parent's exponent.
+ONE_BATCH_THETA = Prior(0.0, 0.01)
 #: Opt-in overrides of `PRIORS` that scope device terms to the stack: a device (class)
 #: whose training rows all come from one runtime is held at sd 0.1, so that runtime's
 #: effect on it goes to the device x runtime term, not to the device terms other stacks
@@ -157,7 +168,9 @@ def prior_arrays(
     has at most the sd of ``device_one_runtime`` / ``class_one_runtime``
     (`one_runtime_levels`); with the per-step cost (``terms.step_cost``), a runtime or
     stack whose training rows have one batch size has the per-sequence cost sd of
-    `ONE_BATCH_SIGMA` (`one_batch_levels`)."""
+    `ONE_BATCH_SIGMA` (`one_batch_levels`); with the exponent of the per-sequence cost
+    (``terms.sublinear``), such a runtime or stack has the exponent sd of
+    `ONE_BATCH_THETA`."""
     mean, sd = np.zeros(layout.size), np.ones(layout.size)
     simple = {
         "class_c": "class",
@@ -186,6 +199,9 @@ def prior_arrays(
         ("step_glob", "log_tau_global"),
         ("step_runtime", "log_tau_runtime"),
         ("step_stack", "log_tau"),
+        ("theta_glob", "log_theta_global"),
+        ("theta_runtime", "log_theta_runtime"),
+        ("theta_stack", "log_theta"),
     ):
         part = layout.blocks[block]
         mean[part], sd[part] = priors[name].mean, priors[name].sd
@@ -211,6 +227,12 @@ def prior_arrays(
             sigma_of = 5 * np.flatnonzero(one_batch_levels(level, batches, train)) + 3
             view = sd[layout.blocks[block]]
             view[sigma_of] = np.minimum(view[sigma_of], ONE_BATCH_SIGMA.sd)
+    if terms is not None and train is not None and terms.sublinear:
+        batches = np.array([item.row.batch for item in terms.stored], float)
+        for block, level in (("theta_runtime", terms.runtime), ("theta_stack", terms.stack)):
+            view = sd[layout.blocks[block]]
+            single = one_batch_levels(level, batches, train)
+            view[single] = np.minimum(view[single], ONE_BATCH_THETA.sd)
     if terms is not None and train is not None:
         scoped: tuple[tuple[Levels, tuple[str, str], Prior], ...] = (
             (terms.device, ("device_c", "device_m"), priors["device_one_runtime"]),

@@ -22,8 +22,10 @@ predicts a row exactly as the fit does (source offsets left out, as for a new la
   `calibration.transfer_terms.PASS_TIMED_HARNESSES`: the model charges it none),
   ``kappa`` as ``kernel_launch_s`` (the eager launch cost; for platforms that are no
   preset, whose phases inherit the preset's own efficiencies), ``tau`` (the opt-in
-  per-step cost, else 0) as both phases' ``step_overhead_s``, and all-reduce latency 0
-  (the model's wire times carry no latency term);
+  per-step cost, else 0) as both phases' ``step_overhead_s``, ``theta`` (the opt-in
+  exponent of the per-sequence cost) as both phases' ``sequence_overhead_exponent``
+  (written only where it is not 1, so profiles without the term are unchanged), and
+  all-reduce latency 0 (the model's wire times carry no latency term);
 - with the opt-in CUDA-graph term (`calibration.transfer_graphs`), the decode pass's own
   ``kernel_launch_s`` (``kappa x gamma``) in the ``decode:`` block of every preset of a
   device class where the stack replays graphs (`stack_graph_share`), and in a
@@ -76,7 +78,8 @@ class StackValues:
     weight-format offsets on memory and on compute efficiency (bucket -> logit offset)
     and the runtime whose device x runtime terms apply (None: none, the generic
     profile); ``tau`` the per-step cost (s, 0 without the opt-in step term), ``gamma``
-    the CUDA-graph factor on a decode pass's launch cost (1 without the graph term) and
+    the CUDA-graph factor on a decode pass's launch cost (1 without the graph term),
+    ``theta`` the exponent of the per-sequence cost (1 without the sublinear term) and
     ``graph_share`` per device class the power of ``gamma`` its decode pays (1: replays
     graphs, 0 or absent: eager; the generic profile: the share of fitted stacks that
     replay them there)."""
@@ -91,6 +94,7 @@ class StackValues:
     format_compute_offsets: Mapping[str, float] = dataclasses.field(default_factory=dict)
     tau: float = 0.0
     gamma: float = 1.0
+    theta: float = 1.0
     graph_share: Mapping[str, float] = dataclasses.field(default_factory=dict)
 
 
@@ -108,6 +112,7 @@ def stack_values(fit: TransferFit, stack: str) -> StackValues:
         runtime=runtime,
         format_compute_offsets=_format_offsets(fit, runtime, block="format_c"),
         tau=values["tau"],
+        theta=values["theta"],
         gamma=graph_gamma(fit),
         graph_share=stack_graph_share(fit, stack),
     )
@@ -155,7 +160,8 @@ def generic_values(fit: TransferFit) -> StackValues:
     scale for overheads), each stack weighing the same; format offsets the mean over
     runtimes that fitted the bucket; per device class, the share of fitted stacks whose
     decode replays CUDA graphs there (`stack_graph_share`): the generic decode launch
-    cost is the same log-scale mean, ``kappa x gamma ** share``."""
+    cost is the same log-scale mean, ``kappa x gamma ** share``; the exponent of the
+    per-sequence cost likewise (log scale)."""
     fitted = fitted_stacks(fit)
     terms = fit.stack_terms()
     mean = {key: float(np.mean([terms[name][key] for name in fitted])) for key in EFFICIENCY_KEYS}
@@ -163,6 +169,8 @@ def generic_values(fit: TransferFit) -> StackValues:
         mean[key] = float(np.exp(np.mean([np.log(terms[name][key]) for name in fitted])))
     taus = [terms[name]["tau"] for name in fitted]
     mean["tau"] = float(np.exp(np.mean(np.log(taus)))) if min(taus) > 0 else 0.0
+    thetas = [terms[name]["theta"] for name in fitted]
+    mean["theta"] = float(np.exp(np.mean(np.log(thetas)))) if fit.terms.sublinear else 1.0
     shares = [stack_graph_share(fit, name) for name in fitted]
     graph_share = {kind: float(np.mean([share[kind] for share in shares])) for kind in shares[0]}
     paying = [name for name in fitted if pays_request_cost(fit, name)] or fitted
@@ -275,6 +283,7 @@ def profile_document(
         return {"value": float(number), "calibrated_from": command}
 
     formats = weight_formats(fit, values.runtime)
+    exponent = {} if values.theta == 1.0 else {"sequence_overhead_exponent": value(values.theta)}
     document: dict[str, Any] = {"name": name, "description": description}
     inherited = {"value": "platform", "calibrated_from": command}
     default_phase = {
@@ -282,6 +291,7 @@ def profile_document(
         "memory_efficiency": inherited,
         "step_overhead_s": value(values.tau),
         "sequence_overhead_s": value(values.sigma),
+        **exponent,
     }
     document.update({phase: default_phase for phase in PHASES})
     classes = {
@@ -306,6 +316,7 @@ def profile_document(
             "memory_efficiency": value(eta_m),
             "step_overhead_s": value(values.tau),
             "sequence_overhead_s": value(values.sigma),
+            **exponent,
         }
         entry: dict[str, Any] = {p: phase for p in PHASES}
         kappa = values.kappa * np.exp(own["log_kappa"])

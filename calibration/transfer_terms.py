@@ -107,7 +107,9 @@ class TransferTerms:
     the row's decode steps replay as CUDA graphs (`calibration.transfer_graphs`; all
     false, the default model without the graph term, unless `with_graphs` ``True``);
     ``step_cost`` whether the model has a per-step cost ``tau`` per stack
-    (`with_step_cost`; off in the default model).
+    (`with_step_cost`; off in the default model); ``sublinear`` whether the
+    per-sequence cost of a step of ``S`` sequences is ``sigma x S ** theta`` with
+    ``theta`` fitted (`with_sublinear`; off: ``theta = 1``, the default model).
     """
 
     stored: tuple[StoredRow, ...]
@@ -133,6 +135,7 @@ class TransferTerms:
     device_priors: str = "preset"
     graphs: Array = field(default_factory=lambda: np.zeros(0, bool))
     step_cost: bool = False
+    sublinear: bool = False
 
     def __len__(self) -> int:
         return len(self.stored)
@@ -218,6 +221,13 @@ def with_step_cost(terms: TransferTerms, step_cost: bool) -> TransferTerms:
     (`calibration.transfer`: a cost per forward step whatever its batch, beside the
     per-sequence cost ``sigma``)."""
     return dataclasses.replace(terms, step_cost=bool(step_cost))
+
+
+def with_sublinear(terms: TransferTerms, sublinear: bool) -> TransferTerms:
+    """``terms`` with (or without) the fitted exponent ``theta`` of the per-sequence cost
+    (`calibration.transfer`: a step of ``S`` sequences pays ``sigma x S ** theta``; the
+    host work per sequence that a scheduler vectorises grows less than linearly)."""
+    return dataclasses.replace(terms, sublinear=bool(sublinear))
 
 
 def with_stacks(terms: TransferTerms, stacks: str) -> TransferTerms:

@@ -14,7 +14,7 @@ dtype, and which all-reduce latency applies, and returns a `ResolvedProfile`:
 - ``phases``: per phase (prefill, decode) the effective compute and memory efficiency
   (one value for every operator kind: the profile schema has no per-kind values), the
   fixed costs of a step (``step_overhead_s`` once, ``sequence_overhead_s`` per
-  sequence) and the expert-routing independence;
+  sequence, to the power ``sequence_overhead_exponent``) and the expert-routing independence;
 - ``memory_scale``: per scenario, the weight format's multiplier on memory efficiency;
 - ``compute_scale``: per scenario, its multiplier on compute efficiency (None: no format
   of the profile has one, nothing changes);
@@ -54,6 +54,7 @@ from roofline import Efficiency, Platform
 from .inputs import GridInputs
 from .op_terms import Array
 from .runtime import PHASES, RuntimeProfile, WeightFormat
+from .runtime_phase import sequence_charge
 
 
 @dataclass(frozen=True)
@@ -70,10 +71,16 @@ class ResolvedPhase:
     sequence_overhead_s: float = 0.0
     routing_independence: float = 1.0
     kernel_launch_s: float | None = None
+    sequence_overhead_exponent: float = 1.0
 
     def fixed_s(self, steps: Array, sequences: Array) -> Array:
-        """Fixed cost of ``steps`` forward steps of ``sequences`` sequences each, seconds."""
-        return steps * (self.step_overhead_s + self.sequence_overhead_s * sequences)
+        """Fixed cost of ``steps`` forward steps of ``sequences`` sequences each, seconds
+        (``sequence_overhead_s x sequences ** sequence_overhead_exponent`` per step,
+        `genz.runtime_phase.sequence_charge`)."""
+        return steps * (
+            self.step_overhead_s
+            + self.sequence_overhead_s * sequence_charge(sequences, self.sequence_overhead_exponent)
+        )
 
 
 @dataclass(frozen=True)
@@ -173,6 +180,7 @@ def resolve(
             phase.sequence_overhead_s,
             phase.routing_independence,
             _own_launch(runtime.kernel_launch(platform, name), launch),
+            phase.sequence_overhead_exponent,
         )
     return ResolvedProfile(
         name=runtime.name,

@@ -23,7 +23,8 @@ YAML layout::
     prefill: {compute_efficiency: V, memory_efficiency: V, step_overhead_s: V,
               sequence_overhead_s: V,            # optional (0)
               routing_independence: V,           # optional (1)
-              kernel_launch_s: V}                # optional (the top-level one)
+              kernel_launch_s: V,                # optional (the top-level one)
+              sequence_overhead_exponent: V}     # optional (1; predict only)
     decode: {...the same keys...}
     all_reduce_latency_s: V                      # optional (else ring latencies)
     weight_formats:                              # optional

@@ -18,7 +18,8 @@ all-reduce latency. `cost_passes` (both passes of `genz.predictor.evaluate`) and
    ring bandwidth term plus the profile's one small-message latency instead of
    ``2(n-1)`` link latencies; and one operator ``runtime_step`` is appended per pass
    carrying the fixed cost of its steps, ``steps x (step_overhead_s +
-   sequence_overhead_s x batch)`` (``chunks`` steps for prefill, one per decode step),
+   sequence_overhead_s x batch ** sequence_overhead_exponent)`` (``chunks`` steps for
+   prefill, one per decode step; the exponent is 1 unless the profile sets one),
    plus, in `cost_passes`' prefill pass, the profile's fixed cost of one request
    (``request_overhead_s``). The profile's per-kernel launch cost is the kernel overhead
    of ``resolved.platform`` (step 1), except in a phase with its own

@@ -7,6 +7,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from numpy.typing import NDArray
 
 from roofline import InputError, Platform
@@ -23,6 +24,7 @@ PHASE_KEYS = (
     "sequence_overhead_s",
     "routing_independence",
     "kernel_launch_s",
+    "sequence_overhead_exponent",
 )
 #: Phase keys whose value may be the platform preset's own (``value: platform``).
 INHERITABLE = ("compute_efficiency", "memory_efficiency")
@@ -42,6 +44,12 @@ class PhaseProfile:
     `genz.RuntimeProfile.kernel_launch`): seconds per launched kernel in this phase
     only, e.g. a decode pass replayed as a CUDA graph next to an eager prefill.
 
+    ``sequence_overhead_exponent`` ``theta`` (optional, default 1: a cost linear in
+    the batch): a step of ``S`` sequences pays ``sequence_overhead_s x S ** theta``
+    (`sequence_charge`), for host work per sequence that a scheduler vectorises over
+    the batch (theta < 1). `genz.predict` charges it; the serving simulator
+    (`genz.step_probes.step_cost`) refuses a profile whose exponent is not 1.
+
     ``routing_independence`` ``s`` in [0, 1] (optional, default 1: the physics) sets
     how many of a step's ``T`` routed tokens choose their experts independently,
     ``1 + s (T - 1)``, in the uniform-routing expectation of distinct experts a
@@ -56,6 +64,7 @@ class PhaseProfile:
     sequence_overhead_s: float = 0.0
     routing_independence: float = 1.0
     kernel_launch_s: float | None = None
+    sequence_overhead_exponent: float = 1.0
 
     @property
     def inherits(self) -> bool:
@@ -82,7 +91,19 @@ class PhaseProfile:
 
     def fixed_s(self, steps: Array, sequences: Array) -> Array:
         """Fixed cost of ``steps`` forward steps of ``sequences`` sequences each, seconds."""
-        return steps * (self.step_overhead_s + self.sequence_overhead_s * sequences)
+        return steps * (
+            self.step_overhead_s
+            + self.sequence_overhead_s * sequence_charge(sequences, self.sequence_overhead_exponent)
+        )
+
+
+def sequence_charge(sequences: Array, exponent: float) -> Array:
+    """``sequences ** exponent`` (0 for no sequence): how many sequences' worth of
+    per-sequence cost a step of ``sequences`` pays; exactly ``sequences`` at exponent 1."""
+    sequences = np.asarray(sequences, float)
+    if exponent == 1.0:
+        return sequences
+    return np.where(sequences > 0, np.maximum(sequences, 0.0) ** exponent, 0.0)
 
 
 def phase_from_dict(entry: Any, label: str) -> PhaseProfile:

@@ -20,6 +20,7 @@ RANGES = {
     "memory_efficiency": (1e-3, 1.0),
     "step_overhead_s": (0.0, 1.0),
     "sequence_overhead_s": (0.0, 0.1),
+    "sequence_overhead_exponent": (0.05, 2.0),
     "routing_independence": (0.0, 1.0),
     "all_reduce_latency_s": (0.0, 0.1),
     "kernel_launch_s": (0.0, 1e-3),

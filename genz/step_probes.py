@@ -215,7 +215,9 @@ def step_cost(
         A serving-stack profile (`genz.load_runtime`): stored weight bits, per-phase
         fractions of peak, all-reduce latency and the fixed cost of each step
         (``step_overhead_s + sequence_overhead_s x sequences``), as `genz.predict`
-        applies them. None: physics only.
+        applies them. None: physics only. A profile whose per-sequence cost is not
+        linear in the batch (``sequence_overhead_exponent`` != 1) is an `InputError`:
+        the serving simulator's tables charge it linearly.
     weight_offload, kv_offload
         Shares in [0, 1] of the weights and of the KV cache (and states) kept in the
         platform's host memory and streamed over its link every step (`genz.offload`):
@@ -237,6 +239,7 @@ def step_cost(
     window = float(model.kept_window_tokens) if model.num_window_layers else 0.0
     nominal = scenario_inputs(scenario)
     resolved = resolve(platform, runtime, nominal)  # the profile, resolved once
+    _check_linear_sequence_cost(resolved)
     inputs = resolved.stored(nominal)
     # Several LoRA adapters: the tables probe the single-adapter twin (one adapter
     # touched per step) and the step adds the weights of the others it touches
@@ -396,3 +399,18 @@ def step_activation_bytes(
         inputs.ep,
     )
     return float(value[0])
+
+
+def _check_linear_sequence_cost(resolved: ResolvedProfile) -> None:
+    """Refuse a profile whose per-sequence step cost grows as ``batch ** theta``, theta
+    != 1 (`genz.PhaseProfile.sequence_overhead_exponent`): the step tables and the
+    compiled scheduler loops charge ``sequence_overhead_s x sequences``, so serving it
+    would silently drop the exponent."""
+    for form, phase in resolved.phases.items():
+        if phase.sequence_overhead_exponent != 1.0:
+            raise InputError(
+                f"runtime profile {resolved.name!r}: {form} sequence_overhead_exponent is "
+                f"{phase.sequence_overhead_exponent:.4g}; the serving simulator accepts only 1 "
+                "(its per-sequence cost is linear in the batch): use predict, or a profile "
+                "fitted without the sublinear term"
+            )
