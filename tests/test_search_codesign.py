@@ -147,6 +147,7 @@ def test_ranges_values_and_defaults_from_the_base() -> None:
         ({"precision__formats": "16,4"}, "only with weight_bits: ilp"),
         ({"hardware__presets": ["no-such-board"]}, "unknown hardware 'no-such-board'"),
         ({"objectives": ["loss", "speed"]}, "unknown objective 'speed'"),
+        ({"objectives": 7}, "objectives must be a list or a comma-separated text"),
         ({"constraints": {"max_memory_mb": 1}}, "unknown constraint 'max_memory_mb'"),
         ({"model__base": "deepseek-v3"}, "multi-head latent attention"),
         ({"law": {"training_tokens": 1e12, "tokens_per_parameter": 20}}, "not both"),

@@ -61,6 +61,11 @@ MAX_OBJECTIVES = 4
 
 def parse_objectives(value: str | Iterable[str]) -> tuple[Objective, ...]:
     """``'loss,tpot'`` or ``['loss', 'tpot']`` -> objectives (1 to 4, no repeats)."""
+    if not isinstance(value, str | list | tuple):
+        raise InputError(
+            f"objectives must be a list or a comma-separated text naming 1 to {MAX_OBJECTIVES} "
+            f"of: {', '.join(OBJECTIVES)}; got {value!r}"
+        )
     names = value.split(",") if isinstance(value, str) else list(value)
     names = [str(name).strip().lower() for name in names if str(name).strip()]
     if not 1 <= len(names) <= MAX_OBJECTIVES:
