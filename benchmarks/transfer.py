@@ -35,7 +35,9 @@ held at `calibration.transfer.SCOPED_PRIORS`, so a device x runtime effect stays
 that runtime), ``steps`` (a per-step cost ``tau`` per stack beside the per-sequence cost,
 `calibration.transfer_terms.with_step_cost`), ``sublinear`` (the per-sequence cost of a
 step of ``S`` sequences ``sigma x S ** theta``, ``theta`` fitted,
-`calibration.transfer_terms.with_sublinear`).
+`calibration.transfer_terms.with_sublinear`), ``sublinear-harness`` (the same with a
+harness level of ``theta`` between the global and the runtime one) and
+``sublinear-capped`` (the same with ``theta <= 1``); the two combine.
 
 Prints, per group kind: one row per group with at least `MIN_TABLE_ROWS` values
 (values: measured numbers, a row may measure TTFT and ITL), then per metric the
@@ -80,7 +82,14 @@ LABELS = {"batch_latency_s": "batch latency", "ttft_s": "TTFT", "itl_s": "ITL (d
 #: The library's default model (`calibration.transfer_terms.build_terms`'s defaults).
 DEFAULT_VARIANT = "preset/runtime"
 #: Opt-in parts of the model ``--with`` adds.
-OPT_IN = ("graphs", "scope", "steps", "sublinear")
+OPT_IN = ("graphs", "scope", "steps", "sublinear", "sublinear-harness", "sublinear-capped")
+
+
+def sublinear_variant(terms: TransferTerms, opt_in: set[str]) -> TransferTerms:
+    """``terms`` with the sublinear per-sequence cost the ``--with`` parts ask for."""
+    harness, capped = "sublinear-harness" in opt_in, "sublinear-capped" in opt_in
+    wanted = harness or capped or "sublinear" in opt_in
+    return with_sublinear(terms, wanted, harness=harness, capped=capped)
 
 
 def group_labels(terms: TransferTerms, kind: str) -> np.ndarray:
@@ -235,7 +244,7 @@ def main() -> None:
     stored = load_store()
     started = time.time()
     base = with_step_cost(with_graphs(build_terms(stored), "graphs" in opt_in), "steps" in opt_in)
-    base = with_sublinear(base, "sublinear" in opt_in)
+    base = sublinear_variant(base, opt_in)
     sources = len({item.info.source_id for item in stored})
     print(
         f"measurement store: {len(stored)} rows from {sources} sources "

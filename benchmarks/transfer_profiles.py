@@ -26,7 +26,9 @@ source-grouped split-conformal quantiles, and the source-averaged MAPE beside
 physics'), so ``predict --runtime PROFILE.yaml`` prints that interval; the CSVs must
 come from the variant that wrote the profile. ``--with graphs,scope,steps,sublinear``
 adds the opt-in CUDA-graph term, one-runtime scoping, the per-step cost and the
-sublinear per-sequence cost (as `benchmarks/transfer.py --with`).
+sublinear per-sequence cost (as `benchmarks/transfer.py --with`, also its variants
+``sublinear-harness`` and ``sublinear-capped``; a stack profile carries its stack's
+exponent, the harness level included, a generic profile the stacks' geometric mean).
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ from roofline import InputError
 
 MIN_TABLE_ROWS = 10
 #: Opt-in parts of the model ``--with`` adds (as `benchmarks/transfer.py --with`).
-OPT_IN = ("graphs", "scope", "steps", "sublinear")
+OPT_IN = ("graphs", "scope", "steps", "sublinear", "sublinear-harness", "sublinear-capped")
 LABELS = {"batch_latency_s": "batch latency", "ttft_s": "TTFT", "itl_s": "ITL (decode)"}
 COLUMNS = ("row", "source", "metric", "measured", "ideal", *PROFILE_KINDS)
 
@@ -76,7 +78,11 @@ def run(
     terms = build_terms(
         stored, device_priors=device_priors, stacks=stacks, graphs="graphs" in opt_in
     )
-    terms = with_sublinear(with_step_cost(terms, "steps" in opt_in), "sublinear" in opt_in)
+    harness, capped = "sublinear-harness" in opt_in, "sublinear-capped" in opt_in
+    wanted = harness or capped or "sublinear" in opt_in
+    terms = with_sublinear(
+        with_step_cost(terms, "steps" in opt_in), wanted, harness=harness, capped=capped
+    )
     priors = dict(SCOPED_PRIORS) if "scope" in opt_in else None
     groups = np.array([item.info.source_id for item in terms.stored])
     names = sorted(set(groups.tolist()), key=lambda g: (-np.sum(groups == g), g))

@@ -18,11 +18,11 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
-from transfer import DEFAULT_VARIANT, OPT_IN, parse_variant, refuse
+from transfer import DEFAULT_VARIANT, OPT_IN, parse_variant, refuse, sublinear_variant
 
 from calibration.store import load_store
 from calibration.transfer import METRICS, SCOPED_PRIORS, fit_transfer
-from calibration.transfer_terms import build_terms, with_graphs, with_step_cost, with_sublinear
+from calibration.transfer_terms import build_terms, with_graphs, with_step_cost
 
 
 def main() -> None:
@@ -42,7 +42,7 @@ def main() -> None:
         refuse(f"--source: unknown source {args.source!r}; accepted: {', '.join(sources)}")
     terms = build_terms(stored, device_priors=device_priors, stacks=stacks)
     terms = with_step_cost(with_graphs(terms, "graphs" in opt_in), "steps" in opt_in)
-    terms = with_sublinear(terms, "sublinear" in opt_in)
+    terms = sublinear_variant(terms, opt_in)
     test = np.array([item.info.source_id == args.source for item in stored])
     fit = fit_transfer(terms, ~test, priors=dict(SCOPED_PRIORS) if "scope" in opt_in else None)
     predicted = fit.predict(with_source=False)

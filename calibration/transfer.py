@@ -17,7 +17,9 @@ read its per-step host cost as a per-sequence cost, which a batch of 2,000 then 
 cost of a step of ``S`` sequences is ``sigma x S ** theta`` (``S`` = ``batch``),
 ``log theta = global + runtime + stack`` (blocks ``theta_glob``, ``theta_runtime``,
 ``theta_stack``, priors centred on ``theta = 1``, a runtime or stack measured at one
-batch size held at its parent's: `calibration.transfer_priors.ONE_BATCH_THETA`):
+batch size held at its parent's: `calibration.transfer_priors.ONE_BATCH_THETA`; two
+opt-in variants: a harness level, block ``theta_harness``, so a held-out source of a
+known harness gets its harness's exponent, and ``theta`` capped at 1):
 modern schedulers batch their per-sequence host work (sampling, stop checks, block
 tables) into vectorised calls, so a step's host time grows less than linearly with
 its sequences. Opt-in
@@ -114,6 +116,9 @@ __all__ = [
 METRICS = ("batch_latency_s", "ttft_s", "itl_s")
 #: Soft-L1 scale of the log residuals (a factor of about 1.2).
 ROBUST_SCALE = 0.2
+#: Where a fit with the exponent capped at 1 (``terms.theta_capped``) starts its global
+#: log exponent: inside the cap, where the loss has a slope (``theta = 0.95``).
+CAPPED_THETA_START = float(np.log(0.95))
 #: A row weighs ``rows of its source ** -SOURCE_WEIGHT_POWER``.
 SOURCE_WEIGHT_POWER = 0.75
 
@@ -130,7 +135,7 @@ class Layout:
         """The blocks of ``terms``; ``harness`` and ``format_c`` are empty unless
         ``terms.stacks == "harness"``, ``graphs`` unless a row replays CUDA graphs, the
         ``step_*`` blocks unless ``terms.step_cost``, the ``theta_*`` blocks unless
-        ``terms.sublinear``."""
+        ``terms.sublinear`` (``theta_harness`` unless ``terms.theta_harness``)."""
         part_b = terms.stacks == "harness"
         sizes = {
             "class_c": len(terms.device_class.names),
@@ -150,6 +155,7 @@ class Layout:
             "step_runtime": len(terms.runtime.names) if terms.step_cost else 0,
             "step_stack": len(terms.stack.names) if terms.step_cost else 0,
             "theta_glob": 1 if terms.sublinear else 0,
+            "theta_harness": len(terms.harness.names) if terms.theta_harness else 0,
             "theta_runtime": len(terms.runtime.names) if terms.sublinear else 0,
             "theta_stack": len(terms.stack.names) if terms.sublinear else 0,
         }
@@ -197,7 +203,14 @@ class TransferFit:
             out[name] = {key: float(value[0]) for key, value in values.items()}
             tau = step_costs(self.layout, self.params, np.array([k]), np.array([runtime]))
             out[name]["tau"] = float(tau[0])
-            theta = sequence_exponents(self.layout, self.params, np.array([k]), np.array([runtime]))
+            theta = sequence_exponents(
+                self.terms,
+                self.layout,
+                self.params,
+                np.array([k]),
+                np.array([runtime]),
+                np.array([harness]),
+            )
             out[name]["theta"] = float(theta[0])
         return out
 
@@ -214,6 +227,9 @@ def fit_transfer(
     chosen = model_priors(terms.stacks, priors, terms.step_cost)
     prior_mean, prior_sd = prior_arrays(layout, chosen, terms, train)
     start = prior_mean.copy()
+    if terms.theta_capped:
+        # at the cap (the prior mean, theta = 1) a forward difference sees a flat loss
+        start[layout.blocks["theta_glob"]] = CAPPED_THETA_START
     weights = _row_weights(terms, train)
     observed = {name: np.flatnonzero(train & np.isfinite(terms.measured[name])) for name in METRICS}
 
@@ -289,7 +305,9 @@ def row_terms(
         "rho": stack_values["rho"] * np.exp(lab[:, 3]) * terms.request_cost_applies,
         "scale": np.exp(lab[:, 4]),
         "tau": step_costs(layout, params, terms.stack.index, terms.runtime.index),
-        "theta": sequence_exponents(layout, params, terms.stack.index, terms.runtime.index),
+        "theta": sequence_exponents(
+            terms, layout, params, terms.stack.index, terms.runtime.index, terms.harness.index
+        ),
     }
 
 
@@ -347,9 +365,17 @@ def step_costs(layout: Layout, params: Array, stack: Array, runtime: Array) -> A
     return np.asarray(np.exp(log_tau), float)
 
 
-def sequence_exponents(layout: Layout, params: Array, stack: Array, runtime: Array) -> Array:
+def sequence_exponents(
+    terms: TransferTerms,
+    layout: Layout,
+    params: Array,
+    stack: Array,
+    runtime: Array,
+    harness: Array,
+) -> Array:
     """Per row, the exponent ``theta`` of its stack's per-sequence cost: ``exp(global +
-    runtime + stack)``; 1 without the opt-in ``theta_*`` blocks."""
+    [harness] + runtime + stack)`` (the harness level with ``terms.theta_harness``),
+    at most 1 with ``terms.theta_capped``; 1 without the opt-in ``theta_*`` blocks."""
     if not _has(layout, "theta_glob"):
         return np.ones(len(stack))
     blocks = layout.blocks
@@ -358,6 +384,10 @@ def sequence_exponents(layout: Layout, params: Array, stack: Array, runtime: Arr
         + params[blocks["theta_runtime"]][runtime]
         + params[blocks["theta_stack"]][stack]
     )
+    if _has(layout, "theta_harness"):
+        log_theta = log_theta + params[blocks["theta_harness"]][harness]
+    if terms.theta_capped:
+        log_theta = np.minimum(log_theta, 0.0)
     return np.asarray(np.exp(log_theta), float)
 
 
@@ -462,6 +492,8 @@ def _sparsity(
                 matrix[line, block["theta_glob"].start] = 1
                 matrix[line, block["theta_runtime"].start + terms.runtime.index[i]] = 1
                 matrix[line, block["theta_stack"].start + terms.stack.index[i]] = 1
+            if _has(layout, "theta_harness"):
+                matrix[line, block["theta_harness"].start + terms.harness.index[i]] = 1
         offset += len(rows)
     for k in range(layout.size):
         matrix[count + k, k] = 1

@@ -75,6 +75,7 @@ PRIORS: Mapping[str, Prior] = {
     "log_tau_runtime": Prior(0.0, 1.5),
     "log_tau": Prior(0.0, 1.0),
     "log_theta_global": Prior(0.0, 0.5),
+    "log_theta_harness": Prior(0.0, 0.3),
     "log_theta_runtime": Prior(0.0, 0.3),
     "log_theta": Prior(0.0, 0.2),
 }
@@ -169,8 +170,8 @@ def prior_arrays(
     (`one_runtime_levels`); with the per-step cost (``terms.step_cost``), a runtime or
     stack whose training rows have one batch size has the per-sequence cost sd of
     `ONE_BATCH_SIGMA` (`one_batch_levels`); with the exponent of the per-sequence cost
-    (``terms.sublinear``), such a runtime or stack has the exponent sd of
-    `ONE_BATCH_THETA`."""
+    (``terms.sublinear``), such a runtime, stack (or harness, with
+    ``terms.theta_harness``) has the exponent sd of `ONE_BATCH_THETA`."""
     mean, sd = np.zeros(layout.size), np.ones(layout.size)
     simple = {
         "class_c": "class",
@@ -200,6 +201,7 @@ def prior_arrays(
         ("step_runtime", "log_tau_runtime"),
         ("step_stack", "log_tau"),
         ("theta_glob", "log_theta_global"),
+        ("theta_harness", "log_theta_harness"),
         ("theta_runtime", "log_theta_runtime"),
         ("theta_stack", "log_theta"),
     ):
@@ -229,8 +231,15 @@ def prior_arrays(
             view[sigma_of] = np.minimum(view[sigma_of], ONE_BATCH_SIGMA.sd)
     if terms is not None and train is not None and terms.sublinear:
         batches = np.array([item.row.batch for item in terms.stored], float)
-        for block, level in (("theta_runtime", terms.runtime), ("theta_stack", terms.stack)):
+        theta_levels = (
+            ("theta_harness", terms.harness),
+            ("theta_runtime", terms.runtime),
+            ("theta_stack", terms.stack),
+        )
+        for block, level in theta_levels:
             view = sd[layout.blocks[block]]
+            if view.size == 0:  # no harness level without terms.theta_harness
+                continue
             single = one_batch_levels(level, batches, train)
             view[single] = np.minimum(view[single], ONE_BATCH_THETA.sd)
     if terms is not None and train is not None:

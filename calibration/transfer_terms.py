@@ -109,7 +109,10 @@ class TransferTerms:
     ``step_cost`` whether the model has a per-step cost ``tau`` per stack
     (`with_step_cost`; off in the default model); ``sublinear`` whether the
     per-sequence cost of a step of ``S`` sequences is ``sigma x S ** theta`` with
-    ``theta`` fitted (`with_sublinear`; off: ``theta = 1``, the default model).
+    ``theta`` fitted (`with_sublinear`; off: ``theta = 1``, the default model);
+    ``theta_harness`` whether ``theta`` has a harness level between the global and the
+    runtime one and ``theta_capped`` whether it is capped at 1 (both opt-in variants of
+    the sublinear term, `with_sublinear`).
     """
 
     stored: tuple[StoredRow, ...]
@@ -136,6 +139,8 @@ class TransferTerms:
     graphs: Array = field(default_factory=lambda: np.zeros(0, bool))
     step_cost: bool = False
     sublinear: bool = False
+    theta_harness: bool = False
+    theta_capped: bool = False
 
     def __len__(self) -> int:
         return len(self.stored)
@@ -223,11 +228,20 @@ def with_step_cost(terms: TransferTerms, step_cost: bool) -> TransferTerms:
     return dataclasses.replace(terms, step_cost=bool(step_cost))
 
 
-def with_sublinear(terms: TransferTerms, sublinear: bool) -> TransferTerms:
+def with_sublinear(
+    terms: TransferTerms, sublinear: bool, harness: bool = False, capped: bool = False
+) -> TransferTerms:
     """``terms`` with (or without) the fitted exponent ``theta`` of the per-sequence cost
     (`calibration.transfer`: a step of ``S`` sequences pays ``sigma x S ** theta``; the
-    host work per sequence that a scheduler vectorises grows less than linearly)."""
-    return dataclasses.replace(terms, sublinear=bool(sublinear))
+    host work per sequence that a scheduler vectorises grows less than linearly).
+    ``harness``: ``theta`` has a harness level (a held-out source of a known harness gets
+    that harness's exponent); ``capped``: ``theta <= 1`` (a per-sequence host cost does
+    not grow faster than its sequences). Both need ``sublinear``."""
+    if (harness or capped) and not sublinear:
+        raise ValueError("the harness level and the cap of theta need sublinear=True")
+    return dataclasses.replace(
+        terms, sublinear=bool(sublinear), theta_harness=bool(harness), theta_capped=bool(capped)
+    )
 
 
 def with_stacks(terms: TransferTerms, stacks: str) -> TransferTerms:

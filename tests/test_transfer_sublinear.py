@@ -93,11 +93,15 @@ def test_sequence_charge_is_the_power_and_exactly_linear_at_one():
     np.testing.assert_allclose(sequence_charge(sequences, 0.5), [0.0, 1.0, 2.0, 2429**0.5])
 
 
-@pytest.fixture(scope="module")
-def sublinear_fit():
-    """A short fit with the exponent on the profile tests' sample, moved off the prior
-    by noise (every stack's exponent differs from 1 and from the others)."""
-    terms = with_sublinear(build_terms(_sample()), True)
+@pytest.fixture(scope="module", params=["plain", "harness", "capped"])
+def sublinear_fit(request):
+    """A short fit with the exponent (each variant: plain, with a harness level, capped
+    at 1) on the profile tests' sample, moved off the prior by noise (every stack's
+    exponent differs from the others, and from 1 unless capped there)."""
+    variant = request.param
+    terms = with_sublinear(
+        build_terms(_sample()), True, harness=variant == "harness", capped=variant == "capped"
+    )
     fit = fit_transfer(terms, np.ones(len(terms), bool), max_nfev=2)
     noise = np.random.default_rng(11).normal(0.0, 0.1, fit.params.shape)
     return dataclasses.replace(fit, params=fit.params + noise)
@@ -112,7 +116,11 @@ def test_profiles_with_the_exponent_predict_through_genz_what_the_model_predicts
     worst, checked = 0.0, 0
     for stack in fitted_stacks(fit):
         document = stack_document(fit, stack, COMMAND)
-        assert document["decode"]["sequence_overhead_exponent"]["value"] != 1.0
+        exponent = document["decode"].get("sequence_overhead_exponent", {"value": 1.0})
+        if terms.theta_capped:
+            assert exponent["value"] <= 1.0
+        else:
+            assert exponent["value"] != 1.0
         rows = terms.stack.index == terms.stack.names.index(stack)
         got = predict_rows(terms, rows, runtime_from_dict(document))
         for name, values in expected.items():
@@ -141,3 +149,76 @@ def test_the_serving_simulator_refuses_an_exponent_and_the_loader_bounds_it(subl
     bad["decode"]["sequence_overhead_exponent"] = {"value": 3.0, "calibrated_from": COMMAND}
     with pytest.raises(InputError, match=r"sequence_overhead_exponent: value must be .*0\.05, 2"):
         runtime_from_dict(bad)
+
+
+def _runtime_rows(runtime, harness, source, batches=(1, 8, 32, 128, 512)):
+    """`_rows` of one 8B model on one device, with ``runtime`` for vLLM."""
+    rows = _rows("llama-3-8b", "h100-sxm", harness, source, LENGTHS, batches)
+    return [
+        dataclasses.replace(item, row=dataclasses.replace(item.row, runtime=runtime))
+        for item in rows
+    ]
+
+
+def test_a_held_out_source_of_a_known_harness_gets_its_harness_exponent():
+    """Vendor tables scale as ``S ** 0.5``, servers linearly, on three runtimes; a fourth
+    runtime's vendor table (no row of its runtime or stack fitted) is predicted with the
+    vendor tables' exponent under the harness level, with a mix of both without it."""
+    truth_theta = {"vendor_table": 0.5, "server_load": 1.0}
+    stored = []
+    for runtime in ("vllm", "sglang", "mlc"):
+        for harness in truth_theta:
+            stored += _runtime_rows(runtime, harness, f"{runtime}-{harness}") * 10
+    stored += _runtime_rows("tensorrt-llm", "vendor_table", "held-out")
+    terms = with_sublinear(build_terms(stored), True, harness=True)
+    layout = Layout.of(terms)
+    params = prior_means(layout)
+    params[layout.blocks["glob"].start + 3] = np.log(SIGMA)
+    for harness, theta in truth_theta.items():
+        params[layout.blocks["theta_harness"].start + terms.harness.names.index(harness)] = np.log(
+            theta
+        )
+    times = predict_times(terms, layout, params, with_source=False)
+    terms = dataclasses.replace(terms, measured={k: v.copy() for k, v in times.items()})
+    test = np.array([item.info.source_id == "held-out" for item in stored])
+    measured = terms.measured["itl_s"][test]
+    fitted, errors = {}, {}
+    for name, harness in (("harness", True), ("plain", False)):
+        fit = fit_transfer(with_sublinear(terms, True, harness=harness), ~test)
+        fitted[name] = fit.row_terms()["theta"][test]
+        errors[name] = np.abs(fit.predict(with_source=False)["itl_s"][test] / measured - 1)
+    # the harness level takes most of the vendor tables' exponent (the stacks, shrunk
+    # less than it, keep the rest), the global one a mix of both truths
+    distance = {name: np.abs(np.log(values / 0.5)) for name, values in fitted.items()}
+    assert np.all(distance["harness"] < 0.25)
+    assert np.all(distance["plain"] > 2 * distance["harness"])
+    assert np.mean(errors["harness"]) < 0.2 * np.mean(errors["plain"])
+
+
+def test_the_capped_exponent_stays_at_one_where_the_uncapped_fit_goes_above():
+    """A truth above linear (``theta = 1.3``): the uncapped fit follows it, the capped
+    one stops at exactly 1 (the linear cost, so genz profiles carry no exponent); a
+    truth below it (``theta = 0.5``) the capped fit finds as the free one does."""
+    stored = _runtime_rows("vllm", "offline_generate", "lab") * 50
+    terms = with_sublinear(build_terms(stored), True)
+    layout = Layout.of(terms)
+    params = prior_means(layout)
+    params[layout.blocks["glob"].start + 3] = np.log(SIGMA)
+    params[layout.blocks["theta_glob"]] = np.log(1.3)
+    times = predict_times(terms, layout, params, with_source=False)
+    terms = dataclasses.replace(terms, measured={k: v.copy() for k, v in times.items()})
+    train = np.ones(len(terms), bool)
+    free = fit_transfer(terms, train).row_terms()["theta"]
+    capped = fit_transfer(with_sublinear(terms, True, capped=True), train).row_terms()["theta"]
+    assert np.all(free > 1.2)
+    np.testing.assert_array_equal(capped, 1.0)
+    # below the cap a sublinear truth is still found (the fit starts inside the cap)
+    params[layout.blocks["theta_glob"]] = np.log(THETA)
+    times = predict_times(terms, layout, params, with_source=False)
+    terms = dataclasses.replace(terms, measured={k: v.copy() for k, v in times.items()})
+    free = fit_transfer(terms, train).row_terms()["theta"]
+    capped = fit_transfer(with_sublinear(terms, True, capped=True), train).row_terms()["theta"]
+    assert np.all(free < 0.8)
+    np.testing.assert_allclose(capped, free, rtol=1e-3)
+    with pytest.raises(ValueError, match="sublinear"):
+        with_sublinear(terms, False, capped=True)
